@@ -1,0 +1,48 @@
+# figaroh — set-up, demo and tests.  `make demo` and `make test` are the Quick start.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+APT_PACKAGES := coinor-libipopt-dev liblapack-dev libblas-dev pkg-config
+
+.PHONY: all install demo test lint bench clean system-deps
+
+all: test
+
+# cyipopt compiles against the system IPOPT: install it from apt only when missing.
+system-deps:
+	@if pkg-config --exists ipopt 2>/dev/null; then \
+		echo "[figaroh] system IPOPT found"; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "[figaroh] installing $(APT_PACKAGES) with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	else \
+		echo "[figaroh] IPOPT is missing and this is not a root Debian/Ubuntu shell."; \
+		echo "          Run: sudo apt-get install $(APT_PACKAGES)"; \
+		exit 1; \
+	fi
+
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory system-deps
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[all,dev]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	MPLBACKEND=Agg $(PY) examples/ur10/demo.py
+
+test: install
+	MPLBACKEND=Agg $(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check src tests examples benchmarks
+
+bench: install
+	$(PY) benchmarks/bench_regressor.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache results

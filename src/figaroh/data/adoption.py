@@ -1,0 +1,255 @@
+"""How ``BaseIdentification`` adopts a :class:`TrajectoryData` (data contract §5).
+
+Plain functions, so the base class only delegates:
+
+* ``_adopt_trajectory(data, attr)`` → :func:`adopt_trajectory_for` (or the
+  object-free :func:`adopt_trajectory`);
+* ``_trajectory_mask(trajectory, truncate)`` → :func:`trajectory_mask`;
+* ``_record_data_stage()`` → :func:`record_data_stage`;
+* ``_mask_rows(tau, regressor, factor)`` → :func:`mask_rows`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Dict, Iterable, Sequence, Tuple
+
+import numpy as np
+
+from figaroh.data.trajectory import TrajectoryData
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "adopt_trajectory",
+    "adopt_trajectory_for",
+    "data_stage_reason",
+    "mask_rows",
+    "overrides_process_torque_data",
+    "record_data_stage",
+    "trajectory_mask",
+]
+
+_HOOK = "process_torque_data"
+
+
+def overrides_process_torque_data(owner: Any, base: type | None = None) -> bool:
+    """Whether ``owner``'s ``process_torque_data`` differs from the base class one.
+
+    Args:
+        owner: The identification object.
+        base: The base class (``BaseIdentification``). When None, the method
+            counts as overridden if more than one class of ``type(owner)``'s MRO
+            defines it, or the instance itself carries it.
+
+    Returns:
+        True when a subclass (or the instance) replaced the method.
+    """
+    if _HOOK in getattr(owner, "__dict__", {}):
+        return True
+    if base is not None:
+        return getattr(type(owner), _HOOK, None) is not getattr(base, _HOOK, None)
+    definers = [c for c in type(owner).__mro__ if _HOOK in vars(c)]
+    return len(definers) > 1
+
+
+def adopt_trajectory(
+    data: Any,
+    model: Any = None,
+    *,
+    active_joints: Sequence[str] | None = None,
+    process_torque_overridden: bool = False,
+    drive_gain_joints: Iterable[str] = (),
+) -> Dict[str, Any]:
+    """Validate ``data`` and return the legacy dict ``BaseIdentification`` stores.
+
+    * Not a :class:`TrajectoryData` (the legacy dict path) → returned unchanged.
+    * A :class:`TrajectoryData`:
+
+      1. ``process_torque_overridden`` → ``TypeError``: a hidden effort
+         conversion would not be recorded; convert in
+         ``load_trajectory_data()`` with :meth:`TrajectoryData.converted`;
+      2. non-empty ``active_joints`` differing from ``data.joint_names`` →
+         ``ValueError`` naming both orders;
+      3. ``data.check_effort(model, drive_gain_joints)`` when a model is given;
+      4. returns ``data.to_legacy()`` (every sample; the mask is applied to
+         regressor rows later).
+
+    Args:
+        data: Legacy dict or :class:`TrajectoryData`.
+        model: ``pinocchio.Model`` for the effort check (skipped when None).
+        active_joints: ``identif_config["active_joints"]``.
+        process_torque_overridden: Whether the subclass overrides
+            ``process_torque_data``.
+        drive_gain_joints: Joints with a declared drive gain.
+
+    Returns:
+        The legacy dict.
+
+    Raises:
+        TypeError: see 1.
+        ValueError: joint-order mismatch or effort that is not joint effort.
+    """
+    if not isinstance(data, TrajectoryData):
+        return data
+    if process_torque_overridden:
+        raise TypeError(
+            "load_trajectory_data() returned a TrajectoryData but this class overrides "
+            "process_torque_data(): convert the effort in load_trajectory_data() with "
+            "TrajectoryData.converted(...) so the conversion is recorded, and remove the "
+            "process_torque_data() override"
+        )
+    if active_joints:
+        if list(active_joints) != list(data.joint_names):
+            raise ValueError(
+                f"TrajectoryData joint order {list(data.joint_names)} differs from "
+                f"identif_config['active_joints'] {list(active_joints)}; reorder the data with "
+                "TrajectoryData.select_joints(active_joints) or fix the config"
+            )
+    if model is not None:
+        data.check_effort(model, drive_gain_joints)
+    return data.to_legacy()
+
+
+def adopt_trajectory_for(
+    owner: Any, data: Any, attr: str = "trajectory", base: type | None = None
+) -> Dict[str, Any]:
+    """Full ``BaseIdentification._adopt_trajectory(data, attr)`` behaviour.
+
+    Sets ``owner.<attr>`` to ``data`` when it is a :class:`TrajectoryData`
+    (after the checks of :func:`adopt_trajectory` against ``owner.model``,
+    ``owner.identif_config["active_joints"]`` and the ``process_torque_data``
+    override), to None otherwise, and returns the legacy dict.
+
+    Args:
+        owner: The identification object.
+        data: Legacy dict or :class:`TrajectoryData`.
+        attr: Attribute receiving the trajectory (``"trajectory"`` or
+            ``"_val_trajectory"``).
+        base: The base class, for the override check (see
+            :func:`overrides_process_torque_data`).
+
+    Returns:
+        The legacy dict.
+    """
+    if not isinstance(data, TrajectoryData):
+        setattr(owner, attr, None)
+        return data
+    config = getattr(owner, "identif_config", None) or {}
+    raw = adopt_trajectory(
+        data,
+        getattr(owner, "model", None),
+        active_joints=config.get("active_joints") if hasattr(config, "get") else None,
+        process_torque_overridden=overrides_process_torque_data(owner, base),
+    )
+    setattr(owner, attr, data)
+    return raw
+
+
+def trajectory_mask(
+    trajectory: TrajectoryData | None, truncate: Tuple[int, int] | None = None
+) -> np.ndarray | None:
+    """Valid-sample mask of a trajectory, or None when every sample is valid.
+
+    Args:
+        trajectory: The adopted trajectory (None on the legacy path).
+        truncate: ``(start, stop)`` sample indices, sliced like the data
+            (``mask[start:stop]``).
+
+    Returns:
+        A writable bool copy of the (truncated) mask, or None when there is no
+        trajectory or no masked sample (so "no mask" and "all valid" are the
+        same downstream).
+    """
+    if trajectory is None:
+        return None
+    mask = np.asarray(trajectory.mask, dtype=bool)
+    if truncate is not None:
+        mask = mask[truncate[0] : truncate[1]]
+    if mask.all():
+        return None
+    return mask.copy()
+
+
+def data_stage_reason(trajectory: TrajectoryData | None) -> str:
+    """Reason of the ``data`` stage record.
+
+    ``"legacy dict"`` or ``"TrajectoryData, clock <clock>, effort [<sorted kinds>]"``
+    followed by ``" (<effort_conversion>)"`` when a conversion was applied.
+    """
+    if trajectory is None:
+        return "legacy dict"
+    reason = (
+        f"TrajectoryData, clock {trajectory.clock}, effort {sorted(set(trajectory.effort_kind))}"
+    )
+    if trajectory.effort_conversion:
+        reason += f" ({trajectory.effort_conversion})"
+    return reason
+
+
+def record_data_stage(owner: Any) -> Any:
+    """``BaseIdentification._record_data_stage()``: record stage ``data`` as ``ok``.
+
+    Metrics ``samples`` (``owner.num_samples``) and ``masked_samples`` (count of
+    False in ``owner._sample_mask``, 0 without a mask), both unitless.
+
+    Returns:
+        The :class:`~figaroh.tools.stages.StageResult`.
+    """
+    from figaroh.tools.stages import record_stage
+
+    mask = getattr(owner, "_sample_mask", None)
+    masked = 0 if mask is None else int(np.size(mask) - np.count_nonzero(mask))
+    samples = getattr(owner, "num_samples", None)
+    return record_stage(
+        owner,
+        "data",
+        "ok",
+        data_stage_reason(getattr(owner, "trajectory", None)),
+        {"samples": None if samples is None else int(samples), "masked_samples": masked},
+    )
+
+
+def mask_rows(
+    tau: np.ndarray,
+    regressor: np.ndarray,
+    mask: np.ndarray | None,
+    n_active: int,
+    factor: int = 1,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Drop the rows of masked samples from a joint-major stacked system.
+
+    Decimated sample ``k`` is original sample ``k·factor``, so the kept samples
+    are ``mask[::factor]`` and the kept rows ``np.tile(mask[::factor], n_active)``.
+
+    Args:
+        tau: (n_active·N,) stacked effort [N·m or N].
+        regressor: (n_active·N, p) regressor.
+        mask: (n,) bool valid-sample mask, or None (inputs returned unchanged).
+        n_active: Number of active joint blocks.
+        factor: Decimation factor (1 without decimation).
+
+    Returns:
+        ``(tau[rows], regressor[rows])``.
+
+    Raises:
+        ValueError: ``"cannot apply the sample mask: …"`` on inconsistent sizes.
+    """
+    if mask is None:
+        return tau, regressor
+    factor = int(factor)
+    if factor < 1:
+        raise ValueError(f"cannot apply the sample mask: decimation factor {factor} < 1")
+    kept = np.asarray(mask, dtype=bool)[::factor]
+    if len(tau) != n_active * len(kept):
+        raise ValueError(
+            f"cannot apply the sample mask: {len(tau)} effort rows for {n_active} active "
+            f"joints × {len(kept)} samples (mask of {len(mask)} samples, factor {factor})"
+        )
+    if regressor.shape[0] != len(tau):
+        raise ValueError(
+            f"cannot apply the sample mask: regressor has {regressor.shape[0]} rows but the "
+            f"effort has {len(tau)}"
+        )
+    rows = np.tile(kept, n_active)
+    return tau[rows], regressor[rows]

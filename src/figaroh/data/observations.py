@@ -1,0 +1,496 @@
+"""Geometric-calibration observations: measured poses of points per posture.
+
+:class:`PoseObservations` is the input of geometric calibration, kept separate
+from :class:`~figaroh.data.TrajectoryData`: postures are static, have no
+clock, and carry measured point poses instead of efforts.
+
+Pose components follow Pinocchio's RPY convention: ``x, y, z`` [m] and
+``phix, phiy, phiz`` [rad] with ``R = Rz(phiz)·Ry(phiy)·Rx(phix)``, expressed
+in the measurement ``frame``.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, List, Mapping, Sequence, Tuple, Union
+
+import numpy as np
+
+from figaroh.data.source import DataSource
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["DOF", "PoseObservations"]
+
+DOF = ("x", "y", "z", "phix", "phiy", "phiz")
+_DEFAULT_MEASURABILITY = (True, True, True, False, False, False)
+
+
+def _rows_str(rows: np.ndarray, limit: int = 10) -> str:
+    rows = [int(r) for r in rows]
+    if len(rows) <= limit:
+        return str(rows)
+    return str(rows[:limit])[:-1] + f", ... ({len(rows)} in all)]"
+
+
+@dataclass(frozen=True, eq=False)
+class PoseObservations:
+    """Measured point poses at a set of robot postures.
+
+    Attributes:
+        joint_names: Active joints, the column order of ``q``.
+        q: (n, nj) joint positions [rad] or [m] of each posture.
+        values: (n, n_points, 6) measured ``x, y, z`` [m] and ``phix, phiy,
+            phiz`` [rad] per point, or None for a constraint-only dataset.
+            Unmeasured components are forced to NaN.
+        point_names: Names of the points (default ``"1"…"n_points"``).
+        measurability: (n_points, 6) bool, True where a component is measured
+            (a 6-vector is broadcast to every point; default all True).
+        frame: Frame the values are expressed in.
+        registered_to: Frame the measurement system is registered to.
+        orientation: Orientation convention of the angular components.
+        constraint: Name of the constraint of a constraint-only dataset
+            (e.g. a contact gap); required when ``values`` is None.
+        mask: (n,) bool, True for valid postures (invalid ones are masked,
+            never deleted).
+        session: (n,) object array, session id of each posture (default the
+            source's session id, or ``""``).
+        sample_index: (n,) unique ints, source row of each posture.
+        source: Files and recording the data came from.
+
+    Raises:
+        ValueError: malformed fields; non-finite entries in valid postures
+            (the message names the rows).
+    """
+
+    joint_names: Tuple[str, ...]
+    q: np.ndarray
+    values: np.ndarray | None = None
+    point_names: Tuple[str, ...] = ()
+    measurability: np.ndarray | None = None
+    frame: str = ""
+    registered_to: str = ""
+    orientation: str = "unspecified"
+    constraint: str | None = None
+    mask: np.ndarray | None = None
+    session: np.ndarray | None = None
+    sample_index: np.ndarray | None = None
+    source: DataSource = field(default_factory=DataSource)
+
+    def __post_init__(self) -> None:
+        setv = object.__setattr__
+        names = (self.joint_names,) if isinstance(self.joint_names, str) else self.joint_names
+        names = tuple(names)
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise ValueError("joint_names: expected a non-empty sequence of non-empty strings")
+        dups = sorted({n for n in names if names.count(n) > 1})
+        if dups:
+            raise ValueError(f"joint_names: duplicate joint names {dups}")
+        setv(self, "joint_names", names)
+        nj = len(names)
+
+        try:
+            q = np.array(self.q, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"q: cannot convert to a float array ({exc})") from exc
+        if q.ndim == 1 and nj == 1:
+            q = q.reshape(-1, 1)
+        if q.ndim != 2 or q.shape[1] != nj:
+            raise ValueError(
+                f"q: expected shape (n_postures, {nj}) with columns {list(names)}, got {q.shape}"
+            )
+        n = q.shape[0]
+        if n < 1:
+            raise ValueError("q: at least one posture is required")
+
+        if self.mask is None:
+            mask = np.ones(n, dtype=bool)
+        else:
+            mask = np.array(self.mask)
+            if mask.dtype != np.bool_ or mask.shape != (n,):
+                raise ValueError(
+                    f"mask: must be a bool array of shape ({n},), got dtype {mask.dtype} and "
+                    f"shape {mask.shape}"
+                )
+        mask.setflags(write=False)
+        setv(self, "mask", mask)
+
+        bad = np.flatnonzero(~np.isfinite(q).all(axis=1) & mask)
+        if bad.size:
+            raise ValueError(
+                f"q: non-finite joint values in rows {_rows_str(bad)}; mask those postures "
+                "(del_list) or fix the data"
+            )
+        q.setflags(write=False)
+        setv(self, "q", q)
+
+        if self.constraint is not None and not isinstance(self.constraint, str):
+            raise ValueError("constraint: must be a string naming the constraint, or None")
+        if self.values is None:
+            if not self.constraint:
+                raise ValueError(
+                    "values: None is only allowed for a constraint-only dataset; pass "
+                    "constraint='<name>' (e.g. a contact gap) or the measured values"
+                )
+            setv(self, "point_names", tuple(self.point_names or ()))
+            setv(self, "measurability", np.zeros((len(self.point_names), 6), dtype=bool))
+        else:
+            try:
+                vals = np.array(self.values, dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"values: cannot convert to a float array ({exc})") from exc
+            if vals.ndim == 2 and vals.shape == (n, 6):
+                vals = vals.reshape(n, 1, 6)
+            if vals.ndim != 3 or vals.shape[0] != n or vals.shape[2] != 6:
+                raise ValueError(
+                    f"values: expected shape (n_postures={n}, n_points, 6) with components "
+                    f"{list(DOF)}, got {vals.shape}"
+                )
+            npts = vals.shape[1]
+            pnames = tuple(str(p) for p in self.point_names) or tuple(
+                str(k + 1) for k in range(npts)
+            )
+            if len(pnames) != npts or len(set(pnames)) != npts:
+                raise ValueError(f"point_names: expected {npts} distinct names, got {list(pnames)}")
+            setv(self, "point_names", pnames)
+            if self.measurability is None:
+                meas = np.ones((npts, 6), dtype=bool)
+            else:
+                meas = np.array(self.measurability)
+                if meas.dtype != np.bool_:
+                    raise ValueError(
+                        f"measurability: must be bool (True = component measured), got dtype "
+                        f"{meas.dtype}"
+                    )
+                if meas.shape == (6,):
+                    meas = np.tile(meas, (npts, 1))
+                if meas.shape != (npts, 6):
+                    raise ValueError(
+                        f"measurability: expected shape ({npts}, 6) or (6,), got {meas.shape}"
+                    )
+            vals[:, ~meas] = np.nan
+            observed = vals[:, meas]  # (n, n_observed)
+            bad = np.flatnonzero(~np.isfinite(observed).all(axis=1) & mask)
+            if bad.size:
+                which = np.argwhere(meas)[~np.isfinite(observed[bad[0]])][0]
+                raise ValueError(
+                    f"values: observed values contain non-finite entries in rows "
+                    f"{_rows_str(bad)} (first: point {pnames[which[0]]!r}, component "
+                    f"{DOF[which[1]]!r}); mask those postures (del_list) or fix the data"
+                )
+            vals.setflags(write=False)
+            meas.setflags(write=False)
+            setv(self, "values", vals)
+            setv(self, "measurability", meas)
+
+        if self.sample_index is None:
+            sidx = np.arange(n)
+        else:
+            sidx = np.array(self.sample_index)
+            if sidx.dtype.kind not in "iu" or sidx.shape != (n,):
+                raise ValueError(
+                    f"sample_index: expected {n} integers, got dtype {sidx.dtype} shape "
+                    f"{sidx.shape}"
+                )
+            if np.unique(sidx).size != n:
+                raise ValueError("sample_index: entries must be unique (one source row each)")
+        sidx.setflags(write=False)
+        setv(self, "sample_index", sidx)
+
+        if self.source is None:
+            setv(self, "source", DataSource())
+        elif not isinstance(self.source, DataSource):
+            raise ValueError(f"source: must be a DataSource, got {type(self.source).__name__}")
+        if self.session is None or isinstance(self.session, str):
+            default = (
+                self.session
+                if isinstance(self.session, str)
+                else (self.source.session.id if self.source.session is not None else "")
+            )
+            sess = np.empty(n, dtype=object)
+            sess[:] = default
+        else:
+            sess = np.empty(n, dtype=object)
+            given = list(self.session)
+            if len(given) != n:
+                raise ValueError(
+                    f"session: expected {n} entries (one per posture), got {len(given)}"
+                )
+            sess[:] = given
+        sess.setflags(write=False)
+        setv(self, "session", sess)
+
+    # ------------------------------------------------------------------
+    @property
+    def n_samples(self) -> int:
+        """Number of postures (masked ones included)."""
+        return int(self.q.shape[0])
+
+    @property
+    def n_points(self) -> int:
+        """Number of measured points (0 for a constraint-only dataset)."""
+        return len(self.point_names)
+
+    def __repr__(self) -> str:
+        masked = int(self.n_samples - np.count_nonzero(self.mask))
+        what = (
+            f"constraint={self.constraint!r}"
+            if self.values is None
+            else f"points={list(self.point_names)}, measured={int(self.measurability.sum())}"
+        )
+        return (
+            f"PoseObservations(n_samples={self.n_samples}, joints={len(self.joint_names)}, "
+            f"{what}, frame={self.frame!r}, masked={masked})"
+        )
+
+    def with_mask(self, mask: Any) -> PoseObservations:
+        """Copy with a new bool (n,) valid-posture mask."""
+        return replace(self, mask=mask)
+
+    def select_points(self, names: Iterable[str]) -> PoseObservations:
+        """Copy keeping only the points ``names``, in that order.
+
+        Raises:
+            ValueError: constraint-only dataset.
+            KeyError: unknown point names (all listed).
+        """
+        if self.values is None:
+            raise ValueError(
+                f"select_points: constraint-only dataset ({self.constraint!r}) has no points"
+            )
+        names = [names] if isinstance(names, str) else [str(n) for n in names]
+        missing = [n for n in names if n not in self.point_names]
+        if missing:
+            raise KeyError(f"unknown point(s) {missing}; this dataset has {list(self.point_names)}")
+        idx = [self.point_names.index(n) for n in names]
+        return replace(
+            self,
+            values=self.values[:, idx, :],
+            point_names=tuple(names),
+            measurability=self.measurability[idx],
+        )
+
+    # ------------------------------------------------------------------
+    @staticmethod
+    def _active_joint_names(model: Any, calib_config: Mapping[str, Any]) -> List[str]:
+        if "actJoint_idx" not in calib_config:
+            raise ValueError(
+                "calib_config: missing 'actJoint_idx' (ids of the active joints); build the "
+                "config with the calibration config parser"
+            )
+        ids = [int(i) for i in calib_config["actJoint_idx"]]
+        bad = [i for i in ids if not 0 <= i < len(model.names)]
+        if bad:
+            raise ValueError(
+                f"calib_config['actJoint_idx']: joint ids {bad} are not in the model "
+                f"(0..{len(model.names) - 1})"
+            )
+        return [str(model.names[i]) for i in ids]
+
+    @classmethod
+    def from_csv(
+        cls,
+        path: Union[str, os.PathLike],
+        model: Any,
+        calib_config: Mapping[str, Any],
+        *,
+        del_list: Sequence[int] = (),
+        frame: str = "",
+        registered_to: str = "",
+        orientation: str = "unspecified",
+        source: DataSource | None = None,
+    ) -> PoseObservations:
+        """Read a calibration CSV (one row per posture).
+
+        Columns: ``x<i>, y<i>, z<i>, phix<i>, phiy<i>, phiz<i>`` for each marker
+        ``i = 1…NbMarkers`` and each measured component (``measurability``),
+        one column per active joint named ``model.names[j]`` for ``j`` in
+        ``calib_config["actJoint_idx"]``, optional ``session_id``; other columns
+        are ignored. Rows in ``del_list`` are masked, not deleted. Empty cells
+        read as NaN. ``calib_config`` is not modified.
+
+        Args:
+            path: CSV file.
+            model: ``pinocchio.Model`` (joint names).
+            calib_config: Calibration config (``NbMarkers``, ``measurability``,
+                ``actJoint_idx``).
+            del_list: 0-based data-row indices of postures to mask.
+            frame: Frame the values are expressed in.
+            registered_to: Frame the measurement system is registered to.
+            orientation: Orientation convention.
+            source: Data source (default: hash of the file, adapter
+                ``"PoseObservations.from_csv"``).
+
+        Returns:
+            The observations.
+
+        Raises:
+            FileNotFoundError: missing file.
+            KeyError: missing columns (all listed).
+            ValueError: unparsable cells, ragged rows, bad ``del_list``, or
+                non-finite values in unmasked postures.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"calibration data file {str(p)!r} does not exist")
+        nmark = int(calib_config.get("NbMarkers", 1))
+        meas6 = np.array(calib_config.get("measurability", _DEFAULT_MEASURABILITY), dtype=bool)
+        if meas6.shape != (6,):
+            raise ValueError(
+                f"calib_config['measurability']: expected 6 booleans {list(DOF)}, got "
+                f"{meas6.tolist()}"
+            )
+        joints = cls._active_joint_names(model, calib_config)
+
+        with open(p, newline="", encoding="utf-8") as fh:
+            rows = [r for r in csv.reader(fh) if r]
+        if not rows:
+            raise ValueError(f"{p}: empty file (expected a header row)")
+        header = [c.strip() for c in rows[0]]
+        body = rows[1:]
+        lens = np.fromiter((len(r) for r in body), dtype=int, count=len(body))
+        ragged = np.flatnonzero(lens != len(header))
+        if ragged.size:
+            raise ValueError(
+                f"{p}: rows {_rows_str(ragged)} do not have {len(header)} cells like the header"
+            )
+        marker_cols = [
+            f"{d}{i}" for i in range(1, nmark + 1) for d, m in zip(DOF, meas6, strict=True) if m
+        ]
+        col = {c: k for k, c in enumerate(header)}
+        missing = [c for c in marker_cols + joints if c not in col]
+        if missing:
+            raise KeyError(f"{p}: missing columns {missing} (header: {header})")
+        n = len(body)
+        if n == 0:
+            raise ValueError(f"{p}: no data rows")
+        cells = np.array(body, dtype=str)
+        cells = np.char.strip(cells)
+
+        def numeric(names: List[str]) -> np.ndarray:
+            sub = cells[:, [col[c] for c in names]]
+            sub = np.where(sub == "", "nan", sub)
+            try:
+                return sub.astype(float)
+            except ValueError:
+                for k, c in enumerate(names):  # error path: find the culprit column
+                    try:
+                        sub[:, k].astype(float)
+                    except ValueError:
+                        bad_rows = [i for i, v in enumerate(sub[:, k]) if not _is_float(v)]
+                        raise ValueError(
+                            f"{p}: column {c!r} has non-numeric cells in rows "
+                            f"{_rows_str(np.array(bad_rows))}"
+                        ) from None
+                raise
+
+        q = numeric(joints)
+        values = np.full((n, nmark, 6), np.nan)
+        if marker_cols:
+            measured = numeric(marker_cols).reshape(n, nmark, int(meas6.sum()))
+            values[:, :, meas6] = measured
+
+        mask = np.ones(n, dtype=bool)
+        dl = np.asarray(list(del_list), dtype=int).ravel()
+        if dl.size:
+            out = dl[(dl < 0) | (dl >= n)]
+            if out.size:
+                raise ValueError(f"del_list: rows {out.tolist()} are outside 0..{n - 1}")
+            mask[dl] = False
+        session = None
+        if "session_id" in col:
+            session = cells[:, col["session_id"]].astype(object)
+        if source is None:
+            source = DataSource.from_files([p], adapter="PoseObservations.from_csv")
+        return cls(
+            joint_names=tuple(joints),
+            q=q,
+            values=values,
+            point_names=tuple(str(k + 1) for k in range(nmark)),
+            measurability=np.tile(meas6, (nmark, 1)),
+            frame=frame,
+            registered_to=registered_to,
+            orientation=orientation,
+            mask=mask,
+            session=session,
+            sample_index=np.arange(n),
+            source=source,
+        )
+
+    def to_legacy(
+        self, model: Any, calib_config: Mapping[str, Any]
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """Legacy calibration arrays of the **unmasked** postures.
+
+        ``PEE_measured`` is flattened marker-major, then measured component,
+        then posture: index ``(k·n_meas + c)·n_valid + s`` (``x1`` over all
+        postures, then ``y1``, …). ``q_measured`` rows are copies of
+        ``calib_config["q0"]`` with the ``config_idx`` columns replaced by ``q``.
+
+        Args:
+            model: ``pinocchio.Model``.
+            calib_config: Calibration config (``actJoint_idx``, ``config_idx``,
+                ``q0``; ``measurability`` and ``NbMarkers`` are checked if present).
+
+        Returns:
+            ``(PEE_measured (n_points·n_meas·n_valid,) [m, rad],
+            q_measured (n_valid, nq))``.
+
+        Raises:
+            ValueError: constraint-only data, joint order differing from the
+                active joints, or inconsistent config entries.
+        """
+        if self.values is None:
+            raise ValueError(
+                f"to_legacy: constraint-only dataset ({self.constraint!r}) has no measured poses"
+            )
+        active = self._active_joint_names(model, calib_config)
+        if list(self.joint_names) != active:
+            raise ValueError(
+                f"joint order {list(self.joint_names)} differs from the calibration's active "
+                f"joints {active}; reorder the columns or fix actJoint_idx"
+            )
+        if "NbMarkers" in calib_config and int(calib_config["NbMarkers"]) != self.n_points:
+            raise ValueError(
+                f"calib_config['NbMarkers']={calib_config['NbMarkers']} but the observations "
+                f"have {self.n_points} points"
+            )
+        if "measurability" in calib_config:
+            m6 = np.asarray(calib_config["measurability"], dtype=bool)
+            if m6.shape == (6,) and not np.all(self.measurability == m6):
+                raise ValueError(
+                    f"measurability of the observations differs from calib_config "
+                    f"['measurability']={m6.tolist()}"
+                )
+        for key in ("config_idx", "q0"):
+            if key not in calib_config:
+                raise ValueError(f"calib_config: missing {key!r}")
+        cidx = np.asarray(calib_config["config_idx"], dtype=int).ravel()
+        q0 = np.asarray(calib_config["q0"], dtype=float).ravel()
+        if cidx.size != len(self.joint_names):
+            raise ValueError(
+                f"calib_config['config_idx'] has {cidx.size} entries for "
+                f"{len(self.joint_names)} active joints"
+            )
+        if cidx.size and (cidx.min() < 0 or cidx.max() >= q0.size):
+            raise ValueError(
+                f"calib_config['config_idx'] {cidx.tolist()} is outside q0 (size {q0.size})"
+            )
+        valid = self.mask
+        vals = self.values[valid]  # (n_valid, n_points, 6)
+        pee = vals.transpose(1, 2, 0)[self.measurability].ravel()
+        q_measured = np.tile(q0, (int(valid.sum()), 1))
+        q_measured[:, cidx] = self.q[valid]
+        return pee, q_measured
+
+
+def _is_float(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True

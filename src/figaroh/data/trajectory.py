@@ -1,0 +1,1091 @@
+"""Trajectory data contract: joint signals that carry their own conventions.
+
+A :class:`TrajectoryData` bundles the sampled joint signals used by dynamic
+identification with everything needed to interpret them: joint order, clock
+(recorded or assumed), signal origin (measured / derived / absent), effort kind
+and unit, the valid-sample mask, the source row of every sample and the source
+files. It converts losslessly to and from the legacy dict returned by
+``BaseIdentification.load_trajectory_data()``.
+
+Conventions:
+
+* ``t`` is in seconds [s]; ``q`` in [rad] (revolute) or [m] (prismatic);
+  ``dq`` in [rad/s] or [m/s]; ``ddq`` in [rad/s²] or [m/s²].
+* ``effort`` is joint torque [N·m] on revolute joints and joint force [N] on
+  prismatic joints, unless ``effort_kind`` says it is a drive-side signal
+  (motor current, motor torque before reduction, load fraction).
+* Signals are ``(n_samples, n_joints)`` arrays; the identification regressor
+  stacks them **joint-major** (all samples of joint 1, then joint 2, …), see
+  :meth:`TrajectoryData.stacked_effort`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple, Union
+
+import numpy as np
+
+from figaroh.data.source import DataSource, Session, atomic_write_text
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "CLOCKS",
+    "DRIVE_KINDS",
+    "EFFORT_KINDS",
+    "FORCE_UNITS",
+    "JOINT_FORCE",
+    "JOINT_TORQUE",
+    "LOAD_FRACTION",
+    "MOTOR_CURRENT",
+    "MOTOR_TORQUE",
+    "TORQUE_UNITS",
+    "TrajectoryData",
+    "TrajectoryDataError",
+]
+
+JOINT_TORQUE = "joint_torque"
+"""Effort kind: torque at a revolute joint [N·m]."""
+JOINT_FORCE = "joint_force"
+"""Effort kind: force at a prismatic joint [N]."""
+MOTOR_CURRENT = "motor_current"
+"""Effort kind: motor current (drive side, needs a drive gain) [A]."""
+MOTOR_TORQUE = "motor_torque"
+"""Effort kind: motor torque before the reduction (drive side) [N·m]."""
+LOAD_FRACTION = "load_fraction"
+"""Effort kind: load as a fraction of the drive's nominal load (drive side) [1]."""
+
+DRIVE_KINDS = frozenset({MOTOR_CURRENT, MOTOR_TORQUE, LOAD_FRACTION})
+EFFORT_KINDS = (JOINT_TORQUE, JOINT_FORCE, MOTOR_CURRENT, MOTOR_TORQUE, LOAD_FRACTION)
+TORQUE_UNITS = frozenset({"N·m", "N.m", "Nm", "N m"})
+FORCE_UNITS = frozenset({"N"})
+CLOCKS = ("recorded", "assumed")
+
+_ORIGIN_PLAIN = ("measured", "absent")
+_LEGACY_KEYS = {
+    "t": "timestamps",
+    "q": "positions",
+    "dq": "velocities",
+    "ddq": "accelerations",
+    "effort": "torques",
+}
+_CSV_META_PREFIX = "# figaroh-trajectory:"
+_CSV_FORMAT_VERSION = 1
+_SIGNALS = ("q", "dq", "ddq", "effort", "effort_raw")
+
+
+class TrajectoryDataError(ValueError):
+    """A trajectory dataset is malformed; the message names the field and the fix.
+
+    Subclasses ``ValueError`` so existing ``except ValueError`` clauses keep
+    working.
+
+    Attributes:
+        field: Name of the offending field (``"t"``, ``"q"``, ``"mask"``, …) or
+            ``""`` when the problem is not tied to one field.
+    """
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+# --------------------------------------------------------------------------
+# validation helpers (vectorised: no loops over samples)
+# --------------------------------------------------------------------------
+
+
+def _fmt_names(names: Sequence[str], limit: int = 8) -> str:
+    names = list(names)
+    if len(names) <= limit:
+        return str(names)
+    return str(names[:limit])[:-1] + f", ... ({len(names)} in all)]"
+
+
+def _check_finite(name: str, a: np.ndarray, columns: Sequence[str]) -> None:
+    """Raise when ``a`` (n, k) holds NaN/inf, naming the first bad row and its column."""
+    bad = ~np.isfinite(a)
+    if not bad.any():
+        return
+    bad_rows = np.flatnonzero(bad.any(axis=1))
+    row = int(bad_rows[0])
+    col = int(np.flatnonzero(bad[row])[0])
+    bad_cols = [columns[c] for c in np.flatnonzero(bad.any(axis=0))]
+    raise TrajectoryDataError(
+        f"{name}: non-finite value {float(a[row, col])!r} in column {col} "
+        f"({columns[col]!r}) at row {row} (first bad row); {int(bad.sum())} non-finite "
+        f"entries in {len(bad_rows)} rows, "
+        f"columns {_fmt_names(bad_cols)}. Interpolate or cut those samples before building "
+        f"the trajectory (masked samples still pass through the filters, so they must be "
+        f"finite).",
+        name,
+    )
+
+
+def _check_time(t: Any, name: str = "t") -> np.ndarray:
+    if t is None:
+        raise TrajectoryDataError(
+            f"{name}: timestamps are missing; pass the sample times in seconds (shape (n,)), "
+            "or build the trajectory with TrajectoryData.from_arrays(..., sample_period=dt) "
+            "to use an assumed clock (clock='assumed')",
+            name,
+        )
+    try:
+        t = np.array(t, dtype=float).ravel()
+    except (TypeError, ValueError) as exc:
+        raise TrajectoryDataError(
+            f"{name}: cannot convert the timestamps to a float array ({exc})", name
+        ) from exc
+    if t.size < 2:
+        raise TrajectoryDataError(
+            f"{name}: needs at least 2 samples, got {t.size}; a trajectory needs a time span",
+            name,
+        )
+    _check_finite(name, t.reshape(-1, 1), [name])
+    dt = np.diff(t)
+    bad = np.flatnonzero(dt <= 0)
+    if bad.size:
+        i = int(bad[0])
+        raise TrajectoryDataError(
+            f"{name}: time must be strictly increasing, but {name}[{i + 1}]={float(t[i + 1])!r} <= "
+            f"{name}[{i}]={float(t[i])!r} ({bad.size} non-increasing steps in all, first at row "
+            f"{i + 1}); sort the samples, drop duplicated timestamps, or fix clock wrap-arounds",
+            name,
+        )
+    return t
+
+
+def _as_signal(name: str, a: Any, n: int, joint_names: Tuple[str, ...]) -> np.ndarray:
+    nj = len(joint_names)
+    try:
+        arr = np.array(a, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TrajectoryDataError(
+            f"{name}: cannot convert to a float array ({exc}); pass an (n_samples, n_joints) "
+            "array of numbers",
+            name,
+        ) from exc
+    if arr.ndim == 1 and nj == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2:
+        hint = "; a 1-D array is only accepted for a single joint" if arr.ndim == 1 else ""
+        raise TrajectoryDataError(
+            f"{name}: expected shape (n_samples, n_joints) = ({n}, {nj}) with columns "
+            f"{_fmt_names(joint_names)}, got shape {arr.shape}{hint}",
+            name,
+        )
+    if arr.shape[0] != n:
+        raise TrajectoryDataError(
+            f"{name}: has {arr.shape[0]} samples (rows) but t has {n}; every signal needs one "
+            "row per timestamp (cut or resample the signals to the same sample count)",
+            name,
+        )
+    if arr.shape[1] != nj:
+        raise TrajectoryDataError(
+            f"{name}: expected {nj} columns, one per joint {_fmt_names(joint_names)}, got "
+            f"{arr.shape[1]}; check joint_names or the column selection",
+            name,
+        )
+    _check_finite(name, arr, joint_names)
+    arr.setflags(write=False)
+    return arr
+
+
+def _per_joint(name: str, value: Any, nj: int, *, kind: bool) -> Tuple[str, ...]:
+    if isinstance(value, str):
+        out = (value,) * nj
+    else:
+        try:
+            out = tuple(value)
+        except TypeError as exc:
+            raise TrajectoryDataError(
+                f"{name}: expected a string or a sequence of {nj} strings, got "
+                f"{type(value).__name__}",
+                name,
+            ) from exc
+        if len(out) != nj:
+            raise TrajectoryDataError(
+                f"{name}: expected one entry per joint ({nj}), got {len(out)}; pass a single "
+                "string to use the same value for every joint",
+                name,
+            )
+    for v in out:
+        if not isinstance(v, str) or not v:
+            raise TrajectoryDataError(f"{name}: entries must be non-empty strings, got {v!r}", name)
+        if kind and v not in EFFORT_KINDS:
+            raise TrajectoryDataError(
+                f"{name}: unknown effort kind {v!r}; use one of {list(EFFORT_KINDS)}", name
+            )
+    return out
+
+
+# --------------------------------------------------------------------------
+# TrajectoryData
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class TrajectoryData:
+    """Sampled joint trajectory with its conventions attached.
+
+    Arrays are copied and made read-only at construction; every transformation
+    (:meth:`with_mask`, :meth:`converted`, :meth:`select_joints`) returns a new,
+    re-validated object.
+
+    Attributes:
+        t: (n,) sample times [s], finite and strictly increasing (n ≥ 2).
+        joint_names: Joint names, the column order of every signal.
+        q: (n, nj) joint positions [rad] or [m].
+        effort: (n, nj) joint effort in ``effort_unit``.
+        effort_kind: Per-joint effort kind (a single string is broadcast);
+            one of :data:`EFFORT_KINDS`.
+        effort_unit: Per-joint unit string (a single string is broadcast).
+        clock: ``"recorded"`` (timestamps from the recorder) or ``"assumed"``
+            (reconstructed from a nominal sample period).
+        dq: (n, nj) joint velocities [rad/s] or [m/s], or None (to be derived).
+        ddq: (n, nj) joint accelerations [rad/s²] or [m/s²], or None.
+        origin: Signal → ``"measured"``, ``"derived:<method>"`` or ``"absent"``.
+            Defaults: ``q`` measured, ``dq``/``ddq`` measured when given else
+            absent; entries given here override the defaults.
+        effort_conversion: Steps applied to the recorded signal to obtain
+            ``effort`` (``""`` if none).
+        effort_raw: (n, nj) recorded signal before conversion, or None.
+        effort_raw_kind: Per-joint kind of ``effort_raw``.
+        effort_raw_unit: Per-joint unit of ``effort_raw``.
+        mask: (n,) bool, True for valid samples (default all True).
+        sample_index: (n,) strictly increasing ints, source row of each sample
+            (default ``arange(n)``).
+        source: Files and recording the data came from.
+
+    Raises:
+        TrajectoryDataError: (a ``ValueError``) on any malformed field.
+    """
+
+    t: np.ndarray
+    joint_names: Tuple[str, ...]
+    q: np.ndarray
+    effort: np.ndarray
+    effort_kind: Union[str, Tuple[str, ...]]
+    effort_unit: Union[str, Tuple[str, ...]]
+    clock: str = "recorded"
+    dq: np.ndarray | None = None
+    ddq: np.ndarray | None = None
+    origin: Dict[str, str] = field(default_factory=dict)
+    effort_conversion: str = ""
+    effort_raw: np.ndarray | None = None
+    effort_raw_kind: Tuple[str, ...] = ()
+    effort_raw_unit: Tuple[str, ...] = ()
+    mask: np.ndarray | None = None
+    sample_index: np.ndarray | None = None
+    source: DataSource = field(default_factory=DataSource)
+
+    # ------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        setv = object.__setattr__
+
+        t = _check_time(self.t)
+        t.setflags(write=False)
+        setv(self, "t", t)
+        n = t.size
+
+        names = self.joint_names
+        if isinstance(names, str):
+            names = (names,)
+        try:
+            names = tuple(names)
+        except TypeError as exc:
+            raise TrajectoryDataError(
+                "joint_names: expected a sequence of joint names", "joint_names"
+            ) from exc
+        if not names:
+            raise TrajectoryDataError("joint_names: at least one joint is required", "joint_names")
+        for nm in names:
+            if not isinstance(nm, str) or not nm:
+                raise TrajectoryDataError(
+                    f"joint_names: names must be non-empty strings, got {nm!r}", "joint_names"
+                )
+        dups = sorted({nm for nm in names if names.count(nm) > 1})
+        if dups:
+            raise TrajectoryDataError(
+                f"joint_names: duplicate joint names {dups}; each column must be a distinct joint",
+                "joint_names",
+            )
+        setv(self, "joint_names", names)
+        nj = len(names)
+
+        if self.clock not in CLOCKS:
+            raise TrajectoryDataError(
+                f"clock: must be one of {CLOCKS}, not {self.clock!r}", "clock"
+            )
+
+        for sig in ("q", "effort"):
+            if getattr(self, sig) is None:
+                raise TrajectoryDataError(
+                    f"{sig}: is required (an (n_samples, n_joints) array)", sig
+                )
+        for sig in _SIGNALS:
+            val = getattr(self, sig)
+            if val is not None:
+                setv(self, sig, _as_signal(sig, val, n, names))
+
+        setv(self, "effort_kind", _per_joint("effort_kind", self.effort_kind, nj, kind=True))
+        setv(self, "effort_unit", _per_joint("effort_unit", self.effort_unit, nj, kind=False))
+        if self.effort_raw is not None:
+            setv(
+                self,
+                "effort_raw_kind",
+                _per_joint("effort_raw_kind", self.effort_raw_kind, nj, kind=True),
+            )
+            setv(
+                self,
+                "effort_raw_unit",
+                _per_joint("effort_raw_unit", self.effort_raw_unit, nj, kind=False),
+            )
+        else:
+            for nm in ("effort_raw_kind", "effort_raw_unit"):
+                val = getattr(self, nm)
+                if isinstance(val, str):
+                    setv(self, nm, (val,) * nj if val else ())
+                else:
+                    setv(self, nm, tuple(val or ()))
+
+        if not isinstance(self.effort_conversion, str):
+            raise TrajectoryDataError(
+                "effort_conversion: must be a string describing the conversion steps",
+                "effort_conversion",
+            )
+
+        # mask
+        if self.mask is None:
+            mask = np.ones(n, dtype=bool)
+        else:
+            mask = np.array(self.mask)
+            if mask.dtype != np.bool_:
+                raise TrajectoryDataError(
+                    f"mask: must be a bool array of shape ({n},), got dtype {mask.dtype}; "
+                    "use mask.astype(bool) if 0/1 values are meant",
+                    "mask",
+                )
+            if mask.shape != (n,):
+                raise TrajectoryDataError(
+                    f"mask: expected shape ({n},) (one flag per sample), got {mask.shape}",
+                    "mask",
+                )
+        mask.setflags(write=False)
+        setv(self, "mask", mask)
+
+        # sample index
+        if self.sample_index is None:
+            sidx = np.arange(n)
+        else:
+            sidx = np.array(self.sample_index)
+            if sidx.dtype.kind not in "iu":
+                raise TrajectoryDataError(
+                    f"sample_index: must be an integer array, got dtype {sidx.dtype}",
+                    "sample_index",
+                )
+            if sidx.shape != (n,):
+                raise TrajectoryDataError(
+                    f"sample_index: expected shape ({n},) (source row of each sample), got "
+                    f"{sidx.shape}",
+                    "sample_index",
+                )
+            bad = np.flatnonzero(np.diff(sidx) <= 0)
+            if bad.size:
+                i = int(bad[0])
+                raise TrajectoryDataError(
+                    f"sample_index: must be strictly increasing, but sample_index[{i + 1}]="
+                    f"{int(sidx[i + 1])} <= sample_index[{i}]={int(sidx[i])}",
+                    "sample_index",
+                )
+        sidx.setflags(write=False)
+        setv(self, "sample_index", sidx)
+
+        # origin
+        origin = {
+            "q": "measured",
+            "dq": "measured" if self.dq is not None else "absent",
+            "ddq": "measured" if self.ddq is not None else "absent",
+        }
+        user = self.origin or {}
+        if not isinstance(user, Mapping):
+            raise TrajectoryDataError(
+                "origin: must map a signal name to 'measured', 'derived:<method>' or 'absent'",
+                "origin",
+            )
+        for key, val in user.items():
+            if not isinstance(val, str) or not (
+                val in _ORIGIN_PLAIN or (val.startswith("derived:") and len(val) > 8)
+            ):
+                raise TrajectoryDataError(
+                    f"origin: {key!r} -> {val!r} is not 'measured', 'derived:<method>' or 'absent'",
+                    "origin",
+                )
+            origin[str(key)] = val
+        setv(self, "origin", origin)
+
+        if self.source is None:
+            setv(self, "source", DataSource())
+        elif not isinstance(self.source, DataSource):
+            raise TrajectoryDataError(
+                f"source: must be a DataSource, got {type(self.source).__name__}", "source"
+            )
+
+    # ------------------------------------------------------------------
+    @property
+    def n_samples(self) -> int:
+        """Number of samples ``n = len(t)``."""
+        return int(self.t.size)
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints ``nj = len(joint_names)``."""
+        return len(self.joint_names)
+
+    def __repr__(self) -> str:
+        kinds = sorted(set(self.effort_kind))
+        units = sorted(set(self.effort_unit))
+        masked = int(self.n_samples - np.count_nonzero(self.mask))
+        return (
+            f"TrajectoryData(n_samples={self.n_samples}, joints={_fmt_names(self.joint_names, 4)}, "
+            f"clock={self.clock!r}, span={self.t[-1] - self.t[0]:.6g} s, effort={kinds} "
+            f"in {units}, dq={self.origin.get('dq')}, ddq={self.origin.get('ddq')}, "
+            f"masked={masked})"
+        )
+
+    # ------------------------------------------------------------------
+    # legacy representation
+    # ------------------------------------------------------------------
+    @classmethod
+    def from_legacy(
+        cls,
+        raw: Mapping[str, Any],
+        joint_names: Sequence[str],
+        *,
+        effort_kind: Union[str, Sequence[str]],
+        effort_unit: Union[str, Sequence[str]],
+        clock: str = "recorded",
+        source: DataSource | None = None,
+        origin: Mapping[str, str] | None = None,
+        sample_index: Sequence[int] | None = None,
+    ) -> TrajectoryData:
+        """Build from the legacy ``load_trajectory_data()`` dict.
+
+        The dict holds ``timestamps`` ((n, 1) or (n,) [s]), ``positions``,
+        ``velocities`` (may be None), ``accelerations`` (may be None) and
+        ``torques``. It says nothing about the effort, so ``effort_kind`` and
+        ``effort_unit`` are mandatory.
+
+        Args:
+            raw: The legacy dict.
+            joint_names: Column order of the arrays.
+            effort_kind: Kind of ``torques`` (string or one per joint).
+            effort_unit: Unit of ``torques`` (string or one per joint).
+            clock: ``"recorded"`` or ``"assumed"``.
+            source: Origin of the data.
+            origin: Signal origins overriding the defaults.
+            sample_index: Source row of each sample.
+
+        Returns:
+            The validated trajectory.
+
+        Raises:
+            TrajectoryDataError: a key is missing or an array is malformed; the
+                message names the legacy key and the field.
+        """
+        if not isinstance(raw, Mapping):
+            raise TrajectoryDataError(
+                f"legacy dict: expected a mapping with timestamps/positions/velocities/"
+                f"accelerations/torques, got {type(raw).__name__}"
+            )
+        missing = [k for k in ("timestamps", "positions", "torques") if raw.get(k) is None]
+        if missing:
+            first = {"timestamps": "t", "positions": "q", "torques": "effort"}[missing[0]]
+            raise TrajectoryDataError(
+                f"legacy dict: missing or None entries {missing} (field {first!r}); the dict "
+                "needs 'timestamps' [s], 'positions' and 'torques' (and optionally "
+                "'velocities', 'accelerations')",
+                first,
+            )
+        try:
+            return cls(
+                t=raw["timestamps"],
+                joint_names=tuple(joint_names),
+                q=raw["positions"],
+                effort=raw["torques"],
+                effort_kind=effort_kind,
+                effort_unit=effort_unit,
+                clock=clock,
+                dq=raw.get("velocities"),
+                ddq=raw.get("accelerations"),
+                origin=dict(origin or {}),
+                sample_index=sample_index,
+                source=source if source is not None else DataSource(),
+            )
+        except TrajectoryDataError as exc:
+            legacy = _LEGACY_KEYS.get(exc.field)
+            if legacy is None:
+                raise
+            raise TrajectoryDataError(f"legacy dict entry {legacy!r} -> {exc}", exc.field) from exc
+
+    def to_legacy(self) -> Dict[str, np.ndarray | None]:
+        """Legacy dict of **every** sample (the mask is applied later to regressor rows).
+
+        Returns:
+            ``{"timestamps": (n, 1), "positions": q, "velocities": dq or None,
+            "accelerations": ddq or None, "torques": effort}``; writable copies.
+        """
+
+        def cp(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else np.array(a, dtype=float)
+
+        return {
+            "timestamps": cp(self.t).reshape(-1, 1),
+            "positions": cp(self.q),
+            "velocities": cp(self.dq),
+            "accelerations": cp(self.ddq),
+            "torques": cp(self.effort),
+        }
+
+    # ------------------------------------------------------------------
+    # construction from arrays
+    # ------------------------------------------------------------------
+    @classmethod
+    def from_arrays(
+        cls,
+        joint_names: Sequence[str],
+        q: Any,
+        effort: Any,
+        *,
+        effort_kind: Union[str, Sequence[str]],
+        effort_unit: Union[str, Sequence[str]],
+        t: Any = None,
+        sample_period: float | None = None,
+        t0: float = 0.0,
+        dq: Any = None,
+        ddq: Any = None,
+        mask: Any = None,
+        origin: Mapping[str, str] | None = None,
+        source: DataSource | None = None,
+    ) -> TrajectoryData:
+        """Build from arrays, with recorded timestamps or an assumed clock.
+
+        Exactly one of ``t`` and ``sample_period`` must be given. With
+        ``sample_period`` = Δt [s] the clock is ``"assumed"`` and
+        ``t_k = t0 + k·Δt``.
+
+        Args:
+            joint_names: Column order.
+            q: (n, nj) positions [rad] or [m].
+            effort: (n, nj) effort in ``effort_unit``.
+            effort_kind: Effort kind (string or one per joint).
+            effort_unit: Effort unit (string or one per joint).
+            t: (n,) recorded timestamps [s].
+            sample_period: Nominal sample period Δt [s] (> 0).
+            t0: Start time [s] of an assumed clock.
+            dq: (n, nj) velocities [rad/s] or [m/s], optional.
+            ddq: (n, nj) accelerations [rad/s²] or [m/s²], optional.
+            mask: (n,) bool valid-sample flags.
+            origin: Signal origins overriding the defaults.
+            source: Origin of the data.
+
+        Returns:
+            The validated trajectory.
+
+        Raises:
+            TrajectoryDataError: both or neither of ``t``/``sample_period``, a
+                non-positive period, or any malformed field.
+        """
+        if t is not None and sample_period is not None:
+            raise TrajectoryDataError(
+                "t: pass either recorded timestamps t or sample_period, not both", "t"
+            )
+        clock = "recorded"
+        if t is None:
+            if sample_period is None:
+                _check_time(None)
+            dt = float(sample_period)
+            if not np.isfinite(dt) or dt <= 0:
+                raise TrajectoryDataError(
+                    f"sample_period: must be a finite positive period in seconds, got {dt!r}",
+                    "sample_period",
+                )
+            try:
+                n = int(np.shape(q)[0])
+            except (IndexError, TypeError) as exc:
+                raise TrajectoryDataError(
+                    "q: expected an (n_samples, n_joints) array", "q"
+                ) from exc
+            t = float(t0) + dt * np.arange(n)
+            clock = "assumed"
+        return cls(
+            t=t,
+            joint_names=tuple(joint_names),
+            q=q,
+            effort=effort,
+            effort_kind=effort_kind,
+            effort_unit=effort_unit,
+            clock=clock,
+            dq=dq,
+            ddq=ddq,
+            origin=dict(origin or {}),
+            mask=mask,
+            source=source if source is not None else DataSource(),
+        )
+
+    # ------------------------------------------------------------------
+    # stacking and masks
+    # ------------------------------------------------------------------
+    def stacked_effort(self, effort: np.ndarray | None = None) -> np.ndarray:
+        """Joint-major stacked effort ``effort.T.flatten()`` (regressor row order).
+
+        Row ``j·n + i`` holds sample ``i`` of joint ``j``.
+
+        Args:
+            effort: (n, nj) array to stack instead of ``self.effort``.
+
+        Returns:
+            (n·nj,) vector.
+        """
+        e = self.effort if effort is None else np.asarray(effort, dtype=float)
+        if e.ndim == 1 and self.n_joints == 1:
+            e = e.reshape(-1, 1)
+        if e.ndim != 2 or e.shape[1] != self.n_joints:
+            raise TrajectoryDataError(
+                f"effort: expected an (n_samples, {self.n_joints}) array to stack, got shape "
+                f"{e.shape}",
+                "effort",
+            )
+        return e.T.flatten()
+
+    def stacked_mask(self) -> np.ndarray:
+        """``np.tile(mask, nj)``: the mask aligned with :meth:`stacked_effort`."""
+        return np.tile(self.mask, self.n_joints)
+
+    def with_mask(self, mask: Any) -> TrajectoryData:
+        """Copy with a new bool (n,) valid-sample mask."""
+        return replace(self, mask=mask)
+
+    def select_joints(self, names: Sequence[str]) -> TrajectoryData:
+        """Copy restricted to (and reordered as) ``names``.
+
+        Args:
+            names: Joint names, a subset of ``joint_names`` in the wanted order.
+
+        Returns:
+            The new trajectory.
+
+        Raises:
+            TrajectoryDataError: unknown joint names (listing the known ones).
+        """
+        if isinstance(names, str):
+            names = [names]
+        names = list(names)
+        unknown = [nm for nm in names if nm not in self.joint_names]
+        if unknown:
+            raise TrajectoryDataError(
+                f"joint_names: unknown joint(s) {unknown}; this trajectory has "
+                f"{list(self.joint_names)}",
+                "joint_names",
+            )
+        idx = [self.joint_names.index(nm) for nm in names]
+
+        def cols(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[:, idx]
+
+        def sel(tup: Tuple[str, ...]) -> Tuple[str, ...]:
+            return tuple(tup[i] for i in idx) if len(tup) == self.n_joints else tup
+
+        return replace(
+            self,
+            joint_names=tuple(names),
+            q=cols(self.q),
+            dq=cols(self.dq),
+            ddq=cols(self.ddq),
+            effort=cols(self.effort),
+            effort_raw=cols(self.effort_raw),
+            effort_kind=sel(self.effort_kind),
+            effort_unit=sel(self.effort_unit),
+            effort_raw_kind=sel(self.effort_raw_kind),
+            effort_raw_unit=sel(self.effort_raw_unit),
+        )
+
+    # ------------------------------------------------------------------
+    # effort conversion and checks
+    # ------------------------------------------------------------------
+    def converted(
+        self,
+        scale: Union[float, Sequence[float], np.ndarray],
+        offset: Union[float, Sequence[float], np.ndarray] = 0.0,
+        *,
+        effort_kind: Union[str, Sequence[str]],
+        effort_unit: Union[str, Sequence[str]],
+        description: str,
+    ) -> TrajectoryData:
+        """Copy with a converted effort ``effort·scale + offset`` (per joint).
+
+        The recorded signal is kept in ``effort_raw`` (with its kind and unit);
+        a second conversion keeps the *first* recorded signal. The step is
+        appended to ``effort_conversion``.
+
+        Args:
+            scale: Scalar or (nj,) gain, e.g. reduction ratio × torque constant
+                [N·m/A] to turn motor current [A] into joint torque [N·m].
+            offset: Scalar or (nj,) offset in the new unit.
+            effort_kind: Kind after conversion.
+            effort_unit: Unit after conversion.
+            description: Human-readable description of this step.
+
+        Returns:
+            The converted trajectory.
+
+        Raises:
+            TrajectoryDataError: non-finite or mis-shaped scale/offset, or an
+                empty description.
+        """
+        nj = self.n_joints
+        coeffs = []
+        for nm, v in (("scale", scale), ("offset", offset)):
+            a = np.asarray(v, dtype=float)
+            if a.ndim > 1 or (a.ndim == 1 and a.size != nj):
+                raise TrajectoryDataError(
+                    f"{nm}: expected a scalar or one value per joint ({nj}: "
+                    f"{_fmt_names(self.joint_names)}), got shape {a.shape}",
+                    nm,
+                )
+            if not np.all(np.isfinite(a)):
+                raise TrajectoryDataError(f"{nm}: must be finite, got {a!r}", nm)
+            coeffs.append(a)
+        if not isinstance(description, str) or not description.strip():
+            raise TrajectoryDataError(
+                "description: describe the conversion (it is recorded in effort_conversion)",
+                "description",
+            )
+        new_effort = self.effort * coeffs[0] + coeffs[1]
+        conv = f"{self.effort_conversion}; {description}" if self.effort_conversion else description
+        if self.effort_raw is None:
+            raw, raw_kind, raw_unit = self.effort, self.effort_kind, self.effort_unit
+        else:
+            raw, raw_kind, raw_unit = self.effort_raw, self.effort_raw_kind, self.effort_raw_unit
+        return replace(
+            self,
+            effort=new_effort,
+            effort_kind=effort_kind,
+            effort_unit=effort_unit,
+            effort_conversion=conv,
+            effort_raw=raw,
+            effort_raw_kind=raw_kind,
+            effort_raw_unit=raw_unit,
+        )
+
+    def check_effort(self, model: Any, drive_gain_joints: Iterable[str] = ()) -> None:
+        """Check that ``effort`` is joint effort for every joint of ``model``.
+
+        Accepted per joint: ``joint_torque`` in a torque unit
+        (:data:`TORQUE_UNITS`) on a revolute joint (Pinocchio shortname starting
+        with ``JointModelR``); ``joint_force`` in ``N`` on a prismatic joint
+        (shortname starting with ``JointModelP``, planar joints excluded); any
+        drive kind on a joint listed in ``drive_gain_joints``.
+
+        Args:
+            model: ``pinocchio.Model``.
+            drive_gain_joints: Joints whose drive gain is declared, so a
+                drive-side effort can be converted downstream.
+
+        Raises:
+            TrajectoryDataError: ``"Effort is not joint effort for: a; b; …"``.
+        """
+        gains = set(drive_gain_joints or ())
+        problems: List[str] = []
+        for name, kind, unit in zip(
+            self.joint_names, self.effort_kind, self.effort_unit, strict=True
+        ):
+            if not model.existJointName(name):
+                problems.append(f"{name}: not in the model")
+                continue
+            short = model.joints[model.getJointId(name)].shortname()
+            if short.startswith("JointModelR"):
+                jtype = "revolute"
+            elif short.startswith("JointModelP") and not short.startswith("JointModelPlanar"):
+                jtype = "prismatic"
+            else:
+                jtype = short
+            if kind == JOINT_TORQUE and unit in TORQUE_UNITS and jtype == "revolute":
+                continue
+            if kind == JOINT_FORCE and unit in FORCE_UNITS and jtype == "prismatic":
+                continue
+            if kind in DRIVE_KINDS and name in gains:
+                continue
+            msg = f"{name} ({jtype}): {kind} in {unit}"
+            if kind in DRIVE_KINDS:
+                msg += " (declare a drive gain for this joint, or convert it)"
+            problems.append(msg)
+        if problems:
+            raise TrajectoryDataError(
+                "Effort is not joint effort for: " + "; ".join(problems), "effort_kind"
+            )
+
+    # ------------------------------------------------------------------
+    # CSV
+    # ------------------------------------------------------------------
+    def _csv_meta(self) -> Dict[str, Any]:
+        src = self.source
+        return {
+            "format": _CSV_FORMAT_VERSION,
+            "joint_names": list(self.joint_names),
+            "effort_kind": list(self.effort_kind),
+            "effort_unit": list(self.effort_unit),
+            "clock": self.clock,
+            "origin": dict(self.origin),
+            "effort_conversion": self.effort_conversion,
+            "effort_raw_kind": list(self.effort_raw_kind),
+            "effort_raw_unit": list(self.effort_raw_unit),
+            "session": None
+            if src.session is None
+            else {"id": src.session.id, "date": src.session.date},
+            "source_files": dict(src.files),
+            "source_adapter": src.adapter,
+            "source_notes": src.notes,
+        }
+
+    def to_csv(self, path: Union[str, os.PathLike]) -> str:
+        """Write every sample to a CSV file (atomic write).
+
+        Layout: one metadata line ``# figaroh-trajectory: {json}`` (joint names,
+        effort kinds/units, clock, origins, conversion, source), then a header
+        ``t, q:<joint>…, [dq:<joint>…], [ddq:<joint>…], effort:<joint>…,
+        [effort_raw:<joint>…], mask, sample_index`` and one row per sample.
+        Floats are written with 17 significant digits, so a round trip through
+        :meth:`from_csv` is exact.
+
+        Args:
+            path: Destination file (its folder must exist).
+
+        Returns:
+            The written path.
+
+        Raises:
+            TrajectoryDataError: a joint name contains a comma or a line break.
+        """
+        for nm in self.joint_names:
+            if any(c in nm for c in ',\n\r"') or nm != nm.strip():
+                raise TrajectoryDataError(
+                    f"joint_names: {nm!r} cannot be written as a CSV column name (no commas, "
+                    "quotes, line breaks or surrounding spaces)",
+                    "joint_names",
+                )
+        cols: List[str] = ["t"]
+        blocks: List[np.ndarray] = [self.t.reshape(-1, 1)]
+        for sig in _SIGNALS:
+            arr = getattr(self, sig)
+            if arr is None:
+                continue
+            cols.extend(f"{sig}:{nm}" for nm in self.joint_names)
+            blocks.append(arr)
+        cols.extend(["mask", "sample_index"])
+        blocks.append(self.mask.reshape(-1, 1).astype(float))
+        blocks.append(self.sample_index.reshape(-1, 1).astype(float))
+        table = np.hstack(blocks)
+        fmt = ["%.17g"] * (len(cols) - 2) + ["%d", "%d"]
+        buf = io.StringIO()
+        buf.write(f"{_CSV_META_PREFIX} {json.dumps(self._csv_meta(), allow_nan=False)}\n")
+        np.savetxt(buf, table, fmt=fmt, delimiter=",", header=",".join(cols), comments="")
+        out = atomic_write_text(path, buf.getvalue())
+        logger.debug("wrote %d samples of %d joints to %s", self.n_samples, self.n_joints, out)
+        return out
+
+    @classmethod
+    def from_csv(
+        cls,
+        path: Union[str, os.PathLike],
+        joint_names: Sequence[str] | None = None,
+        *,
+        effort_kind: Union[str, Sequence[str]] | None = None,
+        effort_unit: Union[str, Sequence[str]] | None = None,
+        clock: str | None = None,
+        source: DataSource | None = None,
+    ) -> TrajectoryData:
+        """Read a trajectory CSV written by :meth:`to_csv` (or laid out the same way).
+
+        Required columns: ``t`` [s], ``q:<joint>`` and ``effort:<joint>`` for
+        every joint; optional ``dq:<joint>``, ``ddq:<joint>``,
+        ``effort_raw:<joint>``, ``mask`` (0/1) and ``sample_index``. A file
+        without the metadata line must be given ``effort_kind`` and
+        ``effort_unit``; when both the file and the arguments declare them they
+        must agree.
+
+        Args:
+            path: CSV file.
+            joint_names: Joints to keep, in this order (default: all, in file order).
+            effort_kind: Effort kind, if the file does not declare it.
+            effort_unit: Effort unit, if the file does not declare it.
+            clock: Clock, if the file does not declare it (default ``"recorded"``).
+            source: Data source; default hashes the file with adapter
+                ``"TrajectoryData.from_csv"`` (keeping the recorded session).
+
+        Returns:
+            The validated trajectory.
+
+        Raises:
+            FileNotFoundError: the file does not exist.
+            TrajectoryDataError: missing columns, unparsable cells, conflicting or
+                missing metadata, unknown joint names, or malformed data.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"trajectory CSV {str(p)!r} does not exist")
+        text = p.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        meta: Dict[str, Any] = {}
+        i = 0
+        while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
+            if lines[i].startswith(_CSV_META_PREFIX):
+                try:
+                    meta = json.loads(lines[i][len(_CSV_META_PREFIX) :])
+                except json.JSONDecodeError as exc:
+                    raise TrajectoryDataError(
+                        f"{p}: the metadata line is not valid JSON ({exc}); rewrite the file "
+                        "with TrajectoryData.to_csv"
+                    ) from exc
+            i += 1
+        if i >= len(lines):
+            raise TrajectoryDataError(f"{p}: no header row (expected 't,q:<joint>,...')")
+        header = [c.strip() for c in lines[i].split(",")]
+        body = "\n".join(lines[i + 1 :])
+        try:
+            table = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2, dtype=float)
+        except ValueError as exc:
+            raise TrajectoryDataError(
+                f"{p}: cannot parse the numeric rows ({exc}); every cell must be a number "
+                "(write 'nan' explicitly for missing values, then interpolate or cut them)"
+            ) from exc
+        if table.size == 0:
+            table = np.zeros((0, len(header)))
+        if table.shape[1] != len(header):
+            raise TrajectoryDataError(
+                f"{p}: the header names {len(header)} columns but the rows have {table.shape[1]}"
+            )
+        col = {c: k for k, c in enumerate(header)}
+        if "t" not in col:
+            raise TrajectoryDataError(
+                f"t: {p} has no 't' column (timestamps in seconds); columns are "
+                f"{_fmt_names(header)}",
+                "t",
+            )
+        names = list(meta.get("joint_names") or [])
+        if not names:
+            names = [c.split(":", 1)[1] for c in header if c.startswith("q:")]
+        if not names:
+            raise TrajectoryDataError(
+                f"q: {p} has no 'q:<joint>' columns; name the position columns q:<joint>", "q"
+            )
+
+        def group(sig: str, required: bool) -> np.ndarray | None:
+            want = [f"{sig}:{nm}" for nm in names]
+            have = [c for c in want if c in col]
+            if not have and not required:
+                return None
+            missing = [c for c in want if c not in col]
+            if missing:
+                raise TrajectoryDataError(
+                    f"{sig}: {p} is missing columns {_fmt_names(missing)} (joints "
+                    f"{_fmt_names(names)})",
+                    sig,
+                )
+            return table[:, [col[c] for c in want]]
+
+        arrays = {
+            "q": group("q", True),
+            "effort": group("effort", True),
+            "dq": group("dq", False),
+            "ddq": group("ddq", False),
+            "effort_raw": group("effort_raw", False),
+        }
+
+        def merged(nm: str, given: Any, default: Any = None) -> Any:
+            stored = meta.get(nm)
+            if given is None:
+                return stored if stored not in (None, [], "") else default
+            if stored not in (None, [], ""):
+                g = _per_joint(nm, given, len(names), kind=nm.endswith("kind"))
+                if list(g) != list(stored):
+                    raise TrajectoryDataError(
+                        f"{nm}: {p} declares {stored} but {list(g)} was passed; drop the "
+                        "argument or convert the data explicitly",
+                        nm,
+                    )
+            return given
+
+        kind = merged("effort_kind", effort_kind)
+        unit = merged("effort_unit", effort_unit)
+        for nm, val in (("effort_kind", kind), ("effort_unit", unit)):
+            if val is None:
+                raise TrajectoryDataError(
+                    f"{nm}: {p} does not declare it; pass {nm}=... (e.g. effort_kind="
+                    f"'{JOINT_TORQUE}', effort_unit='N·m')",
+                    nm,
+                )
+        if clock is not None and meta.get("clock") not in (None, clock):
+            raise TrajectoryDataError(
+                f"clock: {p} declares {meta.get('clock')!r} but {clock!r} was passed", "clock"
+            )
+        clk = clock or meta.get("clock") or "recorded"
+
+        mask = None
+        if "mask" in col:
+            m = table[:, col["mask"]]
+            bad = np.flatnonzero((m != 0) & (m != 1))
+            if bad.size:
+                raise TrajectoryDataError(
+                    f"mask: {p} column 'mask' must hold 0 or 1, row {int(bad[0])} has "
+                    f"{float(m[bad[0]])!r}",
+                    "mask",
+                )
+            mask = m.astype(bool)
+        sidx = None
+        if "sample_index" in col:
+            s = table[:, col["sample_index"]]
+            if not np.all(np.isfinite(s)) or np.any(s != np.round(s)):
+                raise TrajectoryDataError(
+                    f"sample_index: {p} column 'sample_index' must hold integers",
+                    "sample_index",
+                )
+            sidx = s.astype(np.int64)
+
+        if source is None:
+            sess = meta.get("session")
+            session = Session(sess["id"], sess.get("date")) if sess else None
+            source = DataSource.from_files(
+                [p],
+                adapter="TrajectoryData.from_csv",
+                session=session,
+                notes=str(meta.get("source_notes") or ""),
+            )
+        data = cls(
+            t=table[:, col["t"]],
+            joint_names=tuple(names),
+            q=arrays["q"],
+            effort=arrays["effort"],
+            effort_kind=kind,
+            effort_unit=unit,
+            clock=clk,
+            dq=arrays["dq"],
+            ddq=arrays["ddq"],
+            origin=dict(meta.get("origin") or {}),
+            effort_conversion=str(meta.get("effort_conversion") or ""),
+            effort_raw=arrays["effort_raw"],
+            effort_raw_kind=tuple(meta.get("effort_raw_kind") or ()),
+            effort_raw_unit=tuple(meta.get("effort_raw_unit") or ()),
+            mask=mask,
+            sample_index=sidx,
+            source=source,
+        )
+        if joint_names is not None:
+            data = data.select_joints(joint_names)
+        return data

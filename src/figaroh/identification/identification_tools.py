@@ -1,0 +1,721 @@
+"""Numerical helpers for dynamic identification.
+
+* :func:`base_param_from_standard` — evaluate base-parameter expressions
+  (``"Ixx_j2 + 1.0*Ixx_j1 - 0.5*Iyy_j3"``) on standard parameter values.
+* :func:`relative_stdev` — relative standard deviation of least-squares
+  estimates (residual error method).
+* :func:`index_in_base_params` — which base parameters involve a segment.
+* :func:`weigthed_least_squares` (alias :func:`weighted_least_squares`) —
+  Gautier's per-joint weighted least squares.
+* :func:`calculate_first_second_order_differentiation` — Lie-group finite
+  differences of sampled configurations (``nq != nv`` aware, non-uniform time).
+* :func:`low_pass_filter_data` — zero-phase Butterworth low-pass filter.
+
+Stacked effort vectors and regressors are joint-major: row ``j·N + i`` is
+DOF block ``j``, sample ``i``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from scipy import signal
+
+from figaroh.identification.exceptions import (
+    IdentificationConfigError,
+    IdentificationDataError,
+)
+from figaroh.tools.exceptions import RankDeficiencyError
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "base_param_from_standard",
+    "relative_stdev",
+    "index_in_base_params",
+    "weigthed_least_squares",
+    "weighted_least_squares",
+    "calculate_first_second_order_differentiation",
+    "low_pass_filter_data",
+]
+
+# ---------------------------------------------------------------------------
+# Base-parameter expressions
+# ---------------------------------------------------------------------------
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_TERM_RE = re.compile(
+    r"\s*(?P<sign>[+-](?=\s))?\s*"  # operator, separated by whitespace
+    rf"(?:(?P<coef>{_NUMBER})\s*\*\s*)?"  # optional coefficient "c*"
+    r"(?P<neg>-)?(?P<name>[A-Za-z_][^\s*]*)\s*"  # parameter name
+)
+
+
+def _parse_base_expression(expression: str) -> list[tuple[float, str]]:
+    """Parse ``"a + c1*b - c2*d"`` into ``[(1.0, "a"), (c1, "b"), (-c2, "d")]``.
+
+    The first term may carry a coefficient or a leading ``-``; every further
+    term starts with a whitespace-separated ``+`` or ``-`` operator.
+    Coefficients may use scientific notation (``1e-05``). Nothing is ``eval``-ed.
+
+    Raises:
+        ValueError: The expression does not follow that grammar.
+    """
+    if not isinstance(expression, str):
+        raise ValueError(
+            f"Base-parameter expression must be a string, got {type(expression).__name__}"
+        )
+    text = expression.strip()
+    if not text:
+        raise ValueError("Empty base-parameter expression")
+    terms: list[tuple[float, str]] = []
+    pos = 0
+    while pos < len(text):
+        match = _TERM_RE.match(text, pos)
+        if match is None or match.end() == pos:
+            raise ValueError(
+                f"Cannot parse base-parameter expression {expression!r} at position {pos}: "
+                "expected '<name>' or '<coef>*<name>' terms joined by ' + ' / ' - '"
+            )
+        sign_token = match.group("sign")
+        if terms and sign_token is None:
+            raise ValueError(
+                f"Cannot parse base-parameter expression {expression!r} at position {pos}: "
+                "missing ' + ' or ' - ' between terms"
+            )
+        sign = -1.0 if sign_token == "-" else 1.0
+        if match.group("neg"):
+            sign = -sign
+        coef = float(match.group("coef")) if match.group("coef") is not None else 1.0
+        terms.append((sign * coef, match.group("name")))
+        pos = match.end()
+    return terms
+
+
+def base_param_from_standard(
+    phi_standard: Mapping[str, float], params_base: Sequence[str]
+) -> list[float]:
+    """Convert standard parameters to base parameters.
+
+    Each base parameter is a linear combination of standard parameters,
+    given as an expression string ``"p0 + c1*p1 - c2*p2"`` (the form produced
+    by the QR decomposition): ``φ_b,i = Σ_k c_k φ_std[p_k]``. The strings are
+    parsed, never evaluated.
+
+    Args:
+        phi_standard (dict): Standard parameter values by name (units of each
+            parameter, e.g. [kg], [kg·m], [kg·m²], [N·m]).
+        params_base (list): Base-parameter expression strings.
+
+    Returns:
+        list: Base parameter values (floats), one per expression.
+
+    Raises:
+        ValueError: An expression is malformed or names a parameter that is
+            not in ``phi_standard``.
+    """
+    if isinstance(params_base, str):
+        params_base = [params_base]
+    phi_base: list[float] = []
+    for expression in params_base:
+        value = 0.0
+        for coef, name in _parse_base_expression(expression):
+            if name not in phi_standard:
+                raise ValueError(
+                    f"Unknown standard parameter {name!r} in base-parameter expression "
+                    f"{expression!r}; it is not a key of phi_standard"
+                )
+            value += coef * float(phi_standard[name])
+        phi_base.append(value)
+    return phi_base
+
+
+# ---------------------------------------------------------------------------
+# Statistics
+# ---------------------------------------------------------------------------
+
+
+def _as_matrix(name: str, value: Any) -> np.ndarray:
+    array = np.asarray(value, dtype=float)
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or inf; clean the data first")
+    return array
+
+
+def _as_vector(name: str, value: Any, length: int | None = None) -> np.ndarray:
+    array = np.asarray(value, dtype=float).reshape(-1)
+    if length is not None and array.size != length:
+        raise ValueError(f"{name} must have {length} entries, got {array.size}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or inf; clean the data first")
+    return array
+
+
+def relative_stdev(W_b: np.ndarray, phi_b: Sequence[float], tau: np.ndarray) -> np.ndarray:
+    """Calculate relative standard deviation of identified parameters.
+
+    Implements the residual error method from [Pressé & Gautier 1991]:
+    ``σ² = ‖τ − W_b φ_b‖² / (r − n_b)`` (``r`` rows, ``n_b`` parameters),
+    ``C = σ² (W_bᵀ W_b)⁻¹`` and ``std%_i = 100·sqrt(C_ii) / |φ_b,i|``, rounded to
+    two decimals. ``(W_bᵀW_b)⁻¹`` is formed from the QR factor of ``W_b``
+    (``R⁻¹R⁻ᵀ``), which is better conditioned than the normal equations.
+
+    Args:
+        W_b (ndarray): Base regressor matrix (r, n_b).
+        phi_b (list): Base parameter values (n_b,) (e.g. [kg], [kg·m²]).
+        tau (ndarray): Measured joint efforts stacked joint-major (r,)
+            [N·m] or [N].
+
+    Returns:
+        ndarray: Relative standard deviation (%) for each base parameter
+        (``inf`` where ``φ_b,i == 0``).
+
+    Raises:
+        ValueError: Shapes disagree, data are not finite, or ``r <= n_b``.
+        RankDeficiencyError: ``W_b`` does not have full column rank.
+    """
+    W = _as_matrix("W_b", W_b)
+    n_rows, n_b = W.shape
+    phi = _as_vector("phi_b", phi_b, n_b)
+    y = _as_vector("tau", tau, n_rows)
+    if n_rows <= n_b:
+        raise ValueError(
+            f"relative_stdev needs more rows than parameters, got {n_rows} rows for "
+            f"{n_b} parameters; use more samples"
+        )
+    residual = y - W @ phi
+    sigma_sqr = float(residual @ residual) / (n_rows - n_b)
+
+    r_factor = np.linalg.qr(W, mode="r")
+    diag = np.abs(np.diag(r_factor))
+    if diag.size == 0 or diag.min() <= np.finfo(float).eps * max(n_rows, n_b) * diag.max():
+        raise RankDeficiencyError(
+            "W_b is rank deficient; relative_stdev needs a base regressor with full column rank"
+        )
+    r_inv = np.linalg.solve(r_factor, np.eye(n_b))
+    var_x = sigma_sqr * np.sum(r_inv**2, axis=1)  # diag(R⁻¹R⁻ᵀ)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        std_xr = 100.0 * np.sqrt(var_x) / np.abs(phi)
+    if np.any(phi == 0):
+        logger.warning("relative_stdev: zero base parameter(s) %s → inf", np.flatnonzero(phi == 0))
+        std_xr[phi == 0] = np.inf
+    return np.round(std_xr, 2)
+
+
+def index_in_base_params(params: Sequence[str], id_segments: Sequence[Any]) -> dict[int, list[int]]:
+    """Map segment IDs to their base parameters.
+
+    For each segment ID, finds which base parameters contain inertial
+    parameters (``Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m``) of that
+    segment. A segment ``s`` matches the parameter names ``<p><s>`` (legacy
+    naming, e.g. ``Ixx3``) and ``<p>_<s>`` (current naming, e.g.
+    ``Ixx_elbow_joint`` for ``s = "elbow_joint"``).
+
+    Args:
+        params (list): Base parameter expressions.
+        id_segments (list): Segment IDs (ints or joint names) to map.
+
+    Returns:
+        dict: Keys are the positions ``0 … len(id_segments) − 1`` of the
+        segments in ``id_segments`` (as in the historical implementation);
+        values are the sorted indices of the base parameters involving that
+        segment (empty when none does).
+
+    Raises:
+        ValueError: An expression is malformed.
+    """
+    inertial = ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz", "mx", "my", "mz", "m")
+    names_per_param = [{name for _, name in _parse_base_expression(expr)} for expr in params]
+    result: dict[int, list[int]] = {}
+    for position, segment in enumerate(id_segments):
+        candidates = {f"{p}{segment}" for p in inertial} | {f"{p}_{segment}" for p in inertial}
+        result[position] = [idx for idx, names in enumerate(names_per_param) if names & candidates]
+    return result
+
+
+def weigthed_least_squares(
+    robot: Any,
+    phi_b: np.ndarray,
+    W_b: np.ndarray,
+    tau_meas: np.ndarray,
+    tau_est: np.ndarray,
+    identif_config: Mapping[str, Any],
+) -> np.ndarray:
+    """Compute weighted least squares solution for parameter identification.
+
+    Implements the weighted least squares of [Gautier, 1997], which accounts
+    for heteroscedastic noise across joints. The stacked effort vector is cut
+    into joint blocks by ``identif_config["idx_tau_stop"]`` (cumulative end
+    index of each block). For block ``j`` with ``N_j`` rows:
+
+    ``σ_j² = ‖τ_j − τ̂_j‖² / (N_j − n_b,j)``, where ``n_b,j`` is the rank of
+    the block's rows of ``W_b`` (the number of base parameters that block
+    actually determines). Rows are then weighted by ``1/σ_j`` and
+    ``φ_WLS = argmin ‖P (W_b φ − τ)‖``, ``P = diag(1/σ_j)``.
+
+    Args:
+        robot (Robot): Robot model (kept for API compatibility; unused).
+        phi_b (ndarray): Initial (OLS) base parameters (n_b,).
+        W_b (ndarray): Base regressor matrix (r, n_b).
+        tau_meas (ndarray): Measured joint efforts, stacked (r,) [N·m] or [N].
+        tau_est (ndarray): Estimated joint efforts ``W_b φ_b`` (r,).
+        identif_config (dict): Settings including ``idx_tau_stop``.
+
+    Returns:
+        ndarray: Identified base parameters (n_b,), full precision.
+
+    Raises:
+        IdentificationConfigError: ``idx_tau_stop`` missing or inconsistent.
+        IdentificationDataError: A block has no more rows than parameters.
+        RankDeficiencyError: The weighted regressor is rank deficient.
+        ValueError: Shapes disagree or data are not finite.
+    """
+    del robot  # the block structure comes from idx_tau_stop
+    W = _as_matrix("W_b", W_b)
+    n_rows, n_b = W.shape
+    _as_vector("phi_b", phi_b, n_b)
+    y = _as_vector("tau_meas", tau_meas, n_rows)
+    y_est = _as_vector("tau_est", tau_est, n_rows)
+
+    if identif_config is None or "idx_tau_stop" not in identif_config:
+        raise IdentificationConfigError(
+            "identif_config['idx_tau_stop'] is required: the cumulative end row of each "
+            "joint block of the stacked effort vector, e.g. [N, 2N, ..., n_joints*N]"
+        )
+    try:
+        stops = np.asarray(identif_config["idx_tau_stop"], dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise IdentificationConfigError(
+            "identif_config['idx_tau_stop'] must be a list of integers"
+        ) from exc
+    if stops.size == 0 or not np.all(np.isfinite(stops)) or np.any(stops != np.round(stops)):
+        raise IdentificationConfigError(
+            "identif_config['idx_tau_stop'] must be a non-empty list of integers"
+        )
+    stops = stops.astype(int)
+    bounds = np.concatenate(([0], stops))
+    if np.any(np.diff(bounds) <= 0) or stops[-1] != n_rows:
+        raise IdentificationConfigError(
+            f"identif_config['idx_tau_stop'] = {stops.tolist()} must be strictly increasing "
+            f"and end at the number of stacked rows ({n_rows})"
+        )
+
+    residual = y - y_est
+    row_weight = np.empty(n_rows)
+    sigma = np.empty(stops.size)
+    for j, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        n_j = stop - start
+        rank_j = int(np.linalg.matrix_rank(W[start:stop])) if n_j else 0
+        dof = n_j - rank_j
+        if dof <= 0:
+            raise IdentificationDataError(
+                f"Joint block {j} has {n_j} rows for {rank_j} identifiable parameters; "
+                "weighted least squares needs more samples per joint"
+            )
+        sigma[j] = math.sqrt(float(residual[start:stop] @ residual[start:stop]) / dof)
+    floor = max(float(sigma.max()) * 1e-12, np.finfo(float).tiny)
+    if np.any(sigma < floor):
+        logger.warning(
+            "weigthed_least_squares: zero residual in joint block(s) %s; σ floored to %g",
+            np.flatnonzero(sigma < floor).tolist(),
+            floor,
+        )
+        sigma = np.maximum(sigma, floor)
+    for j, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        row_weight[start:stop] = 1.0 / sigma[j]
+
+    W_w = row_weight[:, None] * W
+    solution, _, rank, _ = np.linalg.lstsq(W_w, row_weight * y, rcond=None)
+    if rank < n_b:
+        raise RankDeficiencyError(
+            f"Weighted base regressor has rank {rank} < {n_b} parameters; "
+            "recompute the base parameters"
+        )
+    return solution
+
+
+#: Correctly spelled alias of :func:`weigthed_least_squares`.
+weighted_least_squares = weigthed_least_squares
+
+
+# ---------------------------------------------------------------------------
+# Lie-group differentiation
+# ---------------------------------------------------------------------------
+
+_NORM_TOL = 1e-6
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product of (N, 4) quaternions stored ``(x, y, z, w)``."""
+    av, aw = a[:, :3], a[:, 3:]
+    bv, bw = b[:, :3], b[:, 3:]
+    vec = aw * bv + bw * av + np.cross(av, bv)
+    scal = aw * bw - np.sum(av * bv, axis=1, keepdims=True)
+    return np.hstack((vec, scal))
+
+
+def _quat_conj(q: np.ndarray) -> np.ndarray:
+    return np.hstack((-q[:, :3], q[:, 3:]))
+
+
+def _quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate (N, 3) vectors by unit quaternions ``(x, y, z, w)``."""
+    u, w = q[:, :3], q[:, 3:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def _so3_log_quat(q: np.ndarray) -> np.ndarray:
+    """Rotation vectors (N, 3) of unit quaternions ``(x, y, z, w)``."""
+    q = np.where(q[:, 3:] < 0.0, -q, q)  # shortest rotation
+    vec, w = q[:, :3], q[:, 3]
+    s = np.linalg.norm(vec, axis=1)
+    small = s < 1e-8
+    safe_s = np.where(small, 1.0, s)
+    factor = np.where(
+        small,
+        2.0 / np.where(w == 0.0, 1.0, w) * (1.0 - s**2 / (3.0 * w**2 + 1e-300)),
+        2.0 * np.arctan2(s, w) / safe_s,
+    )
+    return factor[:, None] * vec
+
+
+def _se3_difference(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """``log6(M0⁻¹ M1)`` as ``[v, ω]`` for free-flyer configurations (N, 7)."""
+    quat0, quat1 = q0[:, 3:7], q1[:, 3:7]
+    rel_q = _quat_mul(_quat_conj(quat0), quat1)
+    p = _quat_rotate(_quat_conj(quat0), q1[:, :3] - q0[:, :3])
+    omega = _so3_log_quat(rel_q)
+    theta = np.linalg.norm(omega, axis=1)
+    # V⁻¹ = I − ½[ω]× + c(θ)[ω]×², c = (1 − (θ/2)·cot(θ/2)) / θ².
+    small = theta < 1e-3
+    half = 0.5 * np.where(small, 1.0, theta)
+    coeff = np.where(
+        small,
+        1.0 / 12.0 + theta**2 / 720.0 + theta**4 / 30240.0,
+        (1.0 - half / np.tan(half)) / (4.0 * half**2),
+    )
+    w_x_p = np.cross(omega, p)
+    v = p - 0.5 * w_x_p + coeff[:, None] * np.cross(omega, w_x_p)
+    return np.hstack((v, omega))
+
+
+def _se2_difference(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """SE(2) log of ``M0⁻¹ M1`` as ``[vx, vy, ω]`` for planar configurations (N, 4)."""
+    c0, s0, c1, s1 = q0[:, 2], q0[:, 3], q1[:, 2], q1[:, 3]
+    theta = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+    dx, dy = q1[:, 0] - q0[:, 0], q1[:, 1] - q0[:, 1]
+    tx, ty = c0 * dx + s0 * dy, -s0 * dx + c0 * dy
+    # V⁻¹ = [[a, b], [−b, a]] with a = (θ/2)·cot(θ/2), b = θ/2.
+    small = np.abs(theta) < 1e-3
+    half = 0.5 * np.where(small, 1.0, theta)
+    a = np.where(small, 1.0 - theta**2 / 12.0 - theta**4 / 720.0, half / np.tan(half))
+    b = 0.5 * theta
+    return np.column_stack((a * tx + b * ty, -b * tx + a * ty, theta))
+
+
+def _check_unit_norm(block: np.ndarray, what: str) -> None:
+    norms = np.linalg.norm(block, axis=1)
+    bad = np.flatnonzero(np.abs(norms - 1.0) > _NORM_TOL)
+    if bad.size:
+        raise ValueError(
+            f"q contains non-normalised {what} (sample {int(bad[0])}: norm {norms[bad[0]]:.6g}); "
+            "normalise the configurations before differentiating"
+        )
+
+
+def _model_differences(model: Any, q: np.ndarray) -> np.ndarray:
+    """``difference(q[i], q[i+1])`` for every consecutive pair, vectorised per joint."""
+    q0, q1 = q[:-1], q[1:]
+    out = np.empty((q0.shape[0], int(model.nv)))
+    fallback: list[tuple[int, int]] = []
+    for jid in range(1, int(model.njoints)):
+        joint = model.joints[jid]
+        iq, nq_j, iv, nv_j = int(joint.idx_q), int(joint.nq), int(joint.idx_v), int(joint.nv)
+        if nv_j == 0:
+            continue
+        kind = joint.shortname()
+        sq, sv = slice(iq, iq + nq_j), slice(iv, iv + nv_j)
+        if nq_j == nv_j:
+            out[:, sv] = q1[:, sq] - q0[:, sq]
+        elif (
+            nq_j == 2
+            and nv_j == 1
+            and (kind.startswith("JointModelRUB") or kind == "JointModelRevoluteUnboundedUnaligned")
+        ):
+            _check_unit_norm(q[:, sq], f"cos/sin pairs of joint {model.names[jid]!r}")
+            c0, s0, c1, s1 = q0[:, iq], q0[:, iq + 1], q1[:, iq], q1[:, iq + 1]
+            out[:, iv] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+        elif kind == "JointModelSpherical":
+            _check_unit_norm(q[:, sq], f"quaternions of joint {model.names[jid]!r}")
+            out[:, sv] = _so3_log_quat(_quat_mul(_quat_conj(q0[:, sq]), q1[:, sq]))
+        elif kind == "JointModelFreeFlyer":
+            _check_unit_norm(q[:, iq + 3 : iq + 7], f"quaternions of joint {model.names[jid]!r}")
+            out[:, sv] = _se3_difference(q0[:, sq], q1[:, sq])
+        elif kind == "JointModelPlanar":
+            _check_unit_norm(q[:, iq + 2 : iq + 4], f"cos/sin pairs of joint {model.names[jid]!r}")
+            out[:, sv] = _se2_difference(q0[:, sq], q1[:, sq])
+        else:
+            fallback.append((iv, nv_j))
+    if fallback:
+        # Unusual joints (composite, mimic…): per-sample Pinocchio difference.
+        logger.debug("Per-sample pinocchio.difference for %d joint(s)", len(fallback))
+        full = np.array([pin.difference(model, a, b) for a, b in zip(q0, q1, strict=True)])
+        for iv, nv_j in fallback:
+            out[:, iv : iv + nv_j] = full[:, iv : iv + nv_j]
+    return out
+
+
+def _backend_differences(backend: Any, q: np.ndarray, nv: int) -> np.ndarray:
+    """Consecutive differences through ``backend.compute_difference``."""
+    get_model = getattr(backend, "get_model_object", None)
+    if callable(get_model):
+        try:
+            model = get_model()
+        except Exception:  # optional fast path only; fall back to compute_difference
+            model = None
+        if isinstance(model, pin.Model) and model.nq == q.shape[1] and model.nv == nv:
+            return _model_differences(model, q)
+    compute = getattr(backend, "compute_difference", None)
+    if not callable(compute):
+        raise ValueError(
+            f"Backend {type(backend).__name__} does not implement compute_difference(q1, q2); "
+            "pass the Pinocchio model instead (backend=None)"
+        )
+    out = np.array(
+        [
+            np.asarray(compute(a, b), dtype=float).reshape(-1)
+            for a, b in zip(q[:-1], q[1:], strict=True)
+        ]
+    )
+    if out.shape != (q.shape[0] - 1, nv):
+        raise ValueError(
+            f"backend.compute_difference returned width {out.shape[-1]}, expected nv = {nv}"
+        )
+    return out
+
+
+def _intervals(
+    n_samples: int, identif_config: Mapping[str, Any] | None, dt: Any
+) -> tuple[np.ndarray, bool]:
+    """Sample intervals (n_samples − 1,) [s] and whether they are constant."""
+    if dt is None:
+        if not identif_config or "ts" not in identif_config:
+            raise IdentificationConfigError(
+                "identif_config['ts'] (sample time [s]) is required when dt is not given"
+            )
+        raw = identif_config["ts"]
+        source = "identif_config['ts']"
+    else:
+        raw = dt
+        source = "dt"
+    try:
+        values = np.asarray(raw, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{source} must be a positive number or an array, got {raw!r}") from exc
+    if values.ndim == 0:
+        step = float(values)
+        if not math.isfinite(step) or step <= 0:
+            raise ValueError(f"{source} = {step} must be finite and strictly positive")
+        return np.full(n_samples - 1, step), True
+    values = values.reshape(-1)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{source} contains NaN or inf")
+    if values.size == n_samples - 1:
+        intervals = values
+        what = "Every timestep"
+    elif values.size == n_samples:
+        intervals = np.diff(values)  # absolute timestamps
+        what = "Timestamps must be strictly increasing:"
+    else:
+        raise ValueError(
+            f"{source} must be scalar, have one timestep per sample pair ({n_samples - 1}) "
+            f"or one timestamp per sample ({n_samples}); got {values.size} values"
+        )
+    if np.any(intervals <= 0):
+        raise ValueError(f"{what} {source} gives a non-positive interval")
+    return intervals, False
+
+
+def calculate_first_second_order_differentiation(
+    model: Any,
+    q: np.ndarray,
+    identif_config: Mapping[str, Any] | None,
+    dt: float | np.ndarray | None = None,
+    backend: Any = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Estimate interval tangent velocities and their coordinate derivatives.
+
+    Configuration differences use the model/backend Lie-group operation
+    (``Δ_i = q[i+1] ⊖ q[i]``, e.g. ``pinocchio.difference``), so positions
+    have width ``nq`` and velocities/accelerations have width ``nv``:
+    ``dq_i = Δ_i / dt_i`` [rad/s or m/s]; ``ddq = d(dq)/dt`` evaluated by
+    ``numpy.gradient`` over the interval midpoint times [rad/s² or m/s²].
+    The Pinocchio path is vectorised over samples per joint type (vector
+    space, SO(2), SO(3), SE(2), SE(3)); unusual joints fall back to
+    per-sample ``pinocchio.difference``. Effort-selection flags do not
+    determine these dimensions.
+
+    Args:
+        model (pin.Model): Robot model; unused when backend is supplied.
+        q (ndarray): Finite configurations of shape (n_samples, nq) [rad]/[m],
+            with at least three samples. Manifold configurations must be
+            valid for the selected model (normalized quaternions and cos/sin
+            pairs, tolerance 1e-6).
+        identif_config (dict): Contains positive finite ``ts`` [s] when dt is
+            None.
+        dt (float or ndarray, optional): Positive finite sample interval [s],
+            one interval per consecutive configuration pair (n_samples - 1),
+            or a strictly increasing time vector of length n_samples [s].
+        backend (DynamicsBackend, optional): Supplies nq, nv and
+            compute_difference instead of the Pinocchio model.
+
+    Returns:
+        tuple: Positions (n_samples - 2, nq), velocities and accelerations
+        (n_samples - 2, nv). All tangent coordinates are differentiated.
+
+    Raises:
+        ValueError: Invalid configurations, sample count or timesteps.
+
+    Note:
+        Preserves the historical alignment: q[:-2] and the first n_samples-2
+        forward interval velocities. Velocities represent interval midpoints,
+        not the returned position timestamps. Acceleration is the gradient of
+        those tangent components at the midpoint times (one-sided at
+        endpoints). No interpolation to position timestamps or moving-frame
+        transport is performed. Both discarded position samples are at the end.
+    """
+    source = backend if backend is not None else model
+    if source is None:
+        raise ValueError("Either model or backend must be given")
+    nq, nv = int(source.nq), int(source.nv)
+    q = np.asarray(q, dtype=float)
+    if q.ndim != 2 or q.shape[1] != nq:
+        raise ValueError(f"q must have shape (n_samples, {nq}), got {q.shape}")
+    if q.shape[0] < 3:
+        raise ValueError(f"q must contain at least three samples, got {q.shape[0]}")
+    if not np.all(np.isfinite(q)):
+        raise ValueError("q must contain only finite configurations (NaN/inf found)")
+
+    intervals, constant_dt = _intervals(q.shape[0], identif_config, dt)
+    if backend is not None:
+        differences = _backend_differences(backend, q, nv)
+    else:
+        differences = _model_differences(model, q)
+    dq = differences / intervals[:, None]
+
+    if constant_dt:
+        ddq = np.gradient(dq, axis=0, edge_order=1) / intervals[0]
+    else:
+        midpoint_times = np.cumsum(intervals) - 0.5 * intervals
+        if np.any(np.diff(midpoint_times) <= 0):
+            raise ValueError("dt produces invalid interval midpoint times")
+        ddq = np.gradient(dq, midpoint_times, axis=0, edge_order=1)
+
+    return q[:-2].copy(), dq[:-1], ddq[:-1]
+
+
+# ---------------------------------------------------------------------------
+# Filtering
+# ---------------------------------------------------------------------------
+
+
+def _normalised_cutoff(cutoff_hz: Any, sample_time: Any) -> float:
+    """Butterworth cut-off normalised to Nyquist: ``Wn = f_c / (f_s / 2) = 2·f_c·ts``.
+
+    Raises:
+        IdentificationConfigError: Non-positive/non-finite values, or a
+            cut-off at or above the Nyquist frequency ``1 / (2·ts)``.
+    """
+    try:
+        fc = float(cutoff_hz)
+        ts = float(sample_time)
+    except (TypeError, ValueError) as exc:
+        raise IdentificationConfigError(
+            "cut_off_frequency_butterworth [Hz] and ts [s] must be numbers"
+        ) from exc
+    if not math.isfinite(ts) or ts <= 0:
+        raise IdentificationConfigError(f"identif_config['ts'] = {ts} must be a positive time [s]")
+    if not math.isfinite(fc) or fc <= 0:
+        raise IdentificationConfigError(
+            f"identif_config['cut_off_frequency_butterworth'] = {fc} must be a positive "
+            "frequency [Hz]"
+        )
+    nyquist = 0.5 / ts
+    if fc >= nyquist:
+        raise IdentificationConfigError(
+            f"Cut-off frequency {fc} Hz must be below the Nyquist frequency {nyquist} Hz "
+            f"(half the sampling rate 1/ts = {1.0 / ts} Hz); lower "
+            "cut_off_frequency_butterworth"
+        )
+    return fc / nyquist
+
+
+def low_pass_filter_data(
+    data: np.ndarray, identif_config: Mapping[str, Any], nbutter: int = 5
+) -> np.ndarray:
+    """Apply zero-phase Butterworth low-pass filter to measurement data.
+
+    Designs an order-``nbutter`` Butterworth filter with cut-off
+    ``f_c = cut_off_frequency_butterworth`` [Hz] at sampling rate
+    ``f_s = 1/ts`` (normalised ``Wn = 2·f_c·ts``, must be < 1) and applies it
+    forward and backward (``scipy.signal.sosfiltfilt``, odd padding of
+    ``3·nbutter`` samples), so the output has no phase lag. Each column is
+    filtered independently along axis 0.
+
+    Args:
+        data (ndarray): Raw measurement data (n_samples,) or (n_samples, n).
+        identif_config (dict): Filter parameters containing ``ts`` (sample
+            time [s]) and ``cut_off_frequency_butterworth`` (cut-off [Hz]).
+        nbutter (int, optional): Filter order. Higher order gives sharper
+            frequency cutoff. Defaults to 5.
+
+    Returns:
+        ndarray: Filtered data with border regions removed
+        (n_samples − 10·nbutter rows).
+
+    Raises:
+        ValueError: Cut-off at or above Nyquist, invalid order, non-finite
+            data, or too few samples for the padding and border trimming.
+
+    Note:
+        Border effects are handled by removing nborder = 5*nbutter samples
+        from start and end of filtered signal.
+    """
+    if identif_config is None:
+        raise IdentificationConfigError(
+            "identif_config with 'ts' and 'cut_off_frequency_butterworth' is required"
+        )
+    for key in ("ts", "cut_off_frequency_butterworth"):
+        if key not in identif_config:
+            raise IdentificationConfigError(f"identif_config[{key!r}] is required for filtering")
+    if isinstance(nbutter, bool) or int(nbutter) != nbutter or int(nbutter) < 1:
+        raise ValueError(f"nbutter must be a positive integer filter order, got {nbutter!r}")
+    nbutter = int(nbutter)
+    wn = _normalised_cutoff(identif_config["cut_off_frequency_butterworth"], identif_config["ts"])
+
+    values = np.asarray(data, dtype=float)
+    if values.ndim not in (1, 2):
+        raise ValueError(f"data must be 1-D or 2-D (n_samples, n), got shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("data contains NaN or inf; clean the data before filtering")
+    padlen = 3 * nbutter
+    nbord = 5 * nbutter
+    n_samples = values.shape[0]
+    minimum = max(padlen + 1, 2 * nbord + 1)
+    if n_samples < minimum:
+        raise ValueError(
+            f"data has {n_samples} samples; a Butterworth filter of order {nbutter} needs at "
+            f"least {minimum} (padding {padlen} and {nbord} border samples trimmed at each end)"
+        )
+    sos = signal.butter(nbutter, wn, "low", output="sos")
+    filtered = signal.sosfiltfilt(sos, values, axis=0, padtype="odd", padlen=padlen)
+    return filtered[nbord : n_samples - nbord]

@@ -1,0 +1,1 @@
+"""figaroh.tools subpackage."""

@@ -1,0 +1,1 @@
+"""figaroh.utils subpackage."""

@@ -1,0 +1,58 @@
+"""Shared pytest fixtures: robot URDF paths and the shared real-data folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from figaroh.tools.robot_paths import example_robot_data_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def erd_path(relative: str) -> Path:
+    """Path of a file inside the installed ``example-robot-data`` robots folder."""
+    base = example_robot_data_dir()
+    if base is None:
+        pytest.skip("example-robot-data is not installed")
+    path = base / relative
+    if not path.exists():
+        pytest.skip(f"{relative} is not shipped by this example-robot-data version")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The ``../shared/data`` folder of real robot data (skips when absent)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared robot data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def ur10_urdf() -> Path:
+    return erd_path("ur_description/urdf/ur10_robot.urdf")
+
+
+@pytest.fixture(scope="session")
+def tiago_urdf() -> Path:
+    return erd_path("tiago_description/robots/tiago.urdf")
+
+
+@pytest.fixture(scope="session")
+def talos_urdf() -> Path:
+    return erd_path("talos_data/robots/talos_reduced.urdf")
+
+
+@pytest.fixture(scope="session")
+def panda_urdf() -> Path:
+    return erd_path("panda_description/urdf/panda.urdf")
+
+
+@pytest.fixture(scope="session")
+def ur10_robot(ur10_urdf):
+    from figaroh.tools.robot import Robot
+
+    return Robot(str(ur10_urdf), package_dirs=None, load_geometry=False)

@@ -1,0 +1,288 @@
+"""Robot loading: every loader path, package resolution, free-flyer bounds."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from figaroh.tools.exceptions import MissingMeshError, MissingPackageError, RobotLoadError
+from figaroh.tools.load_robot import (
+    get_available_loaders,
+    list_available_robots,
+    load_robot,
+)
+from figaroh.tools.robot import Robot, create_robot
+from figaroh.tools.robot_paths import referenced_packages, resolve_package_dirs
+
+
+def test_ur10_loads_with_geometry_without_package_dirs(ur10_urdf):
+    robot = Robot(str(ur10_urdf), package_dirs=None)
+    assert robot.model.nq == 6 and robot.num_joints == 6
+    assert robot.collision_model.ngeoms > 0 and robot.visual_model.ngeoms > 0
+    assert robot.geom_model is robot.collision_model
+    assert robot.actuated_joint_names[0] == "shoulder_pan_joint"
+    assert "actuated_joints=6" in repr(robot) and "free_flyer=False" in repr(robot)
+
+
+@pytest.mark.parametrize("fixture", ["ur10_urdf", "tiago_urdf", "panda_urdf", "talos_urdf"])
+def test_example_robot_data_urdfs_load(fixture, request):
+    urdf = request.getfixturevalue(fixture)
+    robot = load_robot(str(urdf))
+    assert robot.model.nv > 0
+    assert robot.visual_model.ngeoms > 0
+
+
+def test_talos_free_flyer(talos_urdf):
+    robot = load_robot(str(talos_urdf), isFext=True, load_geometry=False)
+    assert robot.isFext
+    assert robot.model.joints[1].shortname() == "JointModelFreeFlyer"
+    assert robot.num_joints == robot.model.njoints - 2
+    assert robot.actuated_joint_names == list(robot.model.names[2:])
+    lb, ub = robot.get_configuration_bounds()
+    assert np.allclose(lb[:3], -1.0) and np.allclose(ub[:3], 1.0)
+    assert np.allclose(lb[3:7], -1.0) and np.allclose(ub[3:7], 1.0)
+    assert robot.validate_configuration(robot.q0)
+
+
+def test_freeflyer_limits_update_and_validation(talos_urdf):
+    robot = Robot(
+        str(talos_urdf), None, isFext=True, freeflyer_limits=(-2.0, 3.0), load_geometry=False
+    )
+    assert robot.freeflyer_limits == (-2.0, 3.0)
+    q = robot.q0.copy()
+    q[0] = 2.5
+    assert robot.validate_configuration(q)
+    robot.update_freeflyer_limits((-1.0, 1.0))
+    assert not robot.validate_configuration(q)  # translation now out of bounds
+    q[0] = 0.0
+    q[3:7] = [0.0, 0.0, 0.0, 2.0]  # within [-1, 1]? no: 2 > 1
+    assert not robot.validate_configuration(q)
+    q[3:7] = [0.0, 0.0, 0.5, 0.5]  # within bounds but not unit norm
+    assert not robot.validate_configuration(q)
+    assert not robot.validate_configuration(robot.q0[:-1])  # wrong size
+    with pytest.raises(ValueError, match="lower < upper"):
+        robot.update_freeflyer_limits((1.0, -1.0))
+
+
+def test_freeflyer_orientation(talos_urdf):
+    R = pin.utils.rotate("z", 0.3)
+    robot = Robot(str(talos_urdf), None, isFext=True, freeflyer_ori=R, load_geometry=False)
+    quat = pin.Quaternion(robot.q0[6], *robot.q0[3:6])
+    assert np.allclose(quat.toRotationMatrix(), R)
+    with pytest.raises(ValueError, match="rotation"):
+        Robot(
+            str(talos_urdf), None, isFext=True, freeflyer_ori=np.ones((3, 3)), load_geometry=False
+        )
+
+
+def test_update_limits_without_freeflyer_raises(ur10_robot):
+    with pytest.raises(ValueError, match="free-flyer"):
+        ur10_robot.update_freeflyer_limits((-1, 1))
+    assert ur10_robot.validate_configuration(np.zeros(6))
+    assert not ur10_robot.validate_configuration(np.full(6, 100.0))
+
+
+def test_missing_urdf_raises_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="URDF file not found"):
+        load_robot(str(tmp_path / "nope.urdf"))
+    with pytest.raises(FileNotFoundError, match="URDF file not found"):
+        create_robot(str(tmp_path / "nope.urdf"))
+
+
+def test_invalid_urdf_raises_robot_load_error(tmp_path):
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("<robot><link name='a'/></robot>")  # no robot name
+    with pytest.raises(RobotLoadError, match="valid URDF"):
+        load_robot(str(bad), load_geometry=False)
+
+
+def _copy_ur10_without_package(ur10_urdf: Path, tmp_path: Path) -> Path:
+    urdf = tmp_path / "robot" / "ur10.urdf"
+    urdf.parent.mkdir()
+    text = re.sub(r"package://[^/]+/", "package://missing_pkg_xyz/", ur10_urdf.read_text())
+    urdf.write_text(text)
+    return urdf
+
+
+def test_missing_mesh_package_names_package_and_folders(ur10_urdf, tmp_path):
+    urdf = _copy_ur10_without_package(ur10_urdf, tmp_path)
+    with pytest.raises(MissingPackageError) as err:
+        load_robot(str(urdf))
+    msg = str(err.value)
+    assert "missing_pkg_xyz" in msg and str(urdf.parent) in msg
+    assert isinstance(err.value, FileNotFoundError)
+    # dynamics-only loading works without the meshes
+    robot = load_robot(str(urdf), load_geometry=False)
+    assert robot.model.nv == 6 and robot.visual_model is None
+
+
+def test_package_beside_urdf_is_found(ur10_urdf, tmp_path):
+    pkg_src = ur10_urdf.parents[1]  # .../ur_description
+    root = tmp_path / "ws"
+    shutil.copytree(pkg_src, root / "src" / "ur_description")
+    urdf = root / "src" / "ur_description" / "urdf" / "ur10_robot.urdf"
+    text = re.sub(
+        r"package://[^\"]*?/ur_description/", "package://ur_description/", urdf.read_text()
+    )
+    urdf.write_text(text)
+    assert "package://ur_description/meshes" in text
+    dirs = resolve_package_dirs(urdf)
+    assert str(root / "src") == dirs[0]
+    robot = Robot(str(urdf))
+    assert robot.visual_model.ngeoms > 0
+
+
+def test_missing_mesh_file_names_the_mesh(ur10_urdf, tmp_path):
+    pkg = tmp_path / "ur_description"
+    shutil.copytree(ur10_urdf.parents[1], pkg)
+    urdf = pkg / "urdf" / "ur10_robot.urdf"
+    text = re.sub(
+        r"package://[^\"]*?/ur_description/", "package://ur_description/", urdf.read_text()
+    )
+    urdf.write_text(text)
+    victim = next((pkg / "meshes" / "ur10").rglob("*.stl"))
+    victim.unlink()
+    with pytest.raises(MissingMeshError, match=victim.name):
+        resolve_package_dirs(urdf, [tmp_path])
+
+
+def test_referenced_packages():
+    text = '<mesh filename="package://a/m.stl"/><mesh filename="package://b/x/y.dae"/><mesh filename="package://a/n.stl"/>'
+    assert referenced_packages(text) == ["a", "b"]
+
+
+def test_unsupported_loader():
+    with pytest.raises(ValueError, match="Unsupported loader"):
+        load_robot("x.urdf", loader="magic")
+
+
+def test_get_available_loaders_keys():
+    info = get_available_loaders()
+    assert set(info) == {"figaroh", "robot_description", "yourdfpy"}
+    assert info["figaroh"]["available"] is True
+    for entry in info.values():
+        assert {"description", "available", "returns", "features"} <= set(entry)
+
+
+def test_yourdfpy_loader(ur10_urdf):
+    pytest.importorskip("yourdfpy")
+    urdf = load_robot(str(ur10_urdf), loader="yourdfpy")
+    assert len(urdf.actuated_joint_names) == 6
+    assert urdf.scene is not None and len(urdf.scene.geometry) > 0
+
+
+def test_robot_description_loader_missing_package(monkeypatch):
+    import figaroh.tools.load_robot as lr
+
+    monkeypatch.setattr(lr, "_check_package_available", lambda name: False)
+    with pytest.raises(ImportError, match="robot_descriptions"):
+        load_robot("ur10", loader="robot_description")
+    assert list_available_robots("robot_description") == []
+
+
+def test_robot_description_loader_with_fake_package(monkeypatch, ur10_urdf):
+    """The loader calls robot_descriptions' Pinocchio loader, retrying with _description."""
+    calls = []
+
+    def fake_loader(name, **kwargs):
+        calls.append((name, kwargs))
+        if not name.endswith("_description"):
+            raise ModuleNotFoundError(name)
+        return pin.RobotWrapper(pin.buildModelFromUrdf(str(ur10_urdf)))
+
+    pkg = types.ModuleType("robot_descriptions")
+    loaders = types.ModuleType("robot_descriptions.loaders")
+    pino = types.ModuleType("robot_descriptions.loaders.pinocchio")
+    pino.load_robot_description = fake_loader
+    monkeypatch.setitem(sys.modules, "robot_descriptions", pkg)
+    monkeypatch.setitem(sys.modules, "robot_descriptions.loaders", loaders)
+    monkeypatch.setitem(sys.modules, "robot_descriptions.loaders.pinocchio", pino)
+    import figaroh.tools.load_robot as lr
+
+    monkeypatch.setattr(lr, "_check_package_available", lambda name: True)
+    robot = load_robot("ur10", loader="robot_description")
+    assert robot.model.nq == 6
+    assert [c[0] for c in calls] == ["ur10", "ur10_description"]
+
+
+def test_ros_param_loader_requires_rospy(monkeypatch, ur10_urdf):
+    import figaroh.tools.load_robot as lr
+
+    monkeypatch.setattr(lr, "_check_package_available", lambda name: False)
+    with pytest.raises(ImportError, match="rospy"):
+        load_robot(str(ur10_urdf), load_by_urdf=False)
+
+
+def test_list_available_robots_figaroh():
+    names = list_available_robots("figaroh")
+    assert "ur_description/urdf/ur10_robot.urdf" in names
+
+
+def test_models_keyword_resolves_to_example_robot_data(ur10_urdf):
+    robot = load_robot(str(ur10_urdf), package_dirs="models")
+    assert robot.visual_model.ngeoms > 0
+
+
+def test_create_robot_enhanced_and_plain(ur10_urdf):
+    robot = create_robot(str(ur10_urdf), load_geometry=False)
+    assert isinstance(robot, Robot)
+    plain = create_robot(str(ur10_urdf), enhanced_features=False, load_geometry=False)
+    assert plain.model.nq == 6
+
+
+def test_display_without_geometry_is_refused(ur10_robot):
+    with pytest.raises(RuntimeError, match="without geometry"):
+        ur10_robot.display_q0()
+
+
+# ---------------------------------------------------------------- shared real data
+def _valid_urdfs(shared_data: Path) -> list[Path]:
+    out = []
+    for urdf in sorted(shared_data.rglob("*.urdf")):
+        if urdf.name == "ur3.urdf":  # documented invalid file (no robot name)
+            continue
+        out.append(urdf)
+    return out
+
+
+def test_every_shared_urdf_loads_dynamics_only(shared_data):
+    urdfs = _valid_urdfs(shared_data)
+    assert len(urdfs) > 5
+    for urdf in urdfs:
+        robot = load_robot(str(urdf), load_geometry=False)
+        assert robot.model.nv > 0, urdf
+
+
+def test_shared_urdfs_with_geometry_load_or_name_missing_mesh(shared_data):
+    loaded, refused = 0, 0
+    for urdf in _valid_urdfs(shared_data):
+        try:
+            robot = load_robot(str(urdf))
+        except (MissingMeshError, MissingPackageError) as exc:
+            refused += 1
+            msg = str(exc)
+            assert "load_geometry=False" in msg and ("mesh" in msg or "package" in msg)
+            continue
+        loaded += 1
+        assert robot.collision_model is not None
+    assert loaded >= 3
+
+
+def test_shared_ur3_is_refused_clearly(shared_data):
+    with pytest.raises(RobotLoadError, match="ur3.urdf"):
+        load_robot(str(shared_data / "models/ur_description/urdf/ur3.urdf"), load_geometry=False)
+
+
+def test_shared_talos_with_free_flyer(shared_data):
+    urdf = shared_data / "talos" / "talos_full_v2.urdf"
+    if not urdf.exists():
+        urdf = next(shared_data.rglob("talos_full_v2.urdf"))
+    robot = load_robot(str(urdf), isFext=True, load_geometry=False)
+    assert robot.model.joints[1].shortname() == "JointModelFreeFlyer"
