@@ -1,7 +1,7 @@
 """Named exceptions of :mod:`figaroh.identification`.
 
-Each subclasses ``ValueError`` (bad input) or ``RuntimeError`` (workflow
-misuse) so that callers' existing ``except`` clauses keep working.
+Each subclasses ``ValueError`` (bad input) or ``AssertionError``/``RuntimeError``
+(workflow misuse) so that callers' existing ``except`` clauses keep working.
 """
 
 from __future__ import annotations
@@ -19,5 +19,10 @@ class IdentificationDataError(IdentificationError, ValueError):
     """Trajectory data (positions, velocities, torques, timestamps) is unusable."""
 
 
-class IdentificationStateError(IdentificationError, RuntimeError):
-    """A workflow step was called before the steps it depends on."""
+class IdentificationStateError(IdentificationError, AssertionError, RuntimeError):
+    """A workflow step was called before the steps it depends on.
+
+    Subclasses ``AssertionError`` (what the API documents for unmet
+    prerequisites of ``solve()``) and ``RuntimeError``; raised explicitly, so it
+    is not stripped by ``python -O``.
+    """

@@ -31,6 +31,7 @@ from figaroh.identification.exceptions import (
     IdentificationConfigError,
     IdentificationDataError,
 )
+from figaroh.tools._linalg import tall_qr_r
 from figaroh.tools.exceptions import RankDeficiencyError
 
 logger = logging.getLogger(__name__)
@@ -194,7 +195,7 @@ def relative_stdev(W_b: np.ndarray, phi_b: Sequence[float], tau: np.ndarray) -> 
     residual = y - W @ phi
     sigma_sqr = float(residual @ residual) / (n_rows - n_b)
 
-    r_factor = np.linalg.qr(W, mode="r")
+    r_factor = tall_qr_r(W)
     diag = np.abs(np.diag(r_factor))
     if diag.size == 0 or diag.min() <= np.finfo(float).eps * max(n_rows, n_b) * diag.max():
         raise RankDeficiencyError(

@@ -82,6 +82,8 @@ from scipy import linalg
 
 from figaroh.tools.exceptions import FigarohToolsError, RankDeficiencyError
 
+from ._linalg import tall_qr_r
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -461,7 +463,7 @@ class QRDecomposer:
         )
 
     def _identify_base_parameters(
-        self, W_e: np.ndarray, params_r: List[str] | None = None
+        self, W_e: np.ndarray, params_r: List[str] | None = None, R0: np.ndarray | None = None
     ) -> Tuple[List[int], List[int]]:
         """Split the columns of ``W_e`` into base and regrouped sets.
 
@@ -484,9 +486,9 @@ class QRDecomposer:
         """
         W = np.asarray(W_e, dtype=float)
         n = W.shape[1]
-        k = min(W.shape)
         # Geometry of the columns is preserved by R (W = Q R, Q orthonormal).
-        R0 = linalg.qr(W, mode="r", check_finite=False)[0][:k]
+        if R0 is None:
+            R0 = tall_qr_r(W)
         diag0 = np.abs(np.diag(R0))
         thr = self._threshold(diag0)
         base = np.flatnonzero(diag0 > thr).tolist()
@@ -649,25 +651,43 @@ class QRDecomposer:
             "cond_R1": float(np.linalg.cond(R1)),
         }
 
-    def _double_core(self, W: np.ndarray, names: List[str]) -> Dict[str, Any]:
-        base_indices, regroup_indices = self._identify_base_parameters(W, names)
-        W_base, W_regroup, params_base, params_regroup = self._regroup_parameters(
-            W, names, base_indices, regroup_indices
-        )
-        Q_r, R_r = linalg.qr(np.c_[W_base, W_regroup], mode="economic", check_finite=False)
+    def _double_core(
+        self, W: np.ndarray, names: List[str], tau: np.ndarray | None = None
+    ) -> Dict[str, Any]:
+        """Double QR using only ``R`` factors (no tall ``Q`` is ever formed).
+
+        One tall-skinny QR of ``[W | τ]`` gives ``R0`` (the ``R`` of ``W``) and
+        ``Q0ᵀτ``. The second QR, of ``[W_base | W_regroup] = Q0 R0[:, perm]``,
+        is the QR of the small ``R0[:, perm]``: ``R0[:, perm] = Q' R``, so
+        ``R1``, ``R2`` come from ``R`` and ``Q1ᵀτ = Q'[:, :r]ᵀ Q0ᵀτ``; and
+        ``W_b = Q1 R1 = W_base``.
+        """
+        n = W.shape[1]
+        A = W if tau is None else np.column_stack([W, tau])
+        R_aug = tall_qr_r(A)
+        k = min(W.shape)
+        R0 = R_aug[:k, :n]
+        base_indices, regroup_indices = self._identify_base_parameters(W, names, R0=R0)
+        params_base = [names[i] for i in base_indices]
+        params_regroup = [names[i] for i in regroup_indices]
+        perm = list(base_indices) + list(regroup_indices)
+        Q_p, R_r = linalg.qr(R0[:, perm], mode="economic", check_finite=False)
         rank = len(base_indices)
-        R1, Q1, R2 = self._extract_base_components(R_r, Q_r, rank)
+        R1, R2 = R_r[:rank, :rank], R_r[:rank, rank:]
         beta = self._solve_upper(R1, R2)
         expressions = self._build_parameter_expressions(params_base, params_regroup, beta)
         M = self._build_M_from_partition(beta, base_indices, regroup_indices, len(names))
+        qt_tau = None if tau is None else Q_p[:, :rank].T @ R_aug[:k, n]
         logger.debug("double QR: W_e %s -> rank %d", W.shape, rank)
         return {
             "rank": rank,
             "P": None,
             "R1": R1,
-            "Q1": Q1,
+            "Q1": None,
+            "Qt_tau": qt_tau,
+            "tau": tau,
             "beta": beta,
-            "W_b": Q1 @ R1,
+            "W_b": np.array(W[:, base_indices]),
             "M": M,
             "expressions": expressions,
             "params_base": params_base,
@@ -692,7 +712,12 @@ class QRDecomposer:
 
     def _phi(self, core: Dict[str, Any], tau: np.ndarray) -> np.ndarray:
         """Full-precision ``phi_b = R1^{-1} Q1^T tau``."""
-        return self._solve_upper(core["R1"], core["Q1"].T @ tau)
+        if core.get("Qt_tau") is not None and core.get("tau") is tau:
+            return self._solve_upper(core["R1"], core["Qt_tau"])
+        if core.get("Q1") is not None:
+            return self._solve_upper(core["R1"], core["Q1"].T @ tau)
+        # W_b = Q1 R1 (full column rank): least squares on the base columns
+        return linalg.lstsq(core["W_b"], tau, check_finite=False)[0]
 
     # -- public API ---------------------------------------------------------
     def decompose(
@@ -733,7 +758,7 @@ class QRDecomposer:
         core = (
             self._pivoting_core(W, names)
             if method_norm == "pivoting"
-            else self._double_core(W, names)
+            else self._double_core(W, names, t)
         )
         self._store(core, names, method_norm)
         return QRResult(
@@ -811,7 +836,7 @@ class QRDecomposer:
         """
         W, names, t = self._prepare(W_e, params_r, tau)
         theta_std = _params_std_vector(params_std, names) if params_std is not None else None
-        core = self._double_core(W, names)
+        core = self._double_core(W, names, t)
         self._store(core, names, "double")
         phi_b = np.round(self._phi(core, t), 6)
         expressions = list(core["expressions"])

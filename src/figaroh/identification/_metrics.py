@@ -1,0 +1,183 @@
+"""Quality metrics of an identification: per-joint residuals, validation, WLS.
+
+Plain functions on stacked joint-major effort vectors (block ``j`` holds the
+samples of joint ``j``); all vectorised over samples.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional, Sequence
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+
+def effort_unit(model, joint_name: str) -> str:
+    """Unit of a joint's effort from its Pinocchio joint type (``"N·m"``, ``"N"``)."""
+    names = list(model.names)
+    if joint_name not in names:
+        return ""
+    kind = model.joints[names.index(joint_name)].shortname()
+    if "Planar" in kind:
+        return "N, N·m"
+    if kind.startswith("JointModelP"):
+        return "N"
+    return "N·m"
+
+
+def per_joint_residuals(
+    tau_measured: np.ndarray, tau_estimated: np.ndarray, joint_names: Sequence[str]
+) -> Optional[dict]:
+    """Mean, population std, RMSE and max |residual| of each joint block.
+
+    Args:
+        tau_measured: Stacked measured effort (n_blocks·L,) [N·m or N].
+        tau_estimated: Stacked estimated effort, same shape.
+        joint_names: Names of the blocks (``joint_<i>`` used when they run out).
+
+    Returns:
+        ``{"joint_names", "mean", "std", "rmse", "max_abs"}`` of plain floats,
+        or None when the length is not a multiple of the block count.
+    """
+    measured = np.asarray(tau_measured, dtype=float).ravel()
+    estimated = np.asarray(tau_estimated, dtype=float).ravel()
+    n_blocks = len(joint_names)
+    if n_blocks == 0 or measured.size == 0 or measured.size % n_blocks or measured.shape != estimated.shape:
+        return None
+    r = (measured - estimated).reshape(n_blocks, -1)
+    names = [joint_names[i] if i < len(joint_names) else f"joint_{i}" for i in range(n_blocks)]
+    return {
+        "joint_names": names,
+        "mean": r.mean(axis=1).tolist(),
+        "std": r.std(axis=1).tolist(),
+        "rmse": np.sqrt((r**2).mean(axis=1)).tolist(),
+        "max_abs": np.abs(r).max(axis=1).tolist(),
+    }
+
+
+def _pearson(a: np.ndarray, b: np.ndarray) -> float:
+    if a.size < 2:
+        return 1.0
+    sa, sb = a.std(), b.std()
+    if sa == 0 or sb == 0:
+        return 1.0
+    return float(np.mean((a - a.mean()) * (b - b.mean())) / (sa * sb))
+
+
+def validation_metrics(
+    tau_measured: np.ndarray,
+    tau_nominal: np.ndarray,
+    tau_identified: np.ndarray,
+    joint_names: Sequence[str],
+    units: Sequence[str],
+    mask: Optional[np.ndarray],
+    source: str,
+) -> dict:
+    """Prediction quality of the identified model on a (held-out) trajectory.
+
+    Args:
+        tau_measured: Stacked measured effort (n_blocks·n,) [N·m or N].
+        tau_nominal: Stacked effort of the nominal (URDF) model.
+        tau_identified: Stacked effort of the identified model.
+        joint_names: One name per block.
+        units: One effort unit per block.
+        mask: (n,) valid-sample mask or None (all valid). Statistics use the
+            valid samples; the per-joint series keep every sample.
+        source: ``"validation_data"`` or ``"identification_data_fallback"``.
+
+    Returns:
+        The dict documented in ``identification_internals.md`` §6.2.
+    """
+    n_blocks = len(joint_names)
+    meas = np.asarray(tau_measured, float).reshape(n_blocks, -1)
+    nom = np.asarray(tau_nominal, float).reshape(n_blocks, -1)
+    ident = np.asarray(tau_identified, float).reshape(n_blocks, -1)
+    n_val = meas.shape[1]
+    keep = np.ones(n_val, bool) if mask is None else np.asarray(mask, bool)
+    m, nm, idn = meas[:, keep], nom[:, keep], ident[:, keep]
+    r_nom, r_id = m - nm, m - idn
+    rmse_nominal = float(np.sqrt(np.mean(r_nom**2))) if r_nom.size else float("nan")
+    rmse_identified = float(np.sqrt(np.mean(r_id**2))) if r_id.size else float("nan")
+    per_joint = {}
+    std = m.std(axis=1)
+    rmse_id_j = np.sqrt(np.mean(r_id**2, axis=1))
+    rmse_nom_j = np.sqrt(np.mean(r_nom**2, axis=1))
+    for j, name in enumerate(joint_names):
+        s, rj = float(std[j]), float(rmse_id_j[j])
+        per_joint[name] = {
+            "unit": units[j],
+            "rmse_identified": rj,
+            "rmse_nominal": float(rmse_nom_j[j]),
+            "std_measured": s,
+            "nrmse": rj / s if s > 0 else float("inf"),
+            "r2": 1.0 - rj**2 / s**2 if s > 0 else float("-inf"),
+            "predictive": bool(rj < s),
+        }
+    good = std > 0
+    if np.any(good):
+        mean = m[good].mean(axis=1, keepdims=True)
+        z_meas = ((m[good] - mean) / std[good, None]).ravel()
+        z_id = ((idn[good] - mean) / std[good, None]).ravel()
+        corr_norm = _pearson(z_meas, z_id)
+    else:
+        corr_norm = float("nan")
+    return {
+        "n_val_samples": int(keep.sum()),
+        "validation_source": source,
+        "rmse_nominal": rmse_nominal,
+        "rmse_identified": rmse_identified,
+        "max_nominal": float(np.abs(r_nom).max()) if r_nom.size else float("nan"),
+        "max_identified": float(np.abs(r_id).max()) if r_id.size else float("nan"),
+        "improvement_pct": (
+            (rmse_nominal - rmse_identified) / rmse_nominal * 100.0 if rmse_nominal > 0 else 0.0
+        ),
+        "correlation": _pearson(m.ravel(), idn.ravel()),
+        "correlation_normalised": corr_norm,
+        "per_joint": per_joint,
+        "unpredictable_joints": [n for n, v in per_joint.items() if not v["predictive"]],
+        "joint_names": list(joint_names),
+        "tau_nominal_per_joint": {n: nom[j].tolist() for j, n in enumerate(joint_names)},
+        "tau_identified_per_joint": {n: ident[j].tolist() for j, n in enumerate(joint_names)},
+        "tau_measured_per_joint": {n: meas[j].tolist() for j, n in enumerate(joint_names)},
+    }
+
+
+def joint_block_variances(W_b: np.ndarray, tau: np.ndarray, phi: np.ndarray, n_blocks: int) -> np.ndarray:
+    """Per-row residual variance ``σ_j²`` of each joint block (Gautier's WLS).
+
+    ``σ_j² = mean(r_j²)`` over block ``j`` of the residual ``r = τ − W_b φ``
+    (1e-6 for an empty block), repeated over the block's rows.
+
+    Raises:
+        ValueError: The row count is not a multiple of ``n_blocks``.
+    """
+    rows = W_b.shape[0]
+    if n_blocks <= 0 or rows % n_blocks or tau.shape[0] != rows:
+        raise ValueError(
+            f"Dimension mismatch: {rows} regressor rows, {tau.shape[0]} effort rows and "
+            f"{n_blocks} joint blocks"
+        )
+    r = (tau - W_b @ phi).reshape(n_blocks, -1)
+    var = (r**2).mean(axis=1) if r.shape[1] else np.full(n_blocks, 1e-6)
+    return np.repeat(var, r.shape[1])
+
+
+def weighted_solve(W_b: np.ndarray, tau: np.ndarray, row_variance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted least squares with weights ``1/σ²`` per row.
+
+    Returns:
+        ``(phi, std_percent, sqrt_weights)`` where ``std_percent`` is
+        ``100·sqrt(diag C)/|φ|`` with ``C = (W_wᵀW_w)⁻¹`` (2 decimals).
+    """
+    sqrt_w = 1.0 / np.sqrt(row_variance + 1e-12)
+    Ww = W_b * sqrt_w[:, None]
+    tw = tau * sqrt_w
+    q, r = np.linalg.qr(Ww)
+    phi = np.linalg.solve(r, q.T @ tw)
+    r_inv = np.linalg.solve(r, np.eye(r.shape[0]))
+    var = np.sum(r_inv**2, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        std = np.round(100.0 * np.sqrt(var) / np.abs(phi), 2)
+    return phi, std, sqrt_w

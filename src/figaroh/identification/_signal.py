@@ -1,0 +1,172 @@
+"""Signal conditioning for identification: filtering, differentiation, decimation.
+
+Every function acts on whole ``(N, n)`` arrays (one column per joint) at once;
+none loops over samples.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+import numpy as np
+from scipy import ndimage, signal
+
+logger = logging.getLogger(__name__)
+
+DIFFERENTIATION_METHODS = ("gradient", "forward", "backward", "central")
+
+
+def _as_columns(x: np.ndarray, name: str) -> tuple[np.ndarray, bool]:
+    arr = np.asarray(x, dtype=float)
+    was_1d = arr.ndim == 1
+    if was_1d:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 1-D or 2-D array (samples × joints), got {arr.shape}")
+    return arr, was_1d
+
+
+def low_pass(
+    x: np.ndarray,
+    *,
+    nbutter: int = 4,
+    f_butter: float = 2.0,
+    med_fil: int = 5,
+    f_sample: float = 100.0,
+) -> np.ndarray:
+    """Median filter then zero-phase Butterworth low-pass, column by column.
+
+    The median filter (window ``med_fil`` samples, edges padded with the
+    nearest value so the first and last samples are not pulled toward zero)
+    removes isolated spikes; the Butterworth filter of order ``nbutter`` and
+    cut-off ``f_butter`` [Hz] is applied forward and backward (second-order
+    sections), so the output has no phase lag and the same length.
+
+    Args:
+        x: Signal (N,) or (N, n).
+        nbutter: Butterworth order.
+        f_butter: Cut-off frequency [Hz]; must be below the Nyquist frequency.
+        med_fil: Median window length [samples] (odd; 1 disables it).
+        f_sample: Sampling frequency [Hz].
+
+    Returns:
+        The filtered signal, same shape as ``x``.
+
+    Raises:
+        ValueError: Cut-off at or above Nyquist, bad parameters or too few samples.
+    """
+    arr, was_1d = _as_columns(x, "signal")
+    f_sample = float(f_sample)
+    f_butter = float(f_butter)
+    if not f_sample > 0:
+        raise ValueError(f"filter_params.f_sample must be positive [Hz], got {f_sample}")
+    nyquist = f_sample / 2.0
+    if not 0 < f_butter < nyquist:
+        raise ValueError(
+            f"filter_params.f_butter = {f_butter} Hz must lie in (0, {nyquist}) Hz: the "
+            f"Nyquist frequency of f_sample = {f_sample} Hz. Lower the cut-off or check the "
+            "sampling frequency"
+        )
+    nbutter = int(nbutter)
+    if nbutter < 1:
+        raise ValueError(f"filter_params.nbutter must be ≥ 1, got {nbutter}")
+    med_fil = int(med_fil)
+    if med_fil < 1 or med_fil % 2 == 0:
+        raise ValueError(f"filter_params.med_fil must be a positive odd window, got {med_fil}")
+    if med_fil > 1:
+        arr = ndimage.median_filter(arr, size=(med_fil, 1), mode="nearest")
+    sos = signal.butter(nbutter, f_butter / nyquist, btype="low", output="sos")
+    padlen = 3 * (2 * sos.shape[0] + 1)
+    if arr.shape[0] <= padlen:
+        raise ValueError(
+            f"the low-pass filter needs more than {padlen} samples, got {arr.shape[0]}: "
+            "record a longer trajectory or lower filter_params.nbutter"
+        )
+    out = signal.sosfiltfilt(sos, arr, axis=0, padtype="odd", padlen=padlen)
+    return out[:, 0] if was_1d else out
+
+
+def differentiate(t: np.ndarray, x: np.ndarray, method: str = "gradient") -> np.ndarray:
+    """Time derivative of a sampled signal (non-uniform time stamps allowed).
+
+    Args:
+        t: Time stamps (N,) or (N, k) [s] (first column used), strictly increasing.
+        x: Signal (N,) or (N, n).
+        method: ``"gradient"`` (second-order central, one-sided at the ends),
+            ``"forward"``, ``"backward"`` or ``"central"``.
+
+    Returns:
+        dx/dt with the shape of ``x`` [unit of x per second].
+
+    Raises:
+        ValueError: Length mismatch, non-increasing time or unknown method.
+    """
+    tt = np.asarray(t, dtype=float)
+    if tt.ndim == 2:
+        tt = tt[:, 0]
+    arr, was_1d = _as_columns(x, "signal")
+    if tt.shape[0] != arr.shape[0]:
+        raise ValueError(
+            f"time vector has {tt.shape[0]} samples but the signal has {arr.shape[0]}"
+        )
+    if arr.shape[0] < 3:
+        raise ValueError("differentiation needs at least 3 samples")
+    dt = np.diff(tt)
+    if np.any(dt <= 0):
+        k = int(np.flatnonzero(dt <= 0)[0])
+        raise ValueError(
+            f"time stamps must be strictly increasing; t[{k + 1}] = {tt[k + 1]} ≤ t[{k}] = {tt[k]}"
+        )
+    if method == "gradient":
+        out = np.gradient(arr, tt, axis=0)
+    elif method in ("forward", "backward"):
+        d = np.diff(arr, axis=0) / dt[:, None]
+        out = np.empty_like(arr)
+        if method == "forward":
+            out[:-1] = d
+            out[-1] = d[-1]
+        else:
+            out[1:] = d
+            out[0] = d[0]
+    elif method == "central":
+        out = np.empty_like(arr)
+        out[1:-1] = (arr[2:] - arr[:-2]) / (tt[2:] - tt[:-2])[:, None]
+        out[0] = (arr[1] - arr[0]) / dt[0]
+        out[-1] = (arr[-1] - arr[-2]) / dt[-1]
+    else:
+        raise ValueError(
+            f"Unsupported differentiation method: {method!r}; choose one of "
+            f"{DIFFERENTIATION_METHODS} (signal_processing.differentiation_method)"
+        )
+    return out[:, 0] if was_1d else out
+
+
+def decimate_blocks(x: np.ndarray, factor: int, axis: int = 0) -> np.ndarray:
+    """Anti-aliased down-sampling by ``factor`` along ``axis`` (zero phase).
+
+    Uses ``scipy.signal.decimate`` (order-8 Chebyshev type I, forward-backward),
+    so sample ``k`` of the output corresponds to sample ``k·factor`` of the input.
+    """
+    factor = int(factor)
+    if factor < 1:
+        raise ValueError(f"decimation_factor must be ≥ 1, got {factor}")
+    if factor == 1:
+        return np.asarray(x, dtype=float)
+    n = np.asarray(x).shape[axis]
+    if n <= 27 * factor:  # filtfilt padding of the order-8 filter
+        raise ValueError(
+            f"decimation by {factor} needs more than {27 * factor} samples, got {n}; "
+            "use a smaller decimation_factor or decimate=False"
+        )
+    return signal.decimate(np.asarray(x, dtype=float), factor, zero_phase=True, axis=axis)
+
+
+def truncate_dict(data: dict, truncate: Optional[tuple] = None) -> dict:
+    """Shallow copy of ``data`` with every array sliced ``[start:end]`` along axis 0."""
+    if truncate is None:
+        return dict(data)
+    if not isinstance(truncate, (list, tuple)) or len(truncate) != 2:
+        raise ValueError("Truncate parameter must be a tuple/list of length 2 (start, end)")
+    start, end = truncate
+    return {k: (None if v is None else np.asarray(v)[start:end]) for k, v in data.items()}

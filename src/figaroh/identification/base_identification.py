@@ -1,0 +1,1060 @@
+"""Base class for robot dynamic parameter identification.
+
+A robot-specific subclass implements :meth:`BaseIdentification.load_trajectory_data`
+(and, if its logs hold motor-side quantities, :meth:`process_torque_data`); the
+base class owns the workflow:
+
+1. :meth:`initialize` — load and condition the data (:meth:`process_data`:
+   filtering, differentiation, full configurations), build the regressor
+   ``W`` (:meth:`calculate_full_regressor`), the standard parameters
+   (:meth:`initialize_standard_parameters`) and the nominal torques;
+2. :meth:`solve` — drop the columns that never affect the efforts, optionally
+   decimate, keep the valid samples and the fitted joints, find the base
+   parameters by QR decomposition, estimate them by (weighted) least squares,
+   and compute quality and held-out validation metrics;
+3. reports — :meth:`print_quality_report`, :meth:`plot_results`,
+   :meth:`save_results`, :meth:`verify`, :meth:`export_html_report`,
+   :meth:`export_verification_report`, :meth:`export_urdf`.
+
+Efforts are stacked joint-major (row ``j·N + i`` is joint ``j``, sample ``i``);
+units are N·m for revolute and N for prismatic joints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from abc import ABC, abstractmethod
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from figaroh.data.adoption import adopt_trajectory_for, mask_rows, record_data_stage, trajectory_mask
+from figaroh.identification import _metrics, _signal
+from figaroh.identification.config import unified_to_legacy_identif_config
+from figaroh.identification.exceptions import (
+    IdentificationConfigError,
+    IdentificationDataError,
+    IdentificationStateError,
+)
+from figaroh.identification.identification_tools import relative_stdev
+from figaroh.identification.parameter import (
+    add_custom_parameters,
+    add_standard_additional_parameters,
+    get_standard_parameters,
+)
+from figaroh.tools.qrdecomposition import QRDecomposer
+from figaroh.tools.regressor import build_regressor_basic, get_index_eliminate
+from figaroh.utils.config_parser import (
+    UnifiedConfigParser,
+    create_task_config,
+    require_unified_config,
+)
+
+logger = logging.getLogger(__name__)
+
+_INERTIAL_KEYS = ["m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"]
+
+_DEFAULT_FILTER_CONFIG = {
+    "differentiation_method": "gradient",
+    "filter_params": {"nbutter": 4, "f_butter": 2, "med_fil": 5, "f_sample": 100},
+}
+
+
+class BaseIdentification(ABC):
+    """Base class for robot dynamic parameter identification.
+
+    Args:
+        robot: A :class:`~figaroh.tools.robot.Robot` (or any object with a
+            Pinocchio ``model``, ``data``, ``q0`` and ``v0``).
+        config_file: Path of a unified configuration YAML file.
+
+    Attributes:
+        identif_config: Flat identification settings (see
+            :func:`~figaroh.identification.config.unified_to_legacy_identif_config`).
+        result: Results of the last :meth:`solve` (``None`` before).
+        phi_base: Identified base parameters.
+        params_base: Base-parameter expressions.
+    """
+
+    def __init__(self, robot, config_file: str = "config/robot_config.yaml"):
+        self.robot = robot
+        self.model = self.robot.model
+        self.data = self.robot.data
+        self.load_param(config_file)
+
+        self.dynamic_regressor = None
+        self.standard_parameter = None
+        self.additional_parameters = None
+        self.custom_parameters = None
+        self.params_base = None
+        self.dynamic_regressor_base = None
+        self.phi_base = None
+        self.rms_error = None
+        self.correlation = None
+        self.processed_data = None
+        self.raw_data = None
+        self.result = None
+        self.num_samples = None
+        self.tau_ref = None
+        self.tau_identif = None
+        self.tau_noised = None
+        self.std_relative = None
+
+        self._val_available = False
+        self._val_processed_data = None
+        self._val_num_samples = None
+
+        self.trajectory = None
+        self._sample_mask = None
+        self._val_trajectory = None
+        self._val_sample_mask = None
+        self.stages = []
+
+        self._idx_eliminated = None
+        self._base_indices = None
+        self.selected = None
+        self._decimate_used = False
+        self._solve_W = None
+        self._solve_tau = None
+        self._wls_row_weight = None
+        self._recon_result = None
+        self._physical_fit = None
+        self.results_manager = None
+
+        self.filter_config = self.identif_config.get("filter_config", _DEFAULT_FILTER_CONFIG)
+        logger.info("%s initialized", self.__class__.__name__)
+
+    def __repr__(self) -> str:
+        state = "solved" if self.result is not None else (
+            "initialized" if self.dynamic_regressor is not None else "configured"
+        )
+        return (
+            f"{self.__class__.__name__}(robot='{self.model.name}', "
+            f"active_joints={len(self.identif_config.get('active_joints', []))}, "
+            f"samples={self.num_samples}, state={state})"
+        )
+
+    # ------------------------------------------------------------------ configuration
+    def load_param(self, config_file, setting_type: str = "identification"):
+        """Load the identification parameters from a unified YAML file.
+
+        Args:
+            config_file: Path to a unified configuration file (a legacy flat
+                file raises an error naming ``figaroh.utils.config_migration``).
+            setting_type: Task section to load.
+        """
+        self._config_file_path = str(config_file)
+        try:
+            logger.info("Loading config from %s", config_file)
+            require_unified_config(config_file)
+            unified = UnifiedConfigParser(config_file).parse()
+            task_config = create_task_config(self.robot, unified, setting_type)
+            self.identif_config = unified_to_legacy_identif_config(self.robot, task_config)
+        except Exception as exc:
+            logger.error("Error loading config %s: %s", config_file, exc)
+            raise
+
+    # ------------------------------------------------------------------ data
+    @abstractmethod
+    def load_trajectory_data(self, data_source: str = None):
+        """Load the trajectory data (implemented by robot subclasses).
+
+        Args:
+            data_source: Optional alternate dataset (e.g. the held-out
+                validation trajectory named by ``validation_data_file``);
+                ``None`` loads the usual training data.
+
+        Returns:
+            A dict with keys ``"timestamps"`` (N, 1) [s], ``"positions"``
+            (N, n_active) [rad or m], ``"velocities"`` and ``"accelerations"``
+            (or None to derive them), ``"torques"`` (N, n_active) [N·m or N],
+            columns in ``identif_config["active_joints"]`` order; or a
+            :class:`~figaroh.data.trajectory.TrajectoryData`.
+        """
+
+    def _adopt_trajectory(self, data, attr: str = "trajectory") -> dict:
+        raw = adopt_trajectory_for(self, data, attr=attr, base=BaseIdentification)
+        self._validate_raw_data(raw)
+        return raw
+
+    @staticmethod
+    def _trajectory_mask(trajectory, truncate=None):
+        return trajectory_mask(trajectory, truncate)
+
+    def _record_data_stage(self):
+        return record_data_stage(self)
+
+    def _validate_raw_data(self, raw) -> None:
+        """Check the dict returned by :meth:`load_trajectory_data` (shapes, finiteness, time)."""
+        if not isinstance(raw, dict):
+            raise IdentificationDataError(
+                f"load_trajectory_data() must return a dict or a TrajectoryData, got "
+                f"{type(raw).__name__}"
+            )
+        n_active = len(self.identif_config.get("act_idxv", []))
+        names = list(self.identif_config.get("active_joints", []))
+        t = raw.get("timestamps")
+        if t is None:
+            raise IdentificationDataError(
+                "Timestamps are required for data processing: load_trajectory_data() must "
+                "return 'timestamps' (N, 1) [s] (build them from the sampling period if the "
+                "log has none)"
+            )
+        t = np.asarray(t, dtype=float).reshape(-1) if np.ndim(t) == 1 else np.asarray(t, float)[:, 0]
+        n = t.shape[0]
+        if not np.all(np.isfinite(t)):
+            raise IdentificationDataError(f"'timestamps' contains NaN/inf at row {int(np.flatnonzero(~np.isfinite(t))[0])}")
+        dt = np.diff(t)
+        if np.any(dt <= 0):
+            k = int(np.flatnonzero(dt <= 0)[0])
+            raise IdentificationDataError(
+                f"'timestamps' must be strictly increasing: t[{k + 1}] = {t[k + 1]} is not after "
+                f"t[{k}] = {t[k]}. Sort the log or drop duplicated samples"
+            )
+        for key in ("positions", "velocities", "accelerations", "torques"):
+            value = raw.get(key)
+            if value is None:
+                if key in ("positions", "torques"):
+                    raise IdentificationDataError(
+                        f"'{key}' is required: load_trajectory_data() returned None for it"
+                    )
+                continue
+            arr = np.asarray(value, dtype=float)
+            if arr.ndim == 1:
+                arr = arr[:, None]
+            if arr.ndim != 2 or arr.shape[0] != n:
+                raise IdentificationDataError(
+                    f"'{key}' must have shape (N={n}, {n_active}) like 'timestamps', got {arr.shape}"
+                )
+            if n_active and arr.shape[1] != n_active:
+                raise IdentificationDataError(
+                    f"'{key}' has {arr.shape[1]} columns but there are {n_active} active joints "
+                    f"{names}; one column per active joint, in that order"
+                )
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                i, j = np.argwhere(bad)[0]
+                col = names[j] if j < len(names) else j
+                raise IdentificationDataError(
+                    f"'{key}' contains NaN/inf (first at sample {i}, joint {col}); clean the log "
+                    "or mark the samples invalid with a TrajectoryData mask"
+                )
+
+    def process_data(self, truncate=None):
+        """Load, truncate, filter and differentiate the data; build full configurations.
+
+        Args:
+            truncate: Optional ``(start, end)`` sample range to keep.
+        """
+        self.raw_data = self._adopt_trajectory(self.load_trajectory_data())
+        self.raw_data = self._truncate_data(self.raw_data, truncate)
+        self._sample_mask = self._trajectory_mask(self.trajectory, truncate)
+        self.process_kinematics_data(self.filter_config)
+        self.processed_data["torques"] = np.asarray(self.process_torque_data(), dtype=float)
+        self.num_samples = self.processed_data["positions"].shape[0]
+        self._build_full_configuration()
+        self._record_data_stage()
+
+    @staticmethod
+    def _truncate_data(data_dict, truncate=None):
+        return _signal.truncate_dict(data_dict, truncate)
+
+    def process_kinematics_data(self, filter_config=None):
+        """Filter positions (and given velocities/accelerations) and derive missing ones."""
+        self.filter_kinematics_data(filter_config)
+
+    def filter_kinematics_data(self, filter_config=None):
+        """Filter the kinematic signals and differentiate the missing derivatives.
+
+        Positions, then velocities, then accelerations: a signal present in the
+        raw data is filtered (median + zero-phase Butterworth); an absent one is
+        the time derivative of the already processed previous signal.
+
+        Args:
+            filter_config: ``{"differentiation_method", "filter_params": {nbutter,
+                f_butter [Hz], med_fil, f_sample [Hz]}}``; default ``self.filter_config``.
+
+        Raises:
+            ValueError: Missing timestamps/positions or bad filter parameters.
+        """
+        filter_config = filter_config or self.filter_config
+        if self.raw_data.get("timestamps") is None:
+            raise IdentificationDataError("Timestamps are required for data processing")
+        if self.raw_data.get("positions") is None:
+            raise IdentificationDataError("Position data is required for processing")
+        params = dict(filter_config.get("filter_params", {}))
+        method = filter_config.get("differentiation_method", "gradient")
+        self.processed_data = {"timestamps": np.asarray(self.raw_data["timestamps"], dtype=float)}
+        previous = None
+        for name in ("positions", "velocities", "accelerations"):
+            raw = self.raw_data.get(name)
+            if raw is not None:
+                self.processed_data[name] = self._apply_filters(np.asarray(raw, float), **params)
+            elif previous is not None:
+                self.processed_data[name] = self._differentiate_signal(
+                    self.processed_data["timestamps"], self.processed_data[previous], method=method
+                )
+            else:
+                raise IdentificationDataError(f"Cannot process {name}: no data or dependency")
+            previous = name
+
+    @staticmethod
+    def _apply_filters(*signals, nbutter=4, f_butter=2, med_fil=5, f_sample=100):
+        out = tuple(
+            None if s is None else _signal.low_pass(
+                s, nbutter=nbutter, f_butter=f_butter, med_fil=med_fil, f_sample=f_sample
+            )
+            for s in signals
+        )
+        return out[0] if len(out) == 1 else out
+
+    @staticmethod
+    def _differentiate_signal(time_vector, signal, method="gradient"):
+        return _signal.differentiate(time_vector, signal, method)
+
+    def process_torque_data(self, **kwargs):
+        """Joint efforts (N, n_active) [N·m or N]; override for drive conversions."""
+        if self.raw_data.get("torques") is None:
+            raise IdentificationDataError("Torque data is required for processing")
+        self.processed_data["torques"] = np.asarray(self.raw_data["torques"], dtype=float)
+        return self.processed_data["torques"]
+
+    def _build_full_configuration(self):
+        """Expand active-joint arrays to full ``(N, nq)`` / ``(N, nv)`` model arrays.
+
+        Inactive joints stay at ``robot.q0`` with zero velocity; an active
+        continuous joint (cos/sin configuration) gets ``(cos θ, sin θ)``.
+        """
+        for key in ("positions", "velocities", "accelerations"):
+            if self.processed_data.get(key) is None:
+                raise IdentificationDataError(f"Missing required data: {key}")
+        n = self.num_samples
+        cfg = self.identif_config
+        q = np.tile(np.asarray(self.robot.q0, dtype=float), (n, 1))
+        v = np.zeros((n, self.model.nv))
+        a = np.zeros((n, self.model.nv))
+        pos = np.asarray(self.processed_data["positions"], float).reshape(n, -1)
+        jids = cfg.get("act_Jid") or [None] * len(cfg["act_idxq"])
+        for col, (iq, jid) in enumerate(zip(cfg["act_idxq"], jids, strict=True)):
+            if jid is not None and self.model.joints[jid].nq == 2:
+                q[:, iq] = np.cos(pos[:, col])
+                q[:, iq + 1] = np.sin(pos[:, col])
+            else:
+                q[:, iq] = pos[:, col]
+        idxv = list(cfg["act_idxv"])
+        v[:, idxv] = np.asarray(self.processed_data["velocities"], float).reshape(n, -1)
+        a[:, idxv] = np.asarray(self.processed_data["accelerations"], float).reshape(n, -1)
+        self.processed_data["positions"] = q
+        self.processed_data["velocities"] = v
+        self.processed_data["accelerations"] = a
+
+    # ------------------------------------------------------------------ model
+    def calculate_full_regressor(self):
+        """Build the full regressor ``W`` (N·nv, n_std) on the processed data."""
+        self.dynamic_regressor = build_regressor_basic(
+            self.robot,
+            self.processed_data["positions"],
+            self.processed_data["velocities"],
+            self.processed_data["accelerations"],
+            self.identif_config,
+        )
+
+    def initialize_standard_parameters(self):
+        """Standard parameters (ordered like the regressor's columns) from the URDF."""
+        self.standard_parameter = get_standard_parameters(self.model, self.identif_config)
+        cfg = self.identif_config
+        if cfg.get("has_friction") or cfg.get("has_actuator_inertia") or cfg.get("has_joint_offset"):
+            self.additional_parameters = add_standard_additional_parameters(self.model, cfg)
+            self.standard_parameter.update(self.additional_parameters)
+        if cfg.get("has_custom_parameters", False):
+            self.custom_parameters = add_custom_parameters(self.model, cfg.get("custom_parameters", {}))
+            self.standard_parameter.update(self.custom_parameters)
+        for key, value in self.standard_parameter.items():
+            if isinstance(value, str):
+                self.standard_parameter[key] = float(value)
+
+    def compute_reference_torque(self):
+        """Efforts of the nominal model on the active joints (stacked joint-major)."""
+        phi_ref = np.fromiter(self.standard_parameter.values(), dtype=float)
+        tau_ref = self.dynamic_regressor @ phi_ref
+        self.tau_ref = self._active_rows(tau_ref, self.num_samples)
+
+    def _active_rows(self, stacked: np.ndarray, n: int) -> np.ndarray:
+        """Rows of the active DOF blocks, in active order."""
+        idx = np.asarray(self.identif_config["act_idxv"], dtype=int)
+        return np.asarray(stacked).reshape(self.model.nv, n, *np.shape(stacked)[1:])[idx].reshape(
+            idx.size * n, *np.shape(stacked)[1:]
+        )
+
+    def initialize(self, truncate=None):
+        """Process the data, build the regressor, the parameters and the nominal torques.
+
+        Also loads the held-out trajectory named by ``validation_data_file``.
+
+        Raises:
+            FileNotFoundError: ``validation_data_file`` names a path that does not exist.
+        """
+        self.process_data(truncate)
+        self.calculate_full_regressor()
+        self.initialize_standard_parameters()
+        self.compute_reference_torque()
+        source = self.identif_config.get("validation_data_file") or ""
+        if source:
+            path = self._resolve_validation_source(source)
+            try:
+                self._load_validation_data(str(path))
+            except Exception as exc:  # noqa: BLE001 - a bad validation set must not kill the fit
+                logger.warning("Validation data unavailable: %s", exc)
+                self._val_available = False
+
+    def _resolve_validation_source(self, source: str) -> Path:
+        candidates = [Path(source)]
+        if not Path(source).is_absolute():
+            candidates.append(Path(self._config_file_path).resolve().parent / source)
+        for path in candidates:
+            if path.exists():
+                return path
+        raise FileNotFoundError(
+            f"validation_data_file '{source}' (tasks.identification.data.validation_data_file) "
+            f"does not exist; looked in {[str(c) for c in candidates]}. Fix the path or set it "
+            "to an empty string to validate on the training data"
+        )
+
+    # ------------------------------------------------------------------ joints
+    def fit_joints(self):
+        """Active joints whose effort rows enter the fit, in active order.
+
+        ``identif_config["torque_fit_joints"]`` names them (default: every
+        active joint). The other active joints keep their kinematics in the
+        regressor but their measured effort is neither fitted nor scored.
+
+        Raises:
+            IdentificationConfigError: unknown or empty ``torque_fit_joints``.
+        """
+        active = list(self.identif_config.get("active_joints", []))
+        chosen = self.identif_config.get("torque_fit_joints")
+        if chosen is None:
+            return active
+        unknown = [j for j in chosen if j not in active]
+        if unknown:
+            raise IdentificationConfigError(
+                f"torque_fit_joints {unknown} are not active joints {active} "
+                "(problem.torque_fit_joints)"
+            )
+        if not chosen:
+            raise IdentificationConfigError("torque_fit_joints is empty: nothing to fit")
+        return [j for j in active if j in chosen]
+
+    def _fit_blocks(self):
+        active = list(self.identif_config.get("active_joints", []))
+        fit = set(self.fit_joints())
+        return [i for i, name in enumerate(active) if name in fit]
+
+    def _select_fit_rows(self, tau, W):
+        if self.identif_config.get("torque_fit_joints") is None:
+            return tau, W
+        n_active = len(self.identif_config["act_idxv"])
+        blocks = self._fit_blocks()
+        L = len(tau) // n_active
+        rows = np.concatenate([np.arange(b * L, (b + 1) * L) for b in blocks])
+        return tau[rows], W[rows]
+
+    # ------------------------------------------------------------------ solve
+    def _validate_prerequisites(self):
+        if self.processed_data is None:
+            raise IdentificationStateError("Data not processed. Call process_data() first.")
+        if self.dynamic_regressor is None:
+            raise IdentificationStateError(
+                "Regressor matrix not calculated. Call calculate_full_regressor() first."
+            )
+        if self.standard_parameter is None:
+            raise IdentificationStateError(
+                "Standard parameters not initialized. Call initialize_standard_parameters() first."
+            )
+        stage = self.identif_config.get("select_stage")
+        pf = self.identif_config.get("physical_fit") or {}
+        if (stage not in (None, "fit")) or pf.get("enabled") or self.identif_config.get(
+            "physical_consistency"
+        ) or self.identif_config.get("reconstruction"):
+            raise IdentificationConfigError(
+                "select_stage / physical_fit / physical_consistency / reconstruction need the "
+                "physical-consistency module, which this release does not include yet; remove "
+                "them from tasks.identification or set select_stage: fit"
+            )
+
+    def _eliminate_zero_columns(self, zero_tolerance):
+        idx_e, params_r = get_index_eliminate(
+            self.dynamic_regressor, self.standard_parameter, tol_e=zero_tolerance
+        )
+        keep = np.setdiff1d(np.arange(self.dynamic_regressor.shape[1]), idx_e)
+        self.regressor_reduced = self.dynamic_regressor[:, keep]
+        self.active_parameters = params_r
+        self._idx_eliminated = list(idx_e)
+        return self.regressor_reduced, self.active_parameters
+
+    def _active_blocks(self, W: np.ndarray, n: int) -> np.ndarray:
+        """(n_active, n, p) view of the active DOF blocks of a stacked regressor."""
+        idx = np.asarray(self.identif_config["act_idxv"], dtype=int)
+        return W.reshape(self.model.nv, n, W.shape[1])[idx]
+
+    def _apply_decimation(self, regressor_reduced, decimation_factor):
+        n = self.num_samples
+        torques = np.asarray(self.processed_data["torques"], float).reshape(n, -1)
+        tau_dec = _signal.decimate_blocks(torques, decimation_factor, axis=0)
+        tau = tau_dec.T.reshape(-1)
+        W = self._decimate_regressor_matrix(regressor_reduced, decimation_factor)
+        if W.shape[0] != tau.shape[0]:
+            raise ValueError(
+                f"Decimated data size mismatch: {W.shape[0]} regressor rows, {tau.shape[0]} torques"
+            )
+        self.tau_decimated, self.regressor_decimated = tau, W
+        return tau, W
+
+    def _decimate_regressor_matrix(self, regressor_reduced, decimation_factor):
+        blocks = self._active_blocks(regressor_reduced, self.num_samples)  # (n_active, N, p)
+        dec = _signal.decimate_blocks(blocks, decimation_factor, axis=1)
+        return dec.reshape(-1, dec.shape[2])
+
+    def _prepare_undecimated_data(self, regressor_reduced):
+        n = self.num_samples
+        tau = np.asarray(self.processed_data["torques"], float).reshape(n, -1).T.reshape(-1)
+        W = self._active_blocks(regressor_reduced, n).reshape(-1, regressor_reduced.shape[1])
+        return tau, W
+
+    def _mask_rows(self, tau, regressor, factor=1):
+        return mask_rows(tau, regressor, self._sample_mask, len(self.identif_config["act_idxv"]), factor)
+
+    def _reset_solve_state(self, tau, W, active_params):
+        from figaroh.tools.stages import drop_stage
+
+        self._solve_tau = tau
+        self._solve_W = W
+        self._wls_row_weight = None
+        self._recon_result = None
+        self._physical_fit = None
+        self.selected = None
+        for stage in ("export", "physical", "validation"):
+            drop_stage(self, stage)
+
+    def _calculate_base_parameters(self, tau, W, active_params) -> dict:
+        decomposer = QRDecomposer(
+            tolerance=getattr(self, "tol_qr", 1e-6),
+            relative_tolerance=self.identif_config.get("qr_relative_tolerance"),
+        )
+        qr = decomposer.decompose(W, list(active_params), tau, self.standard_parameter, method="double")
+        if qr.cond_R1 > 1e6:
+            logger.warning(
+                "The base regressor is ill-conditioned (cond(R1) = %.3g); consider setting "
+                "tasks.identification.problem.qr_relative_tolerance (e.g. 1e-4)",
+                qr.cond_R1,
+            )
+        self._qr = qr
+        self._M_matrix = qr.M
+        self._params_r_for_recon = list(active_params)
+        self._base_indices = list(qr.base_indices)
+        self.dynamic_regressor_base = qr.W_b
+        self.phi_base = qr.phi_b
+        self.params_base = list(qr.base_param_expressions)
+        self.tau_identif = qr.W_b @ qr.phi_b
+        self.tau_noised = tau
+        base_param_dict = dict(zip(self.params_base, self.phi_base.tolist(), strict=True))
+        return {
+            "base_regressor": qr.W_b,
+            "base_param_dict": base_param_dict,
+            "base_parameters": self.params_base,
+            "phi_base": self.phi_base,
+            "tau_estimated": self.tau_identif,
+            "tau_processed": tau,
+            "M": qr.M,
+            "params_r": list(active_params),
+        }
+
+    def _n_fit_blocks(self) -> int:
+        return len(self._fit_blocks())
+
+    def _apply_weighted_least_squares(self):
+        """Gautier's weighted least squares from the OLS estimate.
+
+        Returns:
+            ``(phi_wls, std_wls)``: estimate and relative std-devs [%].
+        """
+        W_b, tau = self.dynamic_regressor_base, self.tau_noised
+        variance = self._calculate_joint_variances(W_b, tau, self._n_fit_blocks())
+        phi, std, sqrt_w = _metrics.weighted_solve(W_b, tau, variance)
+        self._wls_row_weight = sqrt_w
+        return phi, std
+
+    def _calculate_joint_variances(self, W_b, tau, n_blocks):
+        variance = _metrics.joint_block_variances(W_b, tau, self.phi_base, n_blocks)
+        self._joint_variances = variance
+        return variance
+
+    def solve(
+        self,
+        decimate=True,
+        decimation_factor=10,
+        zero_tolerance=0.001,
+        plotting=True,
+        save_results=False,
+        html_report=False,
+        wls=False,
+    ):
+        """Identify the base parameters.
+
+        Args:
+            decimate: Low-pass and down-sample the rows by ``decimation_factor``.
+            decimation_factor: Down-sampling factor.
+            zero_tolerance: Squared column norm under which a column is dropped.
+            plotting: Plot measured vs identified efforts.
+            save_results: Save the results (yaml/csv/npz) under ``results/``.
+            html_report: Also write the HTML report.
+            wls: Refine the OLS estimate by weighted least squares (one noise
+                variance per joint); std-devs stored in ``result["wls_std_deviations"]``.
+
+        Returns:
+            ndarray: Base parameters ``phi_base``.
+
+        Raises:
+            IdentificationStateError: (an ``AssertionError``) before :meth:`initialize`.
+            ValueError: Inconsistent shapes or configuration.
+        """
+        from figaroh.tools.stages import record_stage
+
+        logger.info("Starting %s dynamic parameter identification...", self.__class__.__name__)
+        self._run_started_at = datetime.now(timezone.utc).isoformat()
+        self._decimate_used = bool(decimate)
+        self._validate_prerequisites()
+        W_red, active_params = self._eliminate_zero_columns(zero_tolerance)
+        if decimate:
+            tau, W = self._apply_decimation(W_red, decimation_factor)
+        else:
+            tau, W = self._prepare_undecimated_data(W_red)
+        tau, W = self._mask_rows(tau, W, decimation_factor if decimate else 1)
+        tau, W = self._select_fit_rows(tau, W)
+        self._reset_solve_state(tau, W, active_params)
+        try:
+            results = self._calculate_base_parameters(tau, W, active_params)
+        except Exception as exc:
+            record_stage(self, "fit", "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        wls_std = None
+        if wls:
+            phi_wls, wls_std = self._apply_weighted_least_squares()
+            self.phi_base = phi_wls
+            results["phi_base"] = phi_wls
+            results["base_param_dict"] = dict(zip(self.params_base, phi_wls.tolist(), strict=True))
+            results["tau_estimated"] = self.dynamic_regressor_base @ phi_wls
+            self.tau_identif = results["tau_estimated"]
+        self._run_finished_at = datetime.now(timezone.utc).isoformat()
+        self._compute_quality_metrics()
+        record_stage(
+            self,
+            "fit",
+            "ok",
+            "weighted least squares" if wls else "least squares",
+            {
+                "effort_rmse": (float(self.rms_error), "N·m or N (stacked joints)"),
+                "rows": len(self.tau_noised),
+                "base_parameters": len(self.phi_base),
+            },
+        )
+        self._store_results(results)
+        if wls_std is not None:
+            self.result["wls_std_deviations"] = wls_std
+        self.print_quality_report()
+        if plotting:
+            self.plot_results()
+        if save_results:
+            self.save_results()
+        if html_report:
+            self.export_html_report()
+        return self.phi_base
+
+    def solve_with_custom_solver(
+        self,
+        method="lstsq",
+        regularization=None,
+        alpha=0.0,
+        constraints=None,
+        bounds=None,
+        decimate=False,
+        decimation_factor=10,
+        zero_tolerance=0.001,
+        plotting=False,
+        save_results=False,
+        **solver_kwargs,
+    ):
+        """Identify the base parameters with a :class:`~figaroh.tools.solver.LinearSolver`.
+
+        The base columns come from the QR decomposition; their values are then
+        estimated with ``method`` (``"ridge"``, ``"lasso"``, ``"constrained"``…)
+        with optional regularization, bounds and linear constraints on the
+        base parameters.
+
+        Returns:
+            ndarray: Identified base parameters.
+        """
+        from figaroh.tools.solver import LinearSolver
+
+        logger.info("Starting %s identification with custom solver...", self.__class__.__name__)
+        self._validate_prerequisites()
+        W_red, active_params = self._eliminate_zero_columns(zero_tolerance)
+        if decimate:
+            tau, W = self._apply_decimation(W_red, decimation_factor)
+        else:
+            tau, W = self._prepare_undecimated_data(W_red)
+        tau, W = self._select_fit_rows(tau, W)
+        self._reset_solve_state(tau, W, active_params)
+        qr = QRDecomposer().decompose(W, list(active_params), tau, self.standard_parameter)
+        solver = LinearSolver(
+            method=method,
+            regularization=regularization,
+            alpha=alpha,
+            constraints=constraints,
+            bounds=bounds,
+            verbose=True,
+            **solver_kwargs,
+        )
+        phi_base = solver.solve(qr.W_b, tau)
+        base_parameters = list(qr.base_param_expressions)
+        base_param_dict = dict(zip(base_parameters, np.asarray(phi_base).tolist(), strict=True))
+        self.dynamic_regressor_base = qr.W_b
+        self.phi_base = phi_base
+        self.params_base = base_parameters
+        self.tau_identif = qr.W_b @ phi_base
+        self.tau_noised = tau
+        self._compute_quality_metrics()
+        results = {
+            "base_regressor": qr.W_b,
+            "base_param_dict": base_param_dict,
+            "base_parameters": base_parameters,
+            "phi_base": phi_base,
+            "tau_estimated": self.tau_identif,
+            "tau_processed": tau,
+            "solver_info": solver.solver_info,
+            "solver_method": method,
+            "regularization": regularization,
+            "alpha": alpha,
+        }
+        self._store_results(results)
+        if plotting:
+            self.plot_results()
+        if save_results:
+            self.save_results()
+        logger.info("  RMSE: %.6f", self.rms_error)
+        logger.info("  Correlation: %.6f", self.correlation)
+        return self.phi_base
+
+    # ------------------------------------------------------------------ metrics
+    def _compute_quality_metrics(self):
+        self.std_relative = relative_stdev(self.dynamic_regressor_base, self.phi_base, self.tau_noised)
+        residual = self.tau_noised - self.tau_identif
+        self.rms_error = float(np.sqrt(np.mean(residual**2)))
+        if self.tau_noised.size > 1:
+            self.correlation = _metrics._pearson(self.tau_noised, self.tau_identif)
+        else:
+            self.correlation = 1.0
+
+    def _condition_number(self) -> float:
+        qr = getattr(self, "_qr", None)
+        if qr is not None and qr.W_b is self.dynamic_regressor_base:
+            return float(qr.cond_R1)  # cond(Q1 R1) = cond(R1): no SVD of the tall matrix
+        return float(np.linalg.cond(self.dynamic_regressor_base))
+
+    def _store_results(self, identif_results):
+        from figaroh.tools.stages import stages_as_dicts
+
+        self.result = {
+            "base regressor": identif_results["base_regressor"],
+            "base parameters": identif_results["base_param_dict"],
+            "base parameters values": identif_results["phi_base"],
+            "base parameters names": identif_results["base_parameters"],
+            "condition number": self._condition_number(),
+            "torque estimated": identif_results["tau_estimated"],
+            "torque processed": identif_results["tau_processed"],
+            "std dev of estimated param": self.std_relative,
+            "effort rmse": self.rms_error,
+            "rmse norm (N/m)": self.rms_error,
+            "num samples": self.num_samples,
+            "identification config": self.identif_config,
+            "task type": "identification",
+        }
+        validation = self._compute_validation_metrics()
+        if validation is not None:
+            self.result["validation_metrics"] = validation
+        self.result["stages"] = stages_as_dicts(self)
+        try:
+            from figaroh.tools.provenance import collect_run_provenance
+
+            self._run_provenance = collect_run_provenance(self, "identification")
+        except ImportError:
+            self._run_provenance = None
+        self.results_manager = self._make_results_manager()
+
+    def _make_results_manager(self):
+        try:
+            from figaroh.utils.results_manager import ResultsManager
+        except ImportError:
+            return None
+        robot_name = getattr(self, "robot_name", None) or getattr(self.model, "name", None) or (
+            self.__class__.__name__.lower().replace("identification", "")
+        )
+        return ResultsManager("identification", robot_name, self.result)
+
+    def _refresh_result_stages(self):
+        from figaroh.tools.stages import stages_as_dicts
+
+        if self.result is not None:
+            self.result["stages"] = stages_as_dicts(self)
+
+    def _compute_per_joint_stats(self):
+        if self.result is None:
+            return None
+        return _metrics.per_joint_residuals(
+            self.result["torque processed"], self.result["torque estimated"], self.fit_joints()
+        )
+
+    # ------------------------------------------------------------------ validation
+    def _load_validation_data(self, data_source):
+        saved = (self.raw_data, self.processed_data, self.num_samples)
+        try:
+            raw = self._adopt_trajectory(
+                self.load_trajectory_data(data_source=data_source), attr="_val_trajectory"
+            )
+            self._val_sample_mask = self._trajectory_mask(self._val_trajectory)
+            self.raw_data = self._truncate_data(raw, None)
+            self.process_kinematics_data(self.filter_config)
+            self.processed_data["torques"] = np.asarray(self.process_torque_data(), dtype=float)
+            self.num_samples = self.processed_data["positions"].shape[0]
+            self._build_full_configuration()
+            self._val_processed_data = self.processed_data
+            self._val_num_samples = self.num_samples
+            self._val_available = True
+        finally:
+            self.raw_data, self.processed_data, self.num_samples = saved
+
+    def _compute_validation_metrics(self):
+        from figaroh.tools.stages import record_stage
+
+        if self._idx_eliminated is None or self._base_indices is None:
+            return None
+        if self._val_available:
+            data, n, mask, source = (
+                self._val_processed_data,
+                self._val_num_samples,
+                self._val_sample_mask,
+                "validation_data",
+            )
+        else:
+            logger.warning(
+                "No held-out validation data: evaluating on the identification data "
+                "(not an independent test). Set validation_data_file to a held-out trajectory."
+            )
+            data, n, mask, source = (
+                self.processed_data,
+                self.num_samples,
+                self._sample_mask,
+                "identification_data_fallback",
+            )
+        if data is self.processed_data and self.dynamic_regressor is not None:
+            W_full = self.dynamic_regressor
+        else:
+            W_full = build_regressor_basic(
+                self.robot, data["positions"], data["velocities"], data["accelerations"], self.identif_config
+            )
+        keep = np.setdiff1d(np.arange(W_full.shape[1]), self._idx_eliminated)
+        phi_std = np.fromiter(self.standard_parameter.values(), dtype=float)
+        blocks = self._active_blocks(W_full, n)  # (n_active, n, p_full)
+        tau_nominal = blocks @ phi_std  # (n_active, n)
+        W_base = blocks[:, :, keep[self._base_indices]]
+        tau_identified = W_base @ np.asarray(self.phi_base, float)
+        tau_measured = np.asarray(data["torques"], float).reshape(n, -1).T
+        fit = self._fit_blocks()
+        active = list(self.identif_config["active_joints"])
+        names = [active[b] for b in fit]
+        units = [_metrics.effort_unit(self.model, name) for name in names]
+        metrics = _metrics.validation_metrics(
+            tau_measured[fit].ravel(),
+            tau_nominal[fit].ravel(),
+            tau_identified[fit].ravel(),
+            names,
+            units,
+            mask,
+            source,
+        )
+        left_out = [name for name in active if name not in names]
+        if left_out:
+            metrics["not_fitted_joints"] = left_out
+        if source == "validation_data":
+            record_stage(
+                self,
+                "validation",
+                "ok",
+                "held-out trajectory",
+                {"effort_rmse": (metrics["rmse_identified"], "N·m or N"), "samples": metrics["n_val_samples"]},
+            )
+        else:
+            record_stage(
+                self,
+                "validation",
+                "fallback",
+                "no held-out data: evaluated on the identification data, not an independent test",
+                {"effort_rmse": (metrics["rmse_identified"], "N·m or N"), "samples": metrics["n_val_samples"]},
+            )
+        return metrics
+
+    # ------------------------------------------------------------------ reports
+    def print_quality_report(self):
+        """Print the identification quality report to the terminal."""
+        if self.result is None:
+            logger.warning("No identification results to report. Run solve() first.")
+            return
+        from figaroh.identification.quality_report import format_quality_report
+
+        print(format_quality_report(self))
+
+    def export_html_report(self, output_path: str = None, output_dir: str = "results") -> str:
+        """Write the self-contained HTML quality report.
+
+        Returns:
+            The path written (default ``<output_dir>/identification_report.html``).
+
+        Raises:
+            AttributeError: If :meth:`solve` has not been run.
+        """
+        if self.result is None:
+            raise AttributeError("No identification results available. Run solve() first.")
+        from figaroh.tools.identification_report import generate_identification_report
+
+        if output_path is None:
+            os.makedirs(output_dir, exist_ok=True)
+            output_path = os.path.join(output_dir, "identification_report.html")
+        generate_identification_report(self, output_path=output_path)
+        logger.info("HTML quality report written to %s", output_path)
+        return output_path
+
+    def verify(self, thresholds: Optional[Dict[str, Dict[str, Any]]] = None, scope: str = "prediction"):
+        """Scoped acceptance evidence (see the reporting suite).
+
+        ``scope="execution"`` checks finite numerical fit outputs;
+        ``scope="prediction"`` also requires independent validation and explicit
+        error limits. Missing required evidence gives ``not_evaluated``; non-finite
+        evidence fails; ``passed`` is True only when every required check passes.
+
+        Returns:
+            :class:`~figaroh.tools._report_common.VerificationVerdict`.
+
+        Raises:
+            AttributeError: If :meth:`solve` has not been run.
+        """
+        if self.result is None:
+            raise AttributeError("No identification results available. Run solve() first.")
+        from figaroh.identification._verification import verify_identification
+
+        return verify_identification(self, thresholds, scope)
+
+    def export_verification_report(
+        self,
+        output_path: str = None,
+        output_dir: str = "results",
+        thresholds: Optional[Dict[str, Dict[str, Any]]] = None,
+        scope: str = "prediction",
+    ) -> str:
+        """Write the :meth:`verify` verdict as strict JSON (``allow_nan=False``).
+
+        Returns:
+            The path written (default ``<output_dir>/identification_verification.json``).
+        """
+        import json
+
+        from figaroh.data.source import atomic_write_text
+        from figaroh.tools._report_common import verification_json_data
+        from figaroh.tools.stages import with_schema
+
+        verdict = self.verify(thresholds=thresholds, scope=scope)
+        verdict_dict = dataclasses.asdict(verdict)
+        if self.results_manager is not None:
+            verdict_dict = self.results_manager._convert_for_serialization(verdict_dict)
+        if output_path is None:
+            os.makedirs(output_dir, exist_ok=True)
+            output_path = os.path.join(output_dir, "identification_verification.json")
+        text = json.dumps(verification_json_data(with_schema(self, verdict_dict)), indent=2, allow_nan=False)
+        atomic_write_text(output_path, text)
+        logger.info("Verification report written to %s", output_path)
+        return output_path
+
+    def _identified_joints(self):
+        eliminated = set(self._idx_eliminated or [])
+        out = []
+        for k, name in enumerate(self.model.names[1:]):
+            joint = self.model.joints[k + 1]
+            if joint.shortname() == "JointModelFreeFlyer":
+                continue
+            if any(10 * k + c not in eliminated for c in range(10)):
+                out.append(name)
+        return out
+
+    def export_urdf(self, nominal_urdf: str, output_path: Optional[str] = None, merged_bodies: str = "refuse") -> str:
+        """Write the selected estimate's link inertials into a URDF.
+
+        Needs ``select_stage`` ``reconstruction`` or ``physical_fit`` with an
+        accepted estimate: the base-parameter fit has no per-link inertials.
+
+        Raises:
+            ValueError: No accepted standard-space estimate.
+        """
+        from figaroh.tools.stages import record_stage
+
+        sel = self.selected
+        if sel is None or getattr(sel, "space", None) != "standard":
+            reason = (
+                "the base-parameter fit has no link inertials to export; "
+                "set select_stage to 'reconstruction' or 'physical_fit'"
+            )
+            record_stage(self, "export", "failed", reason)
+            self._refresh_result_stages()
+            raise ValueError(f"export failed: {reason}")
+        raise ValueError("export failed: URDF export arrives with the physical-consistency module")
+
+    def plot_results(self):
+        """Plot measured vs identified efforts per fitted joint and the base parameters."""
+        if self.result is None:
+            logger.warning("No identification results to plot. Run solve() first.")
+            return None
+        from figaroh.utils.results_manager import plot_with_fallback
+
+        def basic():
+            from figaroh.identification.quality_report import basic_identification_plot
+
+            return basic_identification_plot(self)
+
+        if self.results_manager is not None:
+            return plot_with_fallback(
+                lambda: self.results_manager.plot_identification_results(
+                    n_joints=len(self._fit_blocks()), joint_names=self.fit_joints()
+                ),
+                basic,
+                logger,
+                "identification",
+            )
+        return basic()
+
+    def save_results(self, output_dir="results"):
+        """Save the results (yaml, csv, npz) under ``output_dir``.
+
+        Returns:
+            ``{format: path}`` of the files written, or None without results.
+        """
+        if self.result is None:
+            logger.warning("No identification results to save. Run solve() first.")
+            return None
+        if self.results_manager is None:
+            self.results_manager = self._make_results_manager()
+        saved = self.results_manager.save_results(output_dir=output_dir, save_formats=["yaml", "csv", "npz"])
+        for fmt, path in saved.items():
+            logger.info("  %s: %s", fmt, path)
+        return saved

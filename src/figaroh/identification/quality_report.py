@@ -1,0 +1,193 @@
+"""Terminal quality report and basic plot of a solved identification.
+
+:func:`format_quality_report` builds the text that
+:meth:`BaseIdentification.print_quality_report` prints: stages, condition
+number, effort RMSE and correlation, per-joint residuals, the five least
+certain base parameters, held-out validation and optional physical-consistency
+status. Efforts are in N·m (revolute) or N (prismatic).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+_RULE = "=" * 70
+_THIN = "-" * 70
+
+
+def _condition_label(cond: float) -> str:
+    if cond < 100:
+        return "well-conditioned"
+    if cond < 1000:
+        return "moderately-conditioned"
+    return "ill-conditioned"
+
+
+def format_quality_report(ident: Any) -> str:
+    """The identification quality report of a solved ``BaseIdentification``.
+
+    Returns:
+        Multi-line text (empty when the object has no result).
+    """
+    from figaroh.tools.stages import stages_line
+
+    result = ident.result
+    if result is None:
+        return ""
+    lines: list[str] = ["", _RULE, "  IDENTIFICATION QUALITY REPORT", _RULE]
+    lines.append(f"  Stages:          {stages_line(ident)}")
+    sel = getattr(ident, "selected", None)
+    if sel is not None:
+        lines.append(
+            f"  Reported estimate: {sel.stage if sel.accepted else 'none'}"
+            f" (requested {sel.requested}: {sel.status}; {sel.reason})"
+        )
+    cond = float(result.get("condition number", float("nan")))
+    n_base = len(result.get("base parameters names", []))
+    lines.append(f"  Base parameters: {n_base}    Samples: {result.get('num samples', 0)}")
+    if math.isnan(cond):
+        lines.append("  Condition:    unavailable")
+    else:
+        lines.append(f"  Condition:    {cond:.1f} ({_condition_label(cond)})")
+    rmse_label = "RMSE:" if sel is None else "RMSE (base fit):"
+    correlation = ident.correlation if ident.correlation is not None else float("nan")
+    lines.append(
+        f"  {rmse_label:<13s} {result.get('rmse norm (N/m)', float('nan')):.4f}    "
+        f"Correlation: {correlation:.4f}"
+    )
+    selected_info = result.get("selected")
+    if isinstance(selected_info, dict) and "effort_rmse_fit" in selected_info:
+        lines.append(
+            f"  RMSE ({selected_info['stage']} estimate): {selected_info['effort_rmse_fit']:.4f}"
+        )
+
+    per_joint = ident._compute_per_joint_stats()
+    lines.append(_THIN)
+    if per_joint is not None:
+        heading = "Per-Joint Torque Residuals (training set)"
+        if sel is not None:
+            heading = "Base fit residuals, per joint (training set)"
+        lines.append(f"  {heading}")
+        lines.append(f"  {'Joint':<22s} {'Mean':>10s} {'Std':>10s} {'RMSE':>10s} {'Max':>10s}")
+        lines.append(f"  {'-' * 22} {'-' * 10} {'-' * 10} {'-' * 10} {'-' * 10}")
+        for i, name in enumerate(per_joint["joint_names"]):
+            lines.append(
+                f"  {name:<22s} {per_joint['mean'][i]:10.4f} {per_joint['std'][i]:10.4f} "
+                f"{per_joint['rmse'][i]:10.4f} {per_joint['max_abs'][i]:10.4f}"
+            )
+        per_joint_sel = (selected_info or {}).get("effort_rmse_fit_per_joint")
+        if per_joint_sel:
+            lines.append(f"  Selected estimate ({selected_info['stage']}) RMSE per joint")
+            for name, value in per_joint_sel.items():
+                lines.append(f"  {name:<22s} {value:10.4f}")
+    else:
+        lines.append("  Per-joint residuals: unavailable")
+
+    lines.append(_THIN)
+    std_relative = getattr(ident, "std_relative", None)
+    base_names = result.get("base parameters names", [])
+    if std_relative is not None and len(std_relative) == len(base_names):
+        order = sorted(range(len(base_names)), key=lambda i: -abs(std_relative[i]))
+        lines.append("  Base-Parameter Uncertainty (top 5 by relative std-dev)")
+        for i in order[:5]:
+            name = base_names[i] if len(base_names[i]) <= 50 else base_names[i][:49] + "…"
+            lines.append(f"    {name:<50s} {std_relative[i]:8.1f}%")
+    else:
+        lines.append("  Base-parameter uncertainty: unavailable")
+
+    lines.append(_THIN)
+    val = result.get("validation_metrics")
+    if val is not None:
+        if val.get("validation_source") == "identification_data_fallback":
+            lines.append(
+                "  ⚠ WARNING: no separate validation data provided — falling back to "
+                "identification data. These are NOT an independent generalization test."
+            )
+            lines.append(f"  Validation (identification set, n={val['n_val_samples']})")
+        else:
+            lines.append(f"  Validation (separate set, n={val['n_val_samples']})")
+        lines.append(
+            f"    RMSE nominal:    {val['rmse_nominal']:.4f}    "
+            f"RMSE identified: {val['rmse_identified']:.4f}"
+        )
+        lines.append(
+            f"    Improvement:     {val['improvement_pct']:.1f}%    "
+            f"Correlation (per-joint normalised): {val.get('correlation_normalised', float('nan')):.4f}"
+        )
+        for name, m in val.get("per_joint", {}).items():
+            flag = "" if m["predictive"] else "  <- not better than a constant"
+            lines.append(
+                f"    {name:24s} RMSE {m['rmse_identified']:.4g} {m['unit']}"
+                f"  std {m['std_measured']:.4g}  R² {m['r2']:.3f}{flag}"
+            )
+    else:
+        lines.append("  Validation: no separate validation data provided.")
+        lines.append(
+            "    Set validation_data_file in the identification config to enable held-out "
+            "FK/torque validation."
+        )
+    pc = result.get("physical consistency")
+    if pc is not None:
+        lines.append(_THIN)
+        lines.append(f"  Physical consistency: {pc.get('status', 'unknown')}")
+    recon = result.get("reconstruction")
+    if recon is not None:
+        lines.append(_THIN)
+        lines.append(f"  Full-parameter reconstruction: {recon.get('status', 'unknown')}")
+    lines.append(_RULE)
+    return "\n".join(lines)
+
+
+def basic_identification_plot(ident: Any, output_dir: str = "results") -> str | None:
+    """Two-panel figure: stacked measured vs identified effort, and the base parameters.
+
+    Saved as ``<output_dir>/identification_basic.png`` with a non-interactive
+    matplotlib backend, shown otherwise.
+
+    Returns:
+        The PNG path when saved, else None.
+    """
+    import os
+
+    import matplotlib
+
+    interactive = matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "ps", "cairo", "template")
+    import matplotlib.pyplot as plt
+
+    tau_measured = np.asarray(ident.result.get("torque processed", []))
+    tau_identified = np.asarray(ident.result.get("torque estimated", []))
+    values = np.asarray(ident.result.get("base parameters values", []))
+    if tau_measured.size == 0 or tau_identified.size == 0:
+        logger.warning("No torque data available for plotting")
+        return None
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(12, 8))
+    ax1.plot(tau_measured, label="Measured", alpha=0.7)
+    ax1.plot(tau_identified, label="Identified", alpha=0.7)
+    ax1.set_xlabel("Sample (stacked joints)")
+    ax1.set_ylabel("Effort [N·m or N]")
+    title = f"{ident.__class__.__name__} effort comparison"
+    ax1.set_title(title + ("" if ident.selected is None else " (base fit)"))
+    ax1.legend()
+    ax1.grid(True, alpha=0.3)
+    if values.size:
+        ax2.bar(range(values.size), values, alpha=0.7, label="Base parameters")
+        ax2.set_xlabel("Parameter index")
+        ax2.set_ylabel("Value")
+        ax2.set_title("Identified base parameters")
+        ax2.legend()
+        ax2.grid(True, alpha=0.3)
+    fig.tight_layout()
+    if interactive:
+        plt.show()
+        return None
+    os.makedirs(output_dir, exist_ok=True)
+    path = os.path.join(output_dir, "identification_basic.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -1,0 +1,635 @@
+"""ResultsManager: file round trips, atomic non-clobbering saves, headless plots."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import enum
+import json
+import logging
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+import yaml
+
+matplotlib.use("Agg")
+
+import matplotlib.image as mpimg  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+
+from figaroh.utils import results_manager as rm  # noqa: E402
+from figaroh.utils.error_handling import FigarohExampleError  # noqa: E402
+from figaroh.utils.results_manager import (  # noqa: E402
+    InvalidResultsError,
+    ResultsManager,
+    ResultsManagerError,
+    _per_joint_columns,
+    plot_with_fallback,
+)
+
+JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------------------
+# fixtures
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ident_results() -> dict:
+    """An identification result built like BaseIdentification._store_results.
+
+    Stacked joint-major efforts τ = W φ + noise for 3 joints × 80 samples, φ̂ by
+    least squares, relative std devs and condition number computed from W.
+    """
+    rng = np.random.default_rng(7)
+    n_j, n_s, n_b = len(JOINTS), 80, 6
+    W = rng.normal(size=(n_j * n_s, n_b))
+    phi = np.array([1.5, -0.3, 0.02, 4.0, 0.7, -2.2])
+    tau = W @ phi + 0.05 * rng.normal(size=n_j * n_s)
+    phi_hat, *_ = np.linalg.lstsq(W, tau, rcond=None)
+    tau_est = W @ phi_hat
+    sigma2 = np.sum((tau - tau_est) ** 2) / (W.shape[0] - n_b)
+    std_pct = np.round(100 * np.sqrt(np.diag(sigma2 * np.linalg.inv(W.T @ W))) / np.abs(phi_hat), 2)
+    names = ["m1", "mx2 + 0.5*m3", "Izz3", "fv1", "fs2", "off3"]
+    rmse = float(np.sqrt(np.mean((tau - tau_est) ** 2)))
+    return {
+        "base regressor": W,
+        "base parameters": dict(zip(names, phi_hat.tolist(), strict=True)),
+        "base parameters values": phi_hat,
+        "base parameters names": names,
+        "condition number": np.linalg.cond(W),
+        "torque estimated": tau_est,
+        "torque processed": tau,
+        "std dev of estimated param": std_pct,
+        "effort rmse": rmse,
+        "rmse norm (N/m)": rmse,
+        "num samples": 800,
+        "identification config": {
+            "active_joints": JOINTS,
+            "sampling_frequency": 100.0,
+            "has_friction": True,
+            "cutoff_frequency_butterworth": 5.0,
+        },
+        "task type": "identification",
+        "stages": [{"stage": "fit", "status": "ok", "reason": "", "metrics": {}}],
+        "validation_metrics": {
+            "effort_rmse": 0.061,
+            "per_joint_rmse": {j: 0.05 + 0.01 * i for i, j in enumerate(JOINTS)},
+            "r2_elbow": float("nan"),
+            "n_samples": 40,
+        },
+    }
+
+
+@pytest.fixture
+def manager(ident_results) -> ResultsManager:
+    return ResultsManager("identification", "ur10", ident_results)
+
+
+@pytest.fixture
+def no_show(monkeypatch):
+    """Fail the test if plt.show() is called (it would block in a script)."""
+
+    def _show(*_a, **_k):
+        raise AssertionError("plt.show() must not be called without a display")
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setattr(plt, "show", _show)
+    yield
+    assert plt.get_fignums() == [], "figures were left open"
+
+
+def _read_csv(path: str) -> dict[str, list[str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    header, body = rows[0], rows[1:]
+    return {name: [r[i] for r in body if r[i] != ""] for i, name in enumerate(header)}
+
+
+# ---------------------------------------------------------------------------
+# construction
+# ---------------------------------------------------------------------------
+
+
+def test_constructor_validates_task_type_and_keeps_reference(ident_results):
+    with pytest.raises(AssertionError, match="task_type must be one of"):
+        ResultsManager("dynamics", "ur10")
+    with pytest.raises(AssertionError, match="task type"):
+        ResultsManager("calibration", "ur10", ident_results)
+    with pytest.raises(InvalidResultsError, match="results_data must be a dict"):
+        ResultsManager("identification", "ur10", [1, 2])
+    m = ResultsManager("IDENTIFICATION", "ur10", ident_results)
+    assert m.task_type == "identification"
+    assert m.result is ident_results  # later updates by the task are visible
+    ident_results["stages"] = []
+    assert m.result["stages"] == []
+    empty: dict = {}
+    assert ResultsManager("calibration", results_data=empty).result is empty
+    text = repr(m)
+    assert "identification" in text and "ur10" in text and f"n_entries={len(ident_results)}" in text
+
+
+def test_class_constants():
+    assert set(ResultsManager.COLORS) == {
+        "measured",
+        "identified",
+        "calibrated",
+        "optimal",
+        "reference",
+        "residual",
+    }
+    assert ResultsManager.PLOT_STYLES["identification"]["figsize"] == (12, 8)
+    assert ResultsManager.PLOT_STYLES["calibration"]["figsize"] == (14, 10)
+    assert ResultsManager.PLOT_STYLES["optimal_calibration"]["figsize"] == (10, 8)
+    assert ResultsManager.PLOT_STYLES["optimal_trajectory"]["figsize"] == (15, 10)
+    assert all(s["dpi"] == 100 for s in ResultsManager.PLOT_STYLES.values())
+
+
+def test_module_import_does_not_import_matplotlib():
+    code = "import sys, figaroh.utils.results_manager; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------------------
+# saving: round trips
+# ---------------------------------------------------------------------------
+
+
+def test_save_yaml_csv_npz_round_trip(manager, ident_results, tmp_path):
+    saved = manager.save_results(output_dir=tmp_path, save_formats=["yaml", "csv", "npz"])
+    assert set(saved) == {"yaml", "csv", "npz", "metadata"}
+    for path in saved.values():
+        assert Path(path).parent == tmp_path and Path(path).is_file()
+    assert Path(saved["yaml"]).name.startswith("ur10_identification_")
+
+    phi = ident_results["base parameters values"]
+    names = ident_results["base parameters names"]
+
+    # YAML: exact floats, names, nested config, NaN kept as .nan
+    with open(saved["yaml"], encoding="utf-8") as fh:
+        y = yaml.safe_load(fh)
+    assert y["base parameters names"] == names
+    assert y["base parameters values"] == phi.tolist()
+    assert y["torque processed"] == ident_results["torque processed"].tolist()
+    assert y["base regressor"] == ident_results["base regressor"].tolist()
+    assert y["condition number"] == float(ident_results["condition number"])
+    assert y["base parameters"] == dict(zip(names, phi.tolist(), strict=True))
+    assert y["identification config"] == ident_results["identification config"]
+    assert y["num samples"] == 800 and y["task type"] == "identification"
+    assert y["stages"] == ident_results["stages"]
+    vm = y["validation_metrics"]
+    assert math.isnan(vm["r2_elbow"])
+    assert vm["per_joint_rmse"] == ident_results["validation_metrics"]["per_joint_rmse"]
+
+    # CSV: 1-D columns, 2-D split into <key>_<i>, scalars one-element, exact floats
+    cols = _read_csv(saved["csv"])
+    assert cols["base parameters names"] == names
+    assert [float(x) for x in cols["base parameters values"]] == phi.tolist()
+    assert [float(x) for x in cols["std dev of estimated param"]] == (
+        ident_results["std dev of estimated param"].tolist()
+    )
+    assert [float(x) for x in cols["torque estimated"]] == (
+        ident_results["torque estimated"].tolist()
+    )
+    W = ident_results["base regressor"]
+    for i in range(W.shape[1]):
+        assert [float(x) for x in cols[f"base regressor_{i}"]] == W[:, i].tolist()
+    assert "base regressor" not in cols
+    assert [float(x) for x in cols["rmse norm (N/m)"]] == [ident_results["rmse norm (N/m)"]]
+    assert cols["num samples"] == ["800"] and cols["task type"] == ["identification"]
+    assert "identification config" not in cols and "validation_metrics" not in cols
+
+    # NPZ: pickle-free, arrays exact, mappings as JSON text
+    with np.load(saved["npz"], allow_pickle=False) as z:
+        assert np.array_equal(z["base parameters values"], phi)
+        assert np.array_equal(z["base regressor"], W)
+        assert z["base parameters names"].tolist() == names
+        assert float(z["rmse norm (N/m)"]) == ident_results["rmse norm (N/m)"]
+        assert int(z["num samples"]) == 800
+        assert (
+            json.loads(str(z["identification config"])) == (ident_results["identification config"])
+        )
+        assert json.loads(str(z["validation_metrics"]))["r2_elbow"] is None
+
+
+def test_metadata_contents(manager, ident_results, tmp_path):
+    saved = manager.save_results(output_dir=tmp_path)  # default formats yaml + csv
+    assert set(saved) == {"yaml", "csv", "metadata"}
+    with open(saved["metadata"], encoding="utf-8") as fh:
+        meta = yaml.safe_load(fh)
+    assert meta["task_type"] == "identification" and meta["robot_name"] == "ur10"
+    assert meta["files"] == {k: Path(v).name for k, v in saved.items() if k != "metadata"}
+    W = ident_results["base regressor"]
+    assert meta["data_shapes"]["base regressor"] == {"shape": list(W.shape), "dtype": "float64"}
+    tau = ident_results["torque processed"]
+    st = meta["summary_statistics"]["torque processed"]
+    assert st == {
+        "mean": float(tau.mean()),
+        "std": float(tau.std()),
+        "min": float(tau.min()),
+        "max": float(tau.max()),
+    }
+
+
+def test_json_format_is_strict_and_nan_becomes_null(manager, tmp_path):
+    saved = manager.save_results(output_dir=tmp_path, save_formats=["json"])
+    text = Path(saved["json"]).read_text(encoding="utf-8")
+
+    def reject(token):
+        raise AssertionError(f"non-standard JSON token {token}")
+
+    data = json.loads(text, parse_constant=reject)
+    assert data["validation_metrics"]["r2_elbow"] is None
+    assert data["base parameters names"] == manager.result["base parameters names"]
+
+
+def test_unknown_objects_are_saved_as_text(tmp_path):
+    class Opaque:
+        def __str__(self) -> str:
+            return "opaque-object"
+
+    m = ResultsManager("calibration", "tiago", {"obj": Opaque(), "x": np.arange(3.0)})
+    saved = m.save_results(output_dir=tmp_path, save_formats=["yaml", "json", "npz"])
+    assert yaml.safe_load(Path(saved["yaml"]).read_text())["obj"] == "opaque-object"
+    assert json.loads(Path(saved["json"]).read_text())["obj"] == "opaque-object"
+
+
+def test_module_save_results_positional_call_like_optimal_calibration(tmp_path):
+    results = {
+        "optimal_configurations": {"q": [[0.1, 0.2], [0.3, 0.4]]},
+        "selected_weights": {"0": 0.7, "3": 0.3},
+        "minimum_configurations": 2,
+        "calibration_config": {"NbSample": 10},
+        "condition_number": 3.2,
+    }
+    saved = ResultsManager("optimal_calibration", "tiago").save_results(
+        results, tmp_path, save_formats=["yaml", "csv"]
+    )
+    assert yaml.safe_load(Path(saved["yaml"]).read_text()) == results
+    saved2 = rm.save_results(results, "optimal_calibration", tmp_path, robot_name="tiago")
+    assert saved2["yaml"] != saved["yaml"]
+
+
+# ---------------------------------------------------------------------------
+# saving: errors, no clobbering, atomicity
+# ---------------------------------------------------------------------------
+
+
+def test_empty_results_and_bad_arguments(tmp_path, caplog):
+    m = ResultsManager("identification", "ur10")
+    with caplog.at_level(logging.ERROR, logger=rm.__name__):
+        assert m.save_results(output_dir=tmp_path) == {}
+    assert "No results to save" in caplog.text
+    m.result["x"] = np.ones(3)
+    with pytest.raises(ResultsManagerError, match="unsupported format.*'xml'"):
+        m.save_results(output_dir=tmp_path / "new", save_formats=["yaml", "xml"])
+    assert not (tmp_path / "new").exists()
+    err = pytest.raises(ResultsManagerError, m.save_results, output_dir=tmp_path, file_prefix="a/b")
+    assert isinstance(err.value, FigarohExampleError) and isinstance(err.value, ValueError)
+
+
+def test_second_save_never_overwrites(manager, tmp_path, monkeypatch):
+    first = manager.save_results(output_dir=tmp_path, file_prefix="run", save_formats=["yaml"])
+    before = Path(first["yaml"]).read_bytes()
+    manager.result["num samples"] = 999
+    second = manager.save_results(output_dir=tmp_path, file_prefix="run", save_formats=["yaml"])
+    assert Path(first["yaml"]).name == "run.yaml"
+    assert Path(second["yaml"]).name == "run_1.yaml"
+    assert Path(second["metadata"]).name == "run_1_metadata.yaml"
+    assert Path(first["yaml"]).read_bytes() == before
+    assert yaml.safe_load(Path(second["yaml"]).read_text())["num samples"] == 999
+
+    # Default (timestamped) names within the same second get a numbered suffix.
+    monkeypatch.setattr(rm, "_timestamp", lambda: "20240101_000000")
+    a = manager.save_results(output_dir=tmp_path, save_formats=["csv"])
+    b = manager.save_results(output_dir=tmp_path, save_formats=["csv"])
+    assert Path(a["csv"]).name == "ur10_identification_20240101_000000.csv"
+    assert Path(b["csv"]).name == "ur10_identification_20240101_000000_1.csv"
+
+
+def test_crash_during_write_leaves_no_partial_file(manager, tmp_path, monkeypatch):
+    def broken_dump(data, stream=None, **kw):
+        stream.write("base parameters values:\n- 1.0\n- ")  # half-written document
+        raise OSError("disk full")
+
+    monkeypatch.setattr(rm.yaml, "safe_dump", broken_dump)
+    with pytest.raises(FigarohExampleError, match="Failed to save results: disk full"):
+        manager.save_results(output_dir=tmp_path, save_formats=["yaml", "csv"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_crash_in_later_format_rolls_back_the_call(manager, tmp_path, monkeypatch):
+    kept = manager.save_results(output_dir=tmp_path, file_prefix="good", save_formats=["yaml"])
+    kept_files = sorted(p.name for p in tmp_path.iterdir())
+    real = np.lib.format.write_array
+    calls = []
+
+    def flaky(fp, array, *a, **k):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("interrupted")
+        return real(fp, array, *a, **k)
+
+    monkeypatch.setattr(np.lib.format, "write_array", flaky)
+    with pytest.raises(FigarohExampleError, match="interrupted"):
+        manager.save_results(output_dir=tmp_path, save_formats=["yaml", "csv", "npz"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == kept_files
+    assert yaml.safe_load(Path(kept["yaml"]).read_text())["num samples"] == 800
+
+
+def test_failed_rename_removes_temporary_file(manager, tmp_path, monkeypatch):
+    def no_replace(src, dst):
+        raise PermissionError("read-only destination")
+
+    monkeypatch.setattr(rm.os, "replace", no_replace)
+    with pytest.raises(FigarohExampleError, match="read-only"):
+        manager.save_results(output_dir=tmp_path, save_formats=["npz"])
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------
+# _convert_for_serialization
+# ---------------------------------------------------------------------------
+
+
+class _Mode(enum.Enum):
+    FAST = "fast"
+
+
+@dataclasses.dataclass
+class _Verdict:
+    passed: np.bool_
+    metrics: dict
+    limits: tuple
+
+
+def test_convert_for_serialization_is_strict_json():
+    data = {
+        "arr": np.array([[1.0, np.nan], [np.inf, -2.5]]),
+        "ints": np.arange(3),
+        "i64": np.int64(7),
+        "f32": np.float32(0.5),
+        "flag": np.bool_(True),
+        "tuple": (1, np.float64(2.0)),
+        "set": {3, 1, 2},
+        "path": Path("/tmp/x.yaml"),
+        "mode": _Mode.FAST,
+        "verdict": _Verdict(np.bool_(False), {"rmse": np.float64(-np.inf)}, (0.1, 0.2)),
+        np.int64(4): "numpy key",
+        "nested": [{"a": np.array([1, 2])}, None, "s"],
+        "nan": float("nan"),
+    }
+    out = ResultsManager._convert_for_serialization(data)
+    text = json.dumps(out, allow_nan=False)
+    assert json.loads(text) == json.loads(json.dumps(out))
+    assert out["arr"] == [[1.0, None], [None, -2.5]]
+    assert out["ints"] == [0, 1, 2]
+    assert out["i64"] == 7.0 and isinstance(out["i64"], float)  # upstream: numpy int → float
+    assert out["f32"] == 0.5 and type(out["f32"]) is float
+    assert out["flag"] is True
+    assert out["tuple"] == [1, 2.0]
+    assert out["set"] == [1, 2, 3]
+    assert out["path"] == "/tmp/x.yaml"
+    assert out["mode"] == "fast"
+    assert out["verdict"] == {"passed": False, "metrics": {"rmse": None}, "limits": [0.1, 0.2]}
+    assert out[4] == "numpy key" and type(next(k for k in out if k == 4)) is int
+    assert out["nested"] == [{"a": [1, 2]}, None, "s"]
+    assert out["nan"] is None
+    # "keep" leaves non-finite floats for YAML; unknown objects are returned unchanged
+    kept = ResultsManager._convert_for_serialization({"x": np.float64(np.nan)}, non_finite="keep")
+    assert math.isnan(kept["x"])
+    sentinel = object()
+    assert ResultsManager._convert_for_serialization([sentinel])[0] is sentinel
+    m = ResultsManager("identification")
+    assert m._convert_for_serialization({"v": np.float64(1.5)}) == {"v": 1.5}
+
+
+# ---------------------------------------------------------------------------
+# plotting
+# ---------------------------------------------------------------------------
+
+
+def test_per_joint_columns_follow_joint_major_stacking():
+    blocks = [np.arange(5.0) + 10 * j for j in range(3)]
+    cols = _per_joint_columns(np.concatenate(blocks), 3)
+    assert cols.shape == (5, 3)
+    for j in range(3):
+        assert np.array_equal(cols[:, j], blocks[j])
+    with pytest.raises(ValueError, match="not a multiple of n_joints=4"):
+        _per_joint_columns(np.arange(15.0), 4)
+
+
+def test_identification_plots_written_as_png_headless(manager, tmp_path, no_show):
+    assert rm._is_headless()
+    paths = manager.plot_identification_results(
+        n_joints=len(JOINTS), joint_names=JOINTS, output_dir=tmp_path, file_prefix="ur10"
+    )
+    assert [Path(p).name for p in paths] == ["ur10_torques.png", "ur10_parameters.png"]
+    for p in paths:
+        assert Path(p).read_bytes()[:8] == PNG_MAGIC
+    img = mpimg.imread(paths[0])
+    assert img.shape[:2] == (800, 1200)  # 12×8 in at 100 dpi
+    # a second call does not overwrite the first figures
+    again = manager.plot_identification_results(
+        n_joints=3, joint_names=JOINTS, output_dir=tmp_path, file_prefix="ur10"
+    )
+    assert [Path(p).name for p in again] == ["ur10_torques_1.png", "ur10_parameters_1.png"]
+
+
+def test_identification_plot_panels_hold_each_joint_block(manager, ident_results, monkeypatch):
+    captured = {}
+
+    def fake_finish(self, plt_, figures, output_dir, file_prefix, show):
+        captured.update(dict(figures))
+        return []
+
+    monkeypatch.setattr(ResultsManager, "_finish", fake_finish)
+    manager.plot_identification_results(n_joints=3, joint_names=JOINTS)
+    fig = captured["torques"]
+    try:
+        tau = ident_results["torque processed"].reshape(3, -1)
+        est = ident_results["torque estimated"].reshape(3, -1)
+        axes = np.array(fig.axes).reshape(3, 2)
+        for j in range(3):
+            assert np.array_equal(axes[j, 0].lines[0].get_ydata(), tau[j])
+            assert np.array_equal(axes[j, 0].lines[1].get_ydata(), est[j])
+            assert np.allclose(axes[j, 1].lines[0].get_ydata(), tau[j] - est[j])
+            assert JOINTS[j] in axes[j, 0].get_ylabel()
+        cond = ident_results["condition number"]
+        assert f"Condition: {cond:.2e}" in fig._suptitle.get_text()
+        assert f"RMSE: {ident_results['rmse norm (N/m)']:.6f}" in fig._suptitle.get_text()
+        bars = captured["parameters"].axes[0].patches
+        heights = [b.get_height() for b in bars]
+        assert np.allclose(heights, ident_results["base parameters values"])
+    finally:
+        plt.close("all")
+
+
+def test_identification_plot_errors_are_logged_not_raised(tmp_path, caplog, no_show):
+    m = ResultsManager("identification", "ur10")
+    with caplog.at_level(logging.ERROR, logger=rm.__name__):
+        out = m.plot_identification_results(
+            np.ones(12), np.ones(10), n_joints=2, output_dir=tmp_path
+        )
+    assert out == [] and "tau_identified" in caplog.text
+    with pytest.raises(ValueError, match="not a multiple of n_joints=5"):
+        m.plot_identification_results(
+            np.ones(12), np.ones(12), n_joints=5, output_dir=tmp_path, raise_errors=True
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_interactive_backend_shows_instead_of_saving(manager, tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(rm, "_is_headless", lambda: False)
+    monkeypatch.setattr(plt, "show", lambda *a, **k: shown.append(1))
+    try:
+        out = manager.plot_identification_results(n_joints=3, output_dir=tmp_path)
+    finally:
+        plt.close("all")
+    assert out == [] and shown == [1]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_matplotlib_is_a_warning(manager, tmp_path, monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with caplog.at_level(logging.WARNING, logger=rm.__name__):
+        assert manager.plot_identification_results(n_joints=3, output_dir=tmp_path) == []
+    assert "matplotlib is not installed" in caplog.text
+
+
+def test_calibration_and_optimal_plots(tmp_path, no_show):
+    rng = np.random.default_rng(3)
+    pee = rng.normal(size=(3, 2 * 20))
+    cal = {
+        "calibrated parameters names": ["d_px_1", "d_py_1", "d_pz_1"],
+        "calibrated parameters values": [0.001, -0.002, 0.0005],
+        "rms residuals by samples": np.abs(rng.normal(scale=1e-3, size=(2, 20))),
+        "PEE measured (2D array)": pee,
+        "PEE estimated (2D array)": pee + 1e-3 * rng.normal(size=pee.shape),
+        "task type": "calibration",
+    }
+    m = ResultsManager("calibration", "tiago", cal)
+    paths = m.plot_calibration_results(output_dir=tmp_path, file_prefix="cal")
+    assert [Path(p).name for p in paths] == [
+        "cal_errors.png",
+        "cal_poses.png",
+        "cal_parameters.png",
+    ]
+    assert mpimg.imread(paths[0]).shape[:2] == (1000, 1400)
+    paths = rm.plot_calibration_results(
+        residuals_by_sample=cal["rms residuals by samples"], output_dir=tmp_path
+    )
+    assert len(paths) == 1 and Path(paths[0]).read_bytes()[:8] == PNG_MAGIC
+
+    oc = ResultsManager("optimal_calibration", "tiago")
+    paths = oc.plot_optimal_calibration_results(
+        {"q": np.zeros((5, 7))},
+        rng.uniform(size=30),
+        condition_numbers=np.linspace(10, 2, 8),
+        information_matrix=np.eye(4) + 0.1,
+        output_dir=tmp_path,
+    )
+    assert len(paths) == 1 and Path(paths[0]).read_bytes()[:8] == PNG_MAGIC
+
+    ot = ResultsManager("optimal_trajectory", "ur10")
+    t = np.linspace(0, 2, 50)
+    traj = {"q": np.sin(np.outer(t, [1, 2, 3])), "dq": np.cos(np.outer(t, [1, 2, 3]))}
+    paths = ot.plot_optimal_trajectory_results(
+        traj, 35.2, joint_names=JOINTS, time_vector=t, output_dir=tmp_path
+    )
+    assert len(paths) == 1 and Path(paths[0]).read_bytes()[:8] == PNG_MAGIC
+
+    paths = rm.plot_identification_results(
+        np.arange(20.0),
+        np.arange(20.0) + 0.1,
+        [1.0, 2.0],
+        ["a", "b"],
+        output_dir=tmp_path,
+        n_joints=2,
+    )
+    assert len(paths) == 2
+
+
+# ---------------------------------------------------------------------------
+# plot_with_fallback
+# ---------------------------------------------------------------------------
+
+
+def test_plot_with_fallback_runs_fallback_and_warns(caplog):
+    log = logging.getLogger("figaroh.test.fallback")
+    calls = []
+
+    def primary():
+        raise RuntimeError("reshape failed")
+
+    def fallback():
+        calls.append("fallback")
+        return "basic"
+
+    with caplog.at_level(logging.WARNING, logger=log.name):
+        assert plot_with_fallback(primary, fallback, log, "identification") == "basic"
+    assert calls == ["fallback"]
+    (record,) = [r for r in caplog.records if r.name == log.name]
+    assert record.levelno == logging.WARNING
+    assert "identification" in record.getMessage() and "reshape failed" in record.getMessage()
+
+
+def test_plot_with_fallback_skips_fallback_on_success(caplog):
+    calls = []
+    with caplog.at_level(logging.WARNING):
+        out = plot_with_fallback(lambda: ["a.png"], lambda: calls.append(1), None, "calibration")
+    assert out == ["a.png"] and calls == [] and caplog.records == []
+    with caplog.at_level(logging.WARNING, logger=rm.__name__):
+        plot_with_fallback(lambda: 1 / 0, lambda: calls.append(1), None, "calibration")
+    assert calls == [1] and "calibration" in caplog.text
+
+
+def test_no_stray_temporary_files(manager, tmp_path, no_show):
+    manager.save_results(output_dir=tmp_path, save_formats=list(rm.SUPPORTED_FORMATS))
+    manager.plot_identification_results(n_joints=3, output_dir=tmp_path)
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp") or p.startswith(".")]
+
+
+def test_headless_detection(monkeypatch):
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert rm._is_headless()  # non-interactive backend, display or not
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "TkAgg")
+    if sys.platform.startswith("linux"):
+        monkeypatch.delenv("DISPLAY")
+        monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+        assert rm._is_headless()  # interactive backend but no display server
+        monkeypatch.setenv("DISPLAY", ":0")
+    assert not rm._is_headless()
+    monkeypatch.setattr(
+        matplotlib, "get_backend", lambda: "module://matplotlib_inline.backend_inline"
+    )
+    monkeypatch.delenv("DISPLAY")
+    assert not rm._is_headless()
+
+
+def test_csv_skipped_when_nothing_is_tabular(tmp_path, caplog):
+    m = ResultsManager("calibration", "tiago", {"calibration config": {"NbSample": 3}})
+    with caplog.at_level(logging.WARNING, logger=rm.__name__):
+        saved = m.save_results(output_dir=tmp_path, save_formats=["csv", "yaml"])
+    assert set(saved) == {"yaml", "metadata"} and "CSV not written" in caplog.text
+    assert yaml.safe_load(Path(saved["yaml"]).read_text()) == {
+        "calibration config": {"NbSample": 3}
+    }
+
+
+def test_robot_name_is_made_file_safe(tmp_path):
+    m = ResultsManager("identification", "my robot/arm", {"x": np.arange(3.0)})
+    saved = m.save_results(output_dir=tmp_path, save_formats=["yaml"])
+    assert Path(saved["yaml"]).parent == tmp_path
+    assert Path(saved["yaml"]).name.startswith("my_robot_arm_identification_")
