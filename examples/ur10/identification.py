@@ -37,7 +37,12 @@ def write_trajectory_csv(folder: str | os.PathLike, t, q, dq, tau, joints=UR10_J
     """Write one trajectory as ``<folder>/identification.csv`` (atomic write)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    header = ["t"] + [f"q_{j}" for j in joints] + [f"dq_{j}" for j in joints] + [f"tau_{j}" for j in joints]
+    header = (
+        ["t"]
+        + [f"q_{j}" for j in joints]
+        + [f"dq_{j}" for j in joints]
+        + [f"tau_{j}" for j in joints]
+    )
     table = np.column_stack([t, q, dq, tau])
     path = folder / CSV_NAME
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".identification.", suffix=".csv")
@@ -45,7 +50,7 @@ def write_trajectory_csv(folder: str | os.PathLike, t, q, dq, tau, joints=UR10_J
         with os.fdopen(fd, "w", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(header)
-            writer.writerows(np.char.mod("%.17g", table).tolist())
+            writer.writerows(np.char.mod("%.15g", table).tolist())  # 15 digits parse fast
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -124,7 +129,9 @@ def run(
 ) -> UR10Identification:
     """Generate data, identify and return the solved identification object."""
     robot = load_ur10()
-    train, validation = generate_ur10_data(Path(work_dir) / "data", n_samples, noise_std, seed, robot)
+    train, validation = generate_ur10_data(
+        Path(work_dir) / "data", n_samples, noise_std, seed, robot
+    )
     ident = UR10Identification(robot, CONFIG, data_dir=train)
     ident.identif_config["validation_data_file"] = str(validation)
     ident.initialize()

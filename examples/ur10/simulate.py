@@ -33,7 +33,9 @@ def ur10_urdf() -> str:
     """Path of the UR10 URDF shipped by the example-robot-data wheel."""
     base = example_robot_data_dir()
     if base is None:
-        raise FileNotFoundError("example-robot-data is not installed: pip install example-robot-data")
+        raise FileNotFoundError(
+            "example-robot-data is not installed: pip install example-robot-data"
+        )
     return str(base / "ur_description" / "urdf" / "ur10_robot.urdf")
 
 
@@ -121,5 +123,7 @@ def simulate_ur10(
     dq_limit = 0.8 * np.asarray(model.velocityLimit)
     traj = fourier_trajectory(n_samples, sample_rate, center, amplitude, dq_limit, rng=rng)
     cfg = {"has_friction": True, "fv": list(UR10_FV), "fs": list(UR10_FS)}
-    tau = get_torque_rand(n_samples, robot, traj.q, traj.dq, traj.ddq, cfg, noise_std=noise_std, rng=rng)
+    tau = get_torque_rand(
+        n_samples, robot, traj.q, traj.dq, traj.ddq, cfg, noise_std=noise_std, rng=rng
+    )
     return traj, tau.reshape(6, n_samples).T

@@ -7,7 +7,7 @@ samples of joint ``j``); all vectorised over samples.
 from __future__ import annotations
 
 import logging
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -29,7 +29,7 @@ def effort_unit(model, joint_name: str) -> str:
 
 def per_joint_residuals(
     tau_measured: np.ndarray, tau_estimated: np.ndarray, joint_names: Sequence[str]
-) -> Optional[dict]:
+) -> dict | None:
     """Mean, population std, RMSE and max |residual| of each joint block.
 
     Args:
@@ -44,7 +44,12 @@ def per_joint_residuals(
     measured = np.asarray(tau_measured, dtype=float).ravel()
     estimated = np.asarray(tau_estimated, dtype=float).ravel()
     n_blocks = len(joint_names)
-    if n_blocks == 0 or measured.size == 0 or measured.size % n_blocks or measured.shape != estimated.shape:
+    if (
+        n_blocks == 0
+        or measured.size == 0
+        or measured.size % n_blocks
+        or measured.shape != estimated.shape
+    ):
         return None
     r = (measured - estimated).reshape(n_blocks, -1)
     names = [joint_names[i] if i < len(joint_names) else f"joint_{i}" for i in range(n_blocks)]
@@ -72,7 +77,7 @@ def validation_metrics(
     tau_identified: np.ndarray,
     joint_names: Sequence[str],
     units: Sequence[str],
-    mask: Optional[np.ndarray],
+    mask: np.ndarray | None,
     source: str,
 ) -> dict:
     """Prediction quality of the identified model on a (held-out) trajectory.
@@ -144,7 +149,9 @@ def validation_metrics(
     }
 
 
-def joint_block_variances(W_b: np.ndarray, tau: np.ndarray, phi: np.ndarray, n_blocks: int) -> np.ndarray:
+def joint_block_variances(
+    W_b: np.ndarray, tau: np.ndarray, phi: np.ndarray, n_blocks: int
+) -> np.ndarray:
     """Per-row residual variance ``σ_j²`` of each joint block (Gautier's WLS).
 
     ``σ_j² = mean(r_j²)`` over block ``j`` of the residual ``r = τ − W_b φ``
@@ -164,7 +171,9 @@ def joint_block_variances(W_b: np.ndarray, tau: np.ndarray, phi: np.ndarray, n_b
     return np.repeat(var, r.shape[1])
 
 
-def weighted_solve(W_b: np.ndarray, tau: np.ndarray, row_variance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def weighted_solve(
+    W_b: np.ndarray, tau: np.ndarray, row_variance: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weighted least squares with weights ``1/σ²`` per row.
 
     Returns:

@@ -7,7 +7,6 @@ none loops over samples.
 from __future__ import annotations
 
 import logging
-from typing import Optional
 
 import numpy as np
 from scipy import ndimage, signal
@@ -107,9 +106,7 @@ def differentiate(t: np.ndarray, x: np.ndarray, method: str = "gradient") -> np.
         tt = tt[:, 0]
     arr, was_1d = _as_columns(x, "signal")
     if tt.shape[0] != arr.shape[0]:
-        raise ValueError(
-            f"time vector has {tt.shape[0]} samples but the signal has {arr.shape[0]}"
-        )
+        raise ValueError(f"time vector has {tt.shape[0]} samples but the signal has {arr.shape[0]}")
     if arr.shape[0] < 3:
         raise ValueError("differentiation needs at least 3 samples")
     dt = np.diff(tt)
@@ -162,7 +159,7 @@ def decimate_blocks(x: np.ndarray, factor: int, axis: int = 0) -> np.ndarray:
     return signal.decimate(np.asarray(x, dtype=float), factor, zero_phase=True, axis=axis)
 
 
-def truncate_dict(data: dict, truncate: Optional[tuple] = None) -> dict:
+def truncate_dict(data: dict, truncate: tuple | None = None) -> dict:
     """Shallow copy of ``data`` with every array sliced ``[start:end]`` along axis 0."""
     if truncate is None:
         return dict(data)

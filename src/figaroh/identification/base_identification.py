@@ -28,11 +28,16 @@ import os
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 import numpy as np
 
-from figaroh.data.adoption import adopt_trajectory_for, mask_rows, record_data_stage, trajectory_mask
+from figaroh.data.adoption import (
+    adopt_trajectory_for,
+    mask_rows,
+    record_data_stage,
+    trajectory_mask,
+)
 from figaroh.identification import _metrics, _signal
 from figaroh.identification.config import unified_to_legacy_identif_config
 from figaroh.identification.exceptions import (
@@ -129,8 +134,10 @@ class BaseIdentification(ABC):
         logger.info("%s initialized", self.__class__.__name__)
 
     def __repr__(self) -> str:
-        state = "solved" if self.result is not None else (
-            "initialized" if self.dynamic_regressor is not None else "configured"
+        state = (
+            "solved"
+            if self.result is not None
+            else ("initialized" if self.dynamic_regressor is not None else "configured")
         )
         return (
             f"{self.__class__.__name__}(robot='{self.model.name}', "
@@ -204,10 +211,16 @@ class BaseIdentification(ABC):
                 "return 'timestamps' (N, 1) [s] (build them from the sampling period if the "
                 "log has none)"
             )
-        t = np.asarray(t, dtype=float).reshape(-1) if np.ndim(t) == 1 else np.asarray(t, float)[:, 0]
+        t = (
+            np.asarray(t, dtype=float).reshape(-1)
+            if np.ndim(t) == 1
+            else np.asarray(t, float)[:, 0]
+        )
         n = t.shape[0]
         if not np.all(np.isfinite(t)):
-            raise IdentificationDataError(f"'timestamps' contains NaN/inf at row {int(np.flatnonzero(~np.isfinite(t))[0])}")
+            raise IdentificationDataError(
+                f"'timestamps' contains NaN/inf at row {int(np.flatnonzero(~np.isfinite(t))[0])}"
+            )
         dt = np.diff(t)
         if np.any(dt <= 0):
             k = int(np.flatnonzero(dt <= 0)[0])
@@ -228,7 +241,8 @@ class BaseIdentification(ABC):
                 arr = arr[:, None]
             if arr.ndim != 2 or arr.shape[0] != n:
                 raise IdentificationDataError(
-                    f"'{key}' must have shape (N={n}, {n_active}) like 'timestamps', got {arr.shape}"
+                    f"'{key}' must have shape (N={n}, {n_active}) like 'timestamps', "
+                    f"got {arr.shape}"
                 )
             if n_active and arr.shape[1] != n_active:
                 raise IdentificationDataError(
@@ -305,7 +319,9 @@ class BaseIdentification(ABC):
     @staticmethod
     def _apply_filters(*signals, nbutter=4, f_butter=2, med_fil=5, f_sample=100):
         out = tuple(
-            None if s is None else _signal.low_pass(
+            None
+            if s is None
+            else _signal.low_pass(
                 s, nbutter=nbutter, f_butter=f_butter, med_fil=med_fil, f_sample=f_sample
             )
             for s in signals
@@ -367,11 +383,17 @@ class BaseIdentification(ABC):
         """Standard parameters (ordered like the regressor's columns) from the URDF."""
         self.standard_parameter = get_standard_parameters(self.model, self.identif_config)
         cfg = self.identif_config
-        if cfg.get("has_friction") or cfg.get("has_actuator_inertia") or cfg.get("has_joint_offset"):
+        if (
+            cfg.get("has_friction")
+            or cfg.get("has_actuator_inertia")
+            or cfg.get("has_joint_offset")
+        ):
             self.additional_parameters = add_standard_additional_parameters(self.model, cfg)
             self.standard_parameter.update(self.additional_parameters)
         if cfg.get("has_custom_parameters", False):
-            self.custom_parameters = add_custom_parameters(self.model, cfg.get("custom_parameters", {}))
+            self.custom_parameters = add_custom_parameters(
+                self.model, cfg.get("custom_parameters", {})
+            )
             self.standard_parameter.update(self.custom_parameters)
         for key, value in self.standard_parameter.items():
             if isinstance(value, str):
@@ -386,8 +408,10 @@ class BaseIdentification(ABC):
     def _active_rows(self, stacked: np.ndarray, n: int) -> np.ndarray:
         """Rows of the active DOF blocks, in active order."""
         idx = np.asarray(self.identif_config["act_idxv"], dtype=int)
-        return np.asarray(stacked).reshape(self.model.nv, n, *np.shape(stacked)[1:])[idx].reshape(
-            idx.size * n, *np.shape(stacked)[1:]
+        return (
+            np.asarray(stacked)
+            .reshape(self.model.nv, n, *np.shape(stacked)[1:])[idx]
+            .reshape(idx.size * n, *np.shape(stacked)[1:])
         )
 
     def initialize(self, truncate=None):
@@ -477,9 +501,12 @@ class BaseIdentification(ABC):
             )
         stage = self.identif_config.get("select_stage")
         pf = self.identif_config.get("physical_fit") or {}
-        if (stage not in (None, "fit")) or pf.get("enabled") or self.identif_config.get(
-            "physical_consistency"
-        ) or self.identif_config.get("reconstruction"):
+        if (
+            (stage not in (None, "fit"))
+            or pf.get("enabled")
+            or self.identif_config.get("physical_consistency")
+            or self.identif_config.get("reconstruction")
+        ):
             raise IdentificationConfigError(
                 "select_stage / physical_fit / physical_consistency / reconstruction need the "
                 "physical-consistency module, which this release does not include yet; remove "
@@ -497,9 +524,15 @@ class BaseIdentification(ABC):
         return self.regressor_reduced, self.active_parameters
 
     def _active_blocks(self, W: np.ndarray, n: int) -> np.ndarray:
-        """(n_active, n, p) view of the active DOF blocks of a stacked regressor."""
+        """(n_active, n, p) array of the active DOF blocks of a stacked regressor.
+
+        A view (no copy) when every DOF is active in model order.
+        """
         idx = np.asarray(self.identif_config["act_idxv"], dtype=int)
-        return W.reshape(self.model.nv, n, W.shape[1])[idx]
+        blocks = W.reshape(self.model.nv, n, W.shape[1])
+        if idx.size == self.model.nv and np.array_equal(idx, np.arange(self.model.nv)):
+            return blocks
+        return blocks[idx]
 
     def _apply_decimation(self, regressor_reduced, decimation_factor):
         n = self.num_samples
@@ -526,7 +559,9 @@ class BaseIdentification(ABC):
         return tau, W
 
     def _mask_rows(self, tau, regressor, factor=1):
-        return mask_rows(tau, regressor, self._sample_mask, len(self.identif_config["act_idxv"]), factor)
+        return mask_rows(
+            tau, regressor, self._sample_mask, len(self.identif_config["act_idxv"]), factor
+        )
 
     def _reset_solve_state(self, tau, W, active_params):
         from figaroh.tools.stages import drop_stage
@@ -545,7 +580,9 @@ class BaseIdentification(ABC):
             tolerance=getattr(self, "tol_qr", 1e-6),
             relative_tolerance=self.identif_config.get("qr_relative_tolerance"),
         )
-        qr = decomposer.decompose(W, list(active_params), tau, self.standard_parameter, method="double")
+        qr = decomposer.decompose(
+            W, list(active_params), tau, self.standard_parameter, method="double"
+        )
         if qr.cond_R1 > 1e6:
             logger.warning(
                 "The base regressor is ill-conditioned (cond(R1) = %.3g); consider setting "
@@ -751,7 +788,11 @@ class BaseIdentification(ABC):
 
     # ------------------------------------------------------------------ metrics
     def _compute_quality_metrics(self):
-        self.std_relative = relative_stdev(self.dynamic_regressor_base, self.phi_base, self.tau_noised)
+        qr = getattr(self, "_qr", None)
+        r1 = qr.R1 if qr is not None and qr.W_b is self.dynamic_regressor_base else None
+        self.std_relative = relative_stdev(
+            self.dynamic_regressor_base, self.phi_base, self.tau_noised, r_factor=r1
+        )
         residual = self.tau_noised - self.tau_identif
         self.rms_error = float(np.sqrt(np.mean(residual**2)))
         if self.tau_noised.size > 1:
@@ -800,8 +841,10 @@ class BaseIdentification(ABC):
             from figaroh.utils.results_manager import ResultsManager
         except ImportError:
             return None
-        robot_name = getattr(self, "robot_name", None) or getattr(self.model, "name", None) or (
-            self.__class__.__name__.lower().replace("identification", "")
+        robot_name = (
+            getattr(self, "robot_name", None)
+            or getattr(self.model, "name", None)
+            or (self.__class__.__name__.lower().replace("identification", ""))
         )
         return ResultsManager("identification", robot_name, self.result)
 
@@ -864,14 +907,20 @@ class BaseIdentification(ABC):
             W_full = self.dynamic_regressor
         else:
             W_full = build_regressor_basic(
-                self.robot, data["positions"], data["velocities"], data["accelerations"], self.identif_config
+                self.robot,
+                data["positions"],
+                data["velocities"],
+                data["accelerations"],
+                self.identif_config,
             )
         keep = np.setdiff1d(np.arange(W_full.shape[1]), self._idx_eliminated)
         phi_std = np.fromiter(self.standard_parameter.values(), dtype=float)
-        blocks = self._active_blocks(W_full, n)  # (n_active, n, p_full)
-        tau_nominal = blocks @ phi_std  # (n_active, n)
-        W_base = blocks[:, :, keep[self._base_indices]]
-        tau_identified = W_base @ np.asarray(self.phi_base, float)
+        # W_base @ phi_base == W_full @ x with phi_base scattered on the base columns
+        x = np.zeros(W_full.shape[1])
+        x[keep[self._base_indices]] = self.phi_base
+        both = (W_full @ np.column_stack([phi_std, x])).reshape(self.model.nv, n, 2)
+        idx = np.asarray(self.identif_config["act_idxv"], dtype=int)
+        tau_nominal, tau_identified = both[idx, :, 0], both[idx, :, 1]  # (n_active, n)
         tau_measured = np.asarray(data["torques"], float).reshape(n, -1).T
         fit = self._fit_blocks()
         active = list(self.identif_config["active_joints"])
@@ -895,7 +944,10 @@ class BaseIdentification(ABC):
                 "validation",
                 "ok",
                 "held-out trajectory",
-                {"effort_rmse": (metrics["rmse_identified"], "N·m or N"), "samples": metrics["n_val_samples"]},
+                {
+                    "effort_rmse": (metrics["rmse_identified"], "N·m or N"),
+                    "samples": metrics["n_val_samples"],
+                },
             )
         else:
             record_stage(
@@ -903,7 +955,10 @@ class BaseIdentification(ABC):
                 "validation",
                 "fallback",
                 "no held-out data: evaluated on the identification data, not an independent test",
-                {"effort_rmse": (metrics["rmse_identified"], "N·m or N"), "samples": metrics["n_val_samples"]},
+                {
+                    "effort_rmse": (metrics["rmse_identified"], "N·m or N"),
+                    "samples": metrics["n_val_samples"],
+                },
             )
         return metrics
 
@@ -937,7 +992,9 @@ class BaseIdentification(ABC):
         logger.info("HTML quality report written to %s", output_path)
         return output_path
 
-    def verify(self, thresholds: Optional[Dict[str, Dict[str, Any]]] = None, scope: str = "prediction"):
+    def verify(
+        self, thresholds: Dict[str, Dict[str, Any]] | None = None, scope: str = "prediction"
+    ):
         """Scoped acceptance evidence (see the reporting suite).
 
         ``scope="execution"`` checks finite numerical fit outputs;
@@ -961,7 +1018,7 @@ class BaseIdentification(ABC):
         self,
         output_path: str = None,
         output_dir: str = "results",
-        thresholds: Optional[Dict[str, Dict[str, Any]]] = None,
+        thresholds: Dict[str, Dict[str, Any]] | None = None,
         scope: str = "prediction",
     ) -> str:
         """Write the :meth:`verify` verdict as strict JSON (``allow_nan=False``).
@@ -982,7 +1039,9 @@ class BaseIdentification(ABC):
         if output_path is None:
             os.makedirs(output_dir, exist_ok=True)
             output_path = os.path.join(output_dir, "identification_verification.json")
-        text = json.dumps(verification_json_data(with_schema(self, verdict_dict)), indent=2, allow_nan=False)
+        text = json.dumps(
+            verification_json_data(with_schema(self, verdict_dict)), indent=2, allow_nan=False
+        )
         atomic_write_text(output_path, text)
         logger.info("Verification report written to %s", output_path)
         return output_path
@@ -998,7 +1057,9 @@ class BaseIdentification(ABC):
                 out.append(name)
         return out
 
-    def export_urdf(self, nominal_urdf: str, output_path: Optional[str] = None, merged_bodies: str = "refuse") -> str:
+    def export_urdf(
+        self, nominal_urdf: str, output_path: str | None = None, merged_bodies: str = "refuse"
+    ) -> str:
         """Write the selected estimate's link inertials into a URDF.
 
         Needs ``select_stage`` ``reconstruction`` or ``physical_fit`` with an
@@ -1054,7 +1115,9 @@ class BaseIdentification(ABC):
             return None
         if self.results_manager is None:
             self.results_manager = self._make_results_manager()
-        saved = self.results_manager.save_results(output_dir=output_dir, save_formats=["yaml", "csv", "npz"])
+        saved = self.results_manager.save_results(
+            output_dir=output_dir, save_formats=["yaml", "csv", "npz"]
+        )
         for fmt, path in saved.items():
             logger.info("  %s: %s", fmt, path)
         return saved

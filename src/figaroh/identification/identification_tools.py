@@ -160,7 +160,13 @@ def _as_vector(name: str, value: Any, length: int | None = None) -> np.ndarray:
     return array
 
 
-def relative_stdev(W_b: np.ndarray, phi_b: Sequence[float], tau: np.ndarray) -> np.ndarray:
+def relative_stdev(
+    W_b: np.ndarray,
+    phi_b: Sequence[float],
+    tau: np.ndarray,
+    *,
+    r_factor: np.ndarray | None = None,
+) -> np.ndarray:
     """Calculate relative standard deviation of identified parameters.
 
     Implements the residual error method from [Pressé & Gautier 1991]:
@@ -174,6 +180,9 @@ def relative_stdev(W_b: np.ndarray, phi_b: Sequence[float], tau: np.ndarray) -> 
         phi_b (list): Base parameter values (n_b,) (e.g. [kg], [kg·m²]).
         tau (ndarray): Measured joint efforts stacked joint-major (r,)
             [N·m] or [N].
+        r_factor (ndarray, optional): An upper-triangular ``R`` with
+            ``W_bᵀW_b = RᵀR`` (e.g. ``R1`` of the base-parameter QR), to skip
+            re-factorising ``W_b``.
 
     Returns:
         ndarray: Relative standard deviation (%) for each base parameter
@@ -195,7 +204,12 @@ def relative_stdev(W_b: np.ndarray, phi_b: Sequence[float], tau: np.ndarray) -> 
     residual = y - W @ phi
     sigma_sqr = float(residual @ residual) / (n_rows - n_b)
 
-    r_factor = tall_qr_r(W)
+    if r_factor is None:
+        r_factor = tall_qr_r(W)
+    else:
+        r_factor = _as_matrix("r_factor", r_factor)
+        if r_factor.shape != (n_b, n_b):
+            raise ValueError(f"r_factor must be ({n_b}, {n_b}), got {r_factor.shape}")
     diag = np.abs(np.diag(r_factor))
     if diag.size == 0 or diag.min() <= np.finfo(float).eps * max(n_rows, n_b) * diag.max():
         raise RankDeficiencyError(

@@ -116,9 +116,10 @@ def format_quality_report(ident: Any) -> str:
             f"    RMSE nominal:    {val['rmse_nominal']:.4f}    "
             f"RMSE identified: {val['rmse_identified']:.4f}"
         )
+        corr = val.get("correlation_normalised", float("nan"))
         lines.append(
             f"    Improvement:     {val['improvement_pct']:.1f}%    "
-            f"Correlation (per-joint normalised): {val.get('correlation_normalised', float('nan')):.4f}"
+            f"Correlation (per-joint normalised): {corr:.4f}"
         )
         for name, m in val.get("per_joint", {}).items():
             flag = "" if m["predictive"] else "  <- not better than a constant"
@@ -157,7 +158,14 @@ def basic_identification_plot(ident: Any, output_dir: str = "results") -> str | 
 
     import matplotlib
 
-    interactive = matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "ps", "cairo", "template")
+    interactive = matplotlib.get_backend().lower() not in (
+        "agg",
+        "pdf",
+        "svg",
+        "ps",
+        "cairo",
+        "template",
+    )
     import matplotlib.pyplot as plt
 
     tau_measured = np.asarray(ident.result.get("torque processed", []))

@@ -26,6 +26,7 @@ run for ``verdict.splits`` (see :func:`figaroh.tools.stages.apply_to_verdict`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import logging
@@ -268,15 +269,23 @@ def _dist_version(dists: Tuple[str, ...], module: str) -> str:
     return str(version) if version else _unavailable(f"{module} has no __version__")
 
 
+@functools.lru_cache(maxsize=1)
+def _installed_versions() -> Tuple[Tuple[str, Any], ...]:
+    """Installed versions, looked up once per process (they cannot change under it)."""
+    return tuple(
+        {
+            "python": platform.python_version(),
+            "numpy": _dist_version(("numpy",), "numpy"),
+            "scipy": _dist_version(("scipy",), "scipy"),
+            "pinocchio": _dist_version(("pin", "pinocchio"), "pinocchio"),
+            "figaroh": _dist_version(("figaroh",), "figaroh"),
+            "platform": platform.platform(),
+        }.items()
+    )
+
+
 def _software_versions() -> Dict[str, Any]:
-    return {
-        "python": platform.python_version(),
-        "numpy": _dist_version(("numpy",), "numpy"),
-        "scipy": _dist_version(("scipy",), "scipy"),
-        "pinocchio": _dist_version(("pin", "pinocchio"), "pinocchio"),
-        "figaroh": _dist_version(("figaroh",), "figaroh"),
-        "platform": platform.platform(),
-    }
+    return dict(_installed_versions())
 
 
 def _git_commit() -> str:

@@ -163,6 +163,8 @@ class QRResult:
         diag_R: Absolute diagonal of ``R`` at the factorisation point, shape
             ``(min(m, n),)``. Useful for stability diagnostics.
         cond_R1: Condition number (2-norm) of the ``R[:rank, :rank]`` block.
+        R1: The ``R[:rank, :rank]`` block itself (``W_bᵀW_b = R1ᵀR1``), for
+            covariance computations without re-factorising ``W_b``.
     """
 
     rank: int
@@ -177,6 +179,7 @@ class QRResult:
     method: str
     diag_R: np.ndarray
     cond_R1: float
+    R1: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return (
@@ -663,8 +666,11 @@ class QRDecomposer:
         ``W_b = Q1 R1 = W_base``.
         """
         n = W.shape[1]
-        A = W if tau is None else np.column_stack([W, tau])
-        R_aug = tall_qr_r(A)
+        A = np.empty((W.shape[0], n + (tau is not None)), order="F")
+        A[:, :n] = W
+        if tau is not None:
+            A[:, n] = tau
+        R_aug = tall_qr_r(A, overwrite=True)
         k = min(W.shape)
         R0 = R_aug[:k, :n]
         base_indices, regroup_indices = self._identify_base_parameters(W, names, R0=R0)
@@ -774,6 +780,7 @@ class QRDecomposer:
             method=method_norm,
             diag_R=core["diag_R"],
             cond_R1=core["cond_R1"],
+            R1=core["R1"],
         )
 
     def decompose_with_pivoting(
