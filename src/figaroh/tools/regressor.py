@@ -208,8 +208,9 @@ class RegressorBuilder:
     # ------------------------------------------------------------------ modes
     def _inertial_block(self, Q, V, A, N, ncols: int) -> np.ndarray:
         """(nv, N, ncols) array with the inertial regressor in its first 10·nbodies columns."""
-        W3 = np.empty((self.nv, N, ncols))
-        W3[:, :, 10 * self.nbodies :] = 0.0
+        # zeros: the kernel maps zeroed pages as they are first written, so the
+        # extra columns need no separate zeroing pass
+        W3 = np.zeros((self.nv, N, ncols))
         batch = getattr(self.backend, "compute_regressor_batch", None)
         if batch is not None:
             batch(Q, V, A, out=W3)
@@ -225,16 +226,20 @@ class RegressorBuilder:
         W3 = self._inertial_block(Q, V, A, N, self.n_columns)
         if blocks:
             dofs = self._active_dofs(identif_config)
-            values = {
-                "fv": lambda: V[:, dofs],
-                "fs": lambda: np.sign(V[:, dofs]),
-                "Ia": lambda: A[:, dofs],
-                "off": lambda: np.ones((N, dofs.size)),
-            }
             start = 10 * self.nbodies
             for block in blocks:
-                # W3[j, :, start + j] = value of DOF j for every sample j in dofs
-                W3[dofs, :, start + dofs] = values[block]().T
+                # DOF j's rows get its own signal in column start + j (a loop
+                # over DOFs; every assignment is vectorised over the samples)
+                for j in dofs:
+                    column = W3[j, :, start + j]
+                    if block == "fv":
+                        column[:] = V[:, j]
+                    elif block == "fs":
+                        np.sign(V[:, j], out=column)
+                    elif block == "Ia":
+                        column[:] = A[:, j]
+                    else:
+                        column[:] = 1.0
                 start += self.nv
         return W3.reshape(self.nv * N, self.n_columns)
 
