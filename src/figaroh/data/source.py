@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, Union
+
+from figaroh.utils.fileio import atomic_write_text
 
 logger = logging.getLogger(__name__)
 
@@ -47,46 +48,6 @@ def file_sha256(path: PathLike) -> str:
         for block in iter(lambda: fh.read(_BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def atomic_write_text(path: PathLike, text: str, encoding: str = "utf-8") -> str:
-    """Write ``text`` to ``path`` atomically (temporary file + ``os.replace``).
-
-    Readers never observe a half-written file: the content is written to a
-    temporary file in the destination folder, flushed to disk and renamed over
-    the destination in one step. The temporary file is removed on failure.
-
-    Args:
-        path: Destination file; its parent folder must exist.
-        text: Content to write.
-        encoding: Text encoding.
-
-    Returns:
-        The destination path as a string.
-
-    Raises:
-        FileNotFoundError: the parent folder does not exist.
-    """
-    dest = Path(path)
-    parent = dest.parent if str(dest.parent) else Path(".")
-    if not parent.is_dir():
-        raise FileNotFoundError(
-            f"cannot write {str(dest)!r}: folder {str(parent)!r} does not exist (create it first)"
-        )
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return str(dest)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ import numpy as np
 
 from figaroh.data.source import file_sha256
 from figaroh.tools._report_common import _run_git
+from figaroh.tools._timestamps import parse_time
 from figaroh.tools.run_archive import _safe_path_component
 
 logger = logging.getLogger(__name__)
@@ -316,16 +317,6 @@ def _timestamp(value: Any, name: str) -> str:
     return str(value)
 
 
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or value.startswith("unavailable"):
-        return None
-    try:
-        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
-
-
 # ---------------------------------------------------------------------------
 # Data files
 # ---------------------------------------------------------------------------
@@ -535,7 +526,7 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
         "report_generated": now.isoformat(),
     }
 
-    stamp = _parse_time(timestamps["run_finished"]) or _parse_time(timestamps["run_started"]) or now
+    stamp = parse_time(timestamps["run_finished"]) or parse_time(timestamps["run_started"]) or now
     git_short = (
         git_commit[:8]
         if isinstance(git_commit, str) and re.fullmatch(r"[0-9a-f]{7,64}", git_commit)

@@ -49,6 +49,7 @@ import yaml
 
 from figaroh.data.source import atomic_write_text
 from figaroh.tools._report_common import verification_json_data
+from figaroh.tools._timestamps import parse_time
 
 logger = logging.getLogger(__name__)
 
@@ -104,23 +105,12 @@ def _section(provenance: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or value.startswith("unavailable"):
-        return None
-    try:
-        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    # a naive timestamp is taken as UTC
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
-
-
 def _run_dir_name(provenance: Mapping[str, Any]) -> str:
     """``<YYYYmmddTHHMMSSZ>_<git8|nogit>`` from the fixed provenance record."""
     stamps = _section(provenance, "timestamps")
     dt = None
     for key in ("run_finished", "run_started", "report_generated"):
-        dt = _parse_time(stamps.get(key))
+        dt = parse_time(stamps.get(key))
         if dt is not None:
             break
     ts = dt.strftime("%Y%m%dT%H%M%SZ") if dt is not None else "unknown-time"

@@ -43,7 +43,6 @@ import math
 import os
 import re
 import sys
-import uuid
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
@@ -53,6 +52,7 @@ import numpy as np
 import yaml
 
 from figaroh.utils.error_handling import FigarohError, FigarohExampleError
+from figaroh.utils.fileio import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -317,36 +317,8 @@ def _summary_statistics(arr: np.ndarray) -> dict[str, float | None] | None:
 
 
 def _atomic_write(path: Path, write: Callable[[IO[Any]], None], binary: bool = False) -> str:
-    """Write ``path`` through a temporary sibling file and :func:`os.replace`.
-
-    Args:
-        path: Destination (its folder must exist).
-        write: Callback receiving the open temporary file.
-        binary: Open the temporary file in binary mode.
-
-    Returns:
-        ``str(path)``.
-    """
-    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
-    # os.open with 0o666 lets the process umask decide the final permissions.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        if binary:
-            fh: IO[Any] = os.fdopen(fd, "wb")
-        else:
-            fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
-        with fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return str(path)
+    """Write ``path`` atomically (see :func:`figaroh.utils.fileio.atomic_write`)."""
+    return atomic_write(path, write, binary=binary)
 
 
 def _unique_stem(folder: Path, stem: str, suffixes: Iterable[str]) -> str:

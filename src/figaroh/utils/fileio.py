@@ -1,0 +1,69 @@
+"""Crash-safe file writing: a temporary sibling file, fsync, then ``os.replace``.
+
+Readers never observe a half-written file, and an exception while writing
+leaves the destination untouched and no temporary file behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Any, Callable, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def atomic_write(
+    path: PathLike,
+    write: Callable[[IO[Any]], None],
+    *,
+    binary: bool = False,
+    encoding: str = "utf-8",
+) -> str:
+    """Write ``path`` atomically through a callback.
+
+    Args:
+        path: Destination file; its folder must exist.
+        write: Called with the open temporary file.
+        binary: Open the temporary file in binary mode.
+        encoding: Text encoding (text mode).
+
+    Returns:
+        ``str(path)``.
+
+    Raises:
+        FileNotFoundError: The destination folder does not exist.
+    """
+    dest = Path(path)
+    parent = dest.parent if str(dest.parent) else Path(".")
+    if not parent.is_dir():
+        raise FileNotFoundError(
+            f"cannot write {str(dest)!r}: folder {str(parent)!r} does not exist (create it first)"
+        )
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=parent)
+    try:
+        # mkstemp creates 0600 files; give the result the usual umask-based mode
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        stream = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding=encoding, newline="")
+        )
+        with stream:
+            write(stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return str(dest)
+
+
+def atomic_write_text(path: PathLike, text: str, encoding: str = "utf-8") -> str:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_write`)."""
+    return atomic_write(path, lambda stream: stream.write(text), encoding=encoding)
