@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -10,6 +13,23 @@ from figaroh.tools.robot_paths import example_robot_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def load_example(relative: str, name: str) -> ModuleType:
+    """Import ``examples/<relative>`` under the unique module name ``name``.
+
+    Every example ships an ``identification.py``: importing them by file under
+    distinct names keeps ``import identification`` from returning whichever
+    example a previous test imported first.
+    """
+    if name in sys.modules:
+        return sys.modules[name]
+    path = ROOT / "examples" / relative
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def erd_path(relative: str) -> Path:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "ur10"))
+from conftest import load_example
 
-from identification import CONFIG, UR10Identification, generate_ur10_data  # noqa: E402
-from simulate import UR10_FS, UR10_FV, load_ur10  # noqa: E402
+_ur10 = load_example("ur10/identification.py", "ur10_identification")
+CONFIG, UR10Identification, generate_ur10_data = (
+    _ur10.CONFIG,
+    _ur10.UR10Identification,
+    _ur10.generate_ur10_data,
+)
+UR10_FS, UR10_FV, load_ur10 = _ur10.UR10_FS, _ur10.UR10_FV, _ur10.load_ur10
 
 from figaroh.data.trajectory import TrajectoryData  # noqa: E402
 from figaroh.identification.base_identification import BaseIdentification  # noqa: E402

@@ -160,6 +160,7 @@ class BaseIdentification(ABC):
             require_unified_config(config_file)
             unified = UnifiedConfigParser(config_file).parse()
             task_config = create_task_config(self.robot, unified, setting_type)
+            self.task_config = task_config  # robot-specific sections (e.g. "custom") live here
             self.identif_config = unified_to_legacy_identif_config(self.robot, task_config)
         except Exception as exc:
             logger.error("Error loading config %s: %s", config_file, exc)
@@ -428,14 +429,23 @@ class BaseIdentification(ABC):
         self.compute_reference_torque()
         source = self.identif_config.get("validation_data_file") or ""
         if source:
-            path = self._resolve_validation_source(source)
+            resolved = self.resolve_validation_source(source)
             try:
-                self._load_validation_data(str(path))
+                self._load_validation_data(str(resolved))
             except Exception as exc:  # noqa: BLE001 - a bad validation set must not kill the fit
                 logger.warning("Validation data unavailable: %s", exc)
                 self._val_available = False
 
-    def _resolve_validation_source(self, source: str) -> Path:
+    def resolve_validation_source(self, source: str):
+        """Turn ``validation_data_file`` into the ``data_source`` of :meth:`load_trajectory_data`.
+
+        The default accepts an existing path, absolute, relative to the current
+        directory or to the configuration file. Override it to accept other
+        descriptions of a held-out dataset (e.g. a row range of the training log).
+
+        Raises:
+            FileNotFoundError: The path does not exist (the message names the key).
+        """
         candidates = [Path(source)]
         if not Path(source).is_absolute():
             candidates.append(Path(self._config_file_path).resolve().parent / source)
