@@ -275,6 +275,11 @@ class Robot(RobotWrapper):
     def display_q0(self, visualizer_type: str | None = None, q: np.ndarray | None = None) -> None:
         """Show the robot in a viewer at ``q`` (default: the neutral ``q0``).
 
+        With viser (the default) a server is started on the loopback interface
+        ``127.0.0.1`` (port 8080, or the next free one) and keeps serving from a
+        background thread; it is ``self.viz.viewer`` — call
+        ``self.viz.viewer.stop()`` to close it. The URL is logged at INFO level.
+
         Args:
             visualizer_type: ``"viser"`` (default), ``"meshcat"`` or ``"gepetto"``.
             q: Configuration to display (nq,).
@@ -290,7 +295,12 @@ class Robot(RobotWrapper):
             )
         visualizer_class = self._get_visualizer_class(visualizer_type)
         self.setVisualizer(visualizer_class())
-        self.initViewer()
+        if (visualizer_type or "viser").lower() == "viser":
+            from .robotvisualization import create_viser_server
+
+            self.initViewer(viewer=create_viser_server(port=8080))
+        else:
+            self.initViewer()
         self.loadViewerModel()
         config = q if q is not None else self.q0
         if not self.validate_configuration(config):
