@@ -370,14 +370,31 @@ class BaseIdentification(ABC):
         self.processed_data["accelerations"] = a
 
     # ------------------------------------------------------------------ model
+    def build_regressor(self, positions, velocities, accelerations):
+        """Regressor of full-configuration arrays (used for training and validation data).
+
+        Override it (rather than :meth:`calculate_full_regressor`) to append
+        robot-specific columns, so that held-out validation sees them too; the
+        matching parameters go into :meth:`initialize_standard_parameters`.
+
+        Args:
+            positions: (N, nq) configurations.
+            velocities: (N, nv) [rad/s].
+            accelerations: (N, nv) [rad/s²].
+
+        Returns:
+            (N·nv, n_std) regressor, rows joint-major.
+        """
+        return build_regressor_basic(
+            self.robot, positions, velocities, accelerations, self.identif_config
+        )
+
     def calculate_full_regressor(self):
         """Build the full regressor ``W`` (N·nv, n_std) on the processed data."""
-        self.dynamic_regressor = build_regressor_basic(
-            self.robot,
+        self.dynamic_regressor = self.build_regressor(
             self.processed_data["positions"],
             self.processed_data["velocities"],
             self.processed_data["accelerations"],
-            self.identif_config,
         )
 
     def initialize_standard_parameters(self):
@@ -916,12 +933,8 @@ class BaseIdentification(ABC):
         if data is self.processed_data and self.dynamic_regressor is not None:
             W_full = self.dynamic_regressor
         else:
-            W_full = build_regressor_basic(
-                self.robot,
-                data["positions"],
-                data["velocities"],
-                data["accelerations"],
-                self.identif_config,
+            W_full = self.build_regressor(
+                data["positions"], data["velocities"], data["accelerations"]
             )
         keep = np.setdiff1d(np.arange(W_full.shape[1]), self._idx_eliminated)
         phi_std = np.fromiter(self.standard_parameter.values(), dtype=float)
