@@ -7,7 +7,9 @@
    ``BaseIdentification`` subclass): filtering, differentiation, regressor,
    QR base parameters, least squares, held-out validation;
 4. print the quality report and compare with the true base parameters;
-5. save the results under ``results/``.
+5. save the results, the self-contained HTML report, the verification verdict
+   (prediction scope, per-joint held-out RMSE limits) and an archived run
+   under ``results/``.
 
 Run with ``make demo`` or ``.venv/bin/python examples/ur10/demo.py``.
 """
@@ -26,8 +28,11 @@ from identification import run  # noqa: E402
 from simulate import UR10_FS, UR10_FV  # noqa: E402
 
 from figaroh.identification.identification_tools import base_param_from_standard  # noqa: E402
+from figaroh.tools.run_archive import archive_run, compute_run_dir  # noqa: E402
 
 OUT = Path("results")
+#: Acceptance limit on each joint's held-out effort RMSE [N·m] (3 × the simulated noise).
+RMSE_LIMIT = 1.5
 
 
 def main() -> int:
@@ -48,9 +53,27 @@ def main() -> int:
     print(f"  largest deviation: {z.max():.2f} standard deviations")
 
     saved = ident.save_results(output_dir=str(OUT / "ur10_identification"))
+    thresholds = {
+        f"validation_rmse:{joint}": {"threshold": RMSE_LIMIT, "comparison": "max"}
+        for joint in ident.fit_joints()
+    }
+    report = ident.export_html_report(output_dir=str(OUT))
+    verdict_path = ident.export_verification_report(output_dir=str(OUT), thresholds=thresholds)
+    verdict = ident.verify(thresholds=thresholds)
+    # the archived run keeps its own copy of the report and verdict
+    run_dir = Path(compute_run_dir(ident, root=str(OUT / "runs")))
+    ident.export_html_report(output_path=str(run_dir / "report.html"))
+    ident.export_verification_report(
+        output_path=str(run_dir / "verdict.json"), thresholds=thresholds
+    )
+    run_dir = archive_run(ident, run_dir)
+    print(f"\nVerification (prediction scope): {verdict.status}, passed={verdict.passed}")
     print("\nResults written:")
     for fmt, path in (saved or {}).items():
-        print(f"  {fmt:<9} {path}")
+        print(f"  {fmt:<13} {path}")
+    print(f"  {'HTML report':<13} {report}")
+    print(f"  {'verification':<13} {verdict_path}")
+    print(f"  {'archived run':<13} {run_dir}")
     return 0
 
 

@@ -1,0 +1,641 @@
+"""HTML diagnostic report of a dynamic identification run.
+
+Renders the statistics of :meth:`BaseIdentification.print_quality_report`
+(condition number, effort residuals, base-parameter uncertainty, held-out
+validation, optional physical-consistency / reconstruction status) as one
+self-contained HTML page — inline CSS and JavaScript, no font, image, script
+or style fetched from anywhere, so the file can be mailed or archived and
+opened offline.
+
+Identification (one-shot linear least squares on the base regressor) and
+calibration (iterative nonlinear fit with outlier exclusion) produce
+different diagnostics, so this module is the identification adapter; only the
+domain-independent HTML/CSS/JS layer is shared, via
+:mod:`figaroh.tools._report_common`.
+
+Sections: Provenance, Summary, Insights, Per-joint torque residuals,
+Validation, Before / after (interactive chart: wheel or drag to zoom, hover
+to read values), Base-parameter uncertainty (bar + confidence tier per
+parameter), Physical consistency / reconstruction (and strongly correlated
+parameter pairs when the result holds them).
+
+Every string that reaches the page goes through
+:func:`~figaroh.tools._report_common.html_escape`; chart data travels as
+escaped JSON in an attribute, never inside a ``<script>`` element.
+
+Efforts are in N·m (revolute joints) or N (prismatic joints).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, List
+
+import numpy as np
+
+from figaroh.data.source import atomic_write_text
+from figaroh.tools._report_common import (
+    _SERIES_CHART_SCRIPT,
+    _STYLE,
+    UNCERTAINTY_WARN_PCT,
+    VALIDATION_IMPROVEMENT_WARN_PCT,
+    _correlation_section,
+    _esc,
+    _finite_or_none,
+    _fmt,
+    _insights_section,
+    _kv_rows,
+    _param_uncertainty_section,
+    _provenance_section,
+    _run_title,
+    _series_panel_section,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "CONDITION_ILL_THRESHOLD",
+    "CONDITION_MODERATE_THRESHOLD",
+    "LOW_CORRELATION_WARN",
+    "generate_identification_report",
+]
+
+#: Condition number of the base regressor above which it is ill-conditioned.
+CONDITION_ILL_THRESHOLD = 1000.0
+#: Condition number above which the base regressor is moderately conditioned.
+CONDITION_MODERATE_THRESHOLD = 100.0
+#: Pooled validation correlation below which the report warns.
+LOW_CORRELATION_WARN = 0.9
+
+_MAX_NAMES_IN_INSIGHT = 6
+_HEALTHY = "No issues detected — fit looks healthy."
+_EXTRA_STYLE = """
+.arrow-good { color:var(--good); font-weight:600; }
+.arrow-bad { color:var(--poor); font-weight:600; }
+.flag-bad { color:var(--poor); }
+"""
+
+
+# ---------------------------------------------------------------------------
+# Insights
+# ---------------------------------------------------------------------------
+
+
+def _condition_label(cond: Any) -> str:
+    """Label of a condition number: unavailable / ill / moderately / well conditioned."""
+    c = _finite_or_none(cond)
+    if c is None:
+        return "unavailable"
+    if c > CONDITION_ILL_THRESHOLD:
+        return "ill-conditioned"
+    if c > CONDITION_MODERATE_THRESHOLD:
+        return "moderately conditioned"
+    return "well-conditioned"
+
+
+def _poorly_identified(names: Sequence[Any], std_pct: Sequence[Any] | None) -> List[str]:
+    """Names whose |relative std| exceeds ``UNCERTAINTY_WARN_PCT`` (NaN/None skipped)."""
+    out = []
+    for i, pct in enumerate(list(std_pct) if std_pct is not None else []):
+        p = _finite_or_none(pct)
+        if p is None:
+            if isinstance(pct, float) and math.isinf(pct):
+                p = math.inf  # an infinite spread is certainly poorly identified
+            else:
+                continue
+        if abs(p) > UNCERTAINTY_WARN_PCT:
+            out.append(str(names[i]) if i < len(names) else f"param_{i}")
+    return out
+
+
+def _names_text(names: Sequence[str]) -> str:
+    text = ", ".join(names[:_MAX_NAMES_IN_INSIGHT])
+    return text + (", ..." if len(names) > _MAX_NAMES_IN_INSIGHT else "")
+
+
+def _build_insights(
+    result: Mapping[str, Any],
+    std_relative: Sequence[Any] | None,
+    base_names: Sequence[Any],
+    validation: Mapping[str, Any] | None,
+) -> List[Dict[str, str]]:
+    """Rule-based remarks on an identification result.
+
+    Rules, in order (``verification_and_stages.md`` §4.1):
+
+    1. condition number ``> 1000`` → warn (ill-conditioned);
+    2. ``> 100`` → info (moderately conditioned);
+    3. base parameters with ``|σ%| > 30`` → warn, first 6 names listed;
+    4. no validation → info (training-set metrics only);
+    5. with validation: training fallback → warn; pooled correlation
+       ``< 0.9`` → warn; improvement over nominal ``< 50 %`` → warn;
+    6. physical-consistency status other than ``already_feasible``/``feasible``
+       → warn (``error``/``unavailable``) or info;
+    7. reconstruction status other than ``success`` → warn.
+
+    When no rule fires a single info insight "No issues detected — fit looks
+    healthy." is returned.
+
+    Args:
+        result: ``BaseIdentification.result`` (reads ``"condition number"``,
+            ``"physical consistency"``, ``"reconstruction"``).
+        std_relative: Relative standard deviation of each base parameter
+            σ_i/|φ_i|·100 [%].
+        base_names: Base-parameter names (same order).
+        validation: ``result["validation_metrics"]`` or None (reads
+            ``validation_source``, ``correlation`` [-], ``improvement_pct`` [%]).
+
+    Returns:
+        List of ``{"level": "warn" | "info", "text": str}``.
+    """
+    result = result if isinstance(result, Mapping) else {}
+    insights: List[Dict[str, str]] = []
+    cond = result.get("condition number", float("nan"))
+    label = _condition_label(cond)
+    if label == "ill-conditioned":
+        insights.append(
+            {
+                "level": "warn",
+                "text": (
+                    f"Condition number {float(cond):.1f} is ill-conditioned — consider a "
+                    "richer excitation trajectory or fewer simultaneously identified base "
+                    "parameters."
+                ),
+            }
+        )
+    elif label == "moderately conditioned":
+        insights.append(
+            {
+                "level": "info",
+                "text": (
+                    f"Condition number {float(cond):.1f} is moderately conditioned — usable, "
+                    "but not optimal."
+                ),
+            }
+        )
+
+    poor = _poorly_identified(list(base_names or []), std_relative)
+    if poor:
+        insights.append(
+            {
+                "level": "warn",
+                "text": (
+                    f"{len(poor)} base parameter(s) have >{UNCERTAINTY_WARN_PCT:.0f}% relative "
+                    f"uncertainty and are poorly identified: {_names_text(poor)}."
+                ),
+            }
+        )
+
+    if not isinstance(validation, Mapping):
+        insights.append(
+            {
+                "level": "info",
+                "text": (
+                    "No held-out validation data provided — these metrics reflect fit quality "
+                    "on the training set only, not generalization. Set validation_data_file in "
+                    "the identification config to enable it."
+                ),
+            }
+        )
+    else:
+        if validation.get("validation_source") == "identification_data_fallback":
+            insights.append(
+                {
+                    "level": "warn",
+                    "text": (
+                        "No separate validation data provided — validation metrics fall back "
+                        "to the identification data itself and do NOT test generalization to "
+                        "new trajectories."
+                    ),
+                }
+            )
+        corr = validation.get("correlation", 1.0)
+        corr_f = _finite_or_none(corr)
+        if corr_f is not None and corr_f < LOW_CORRELATION_WARN:
+            insights.append(
+                {
+                    "level": "warn",
+                    "text": (
+                        f"Validation torque correlation is only {corr_f:.3f} — the identified "
+                        "model may not generalize well beyond the excitation trajectory used "
+                        "for fitting."
+                    ),
+                }
+            )
+        improvement = _finite_or_none(validation.get("improvement_pct", 100.0))
+        if improvement is not None and improvement < VALIDATION_IMPROVEMENT_WARN_PCT:
+            insights.append(
+                {
+                    "level": "warn",
+                    "text": (
+                        f"Validation torque RMSE improved by only {improvement:.1f}% over the "
+                        "nominal/CAD parameters — check model assumptions or excitation "
+                        "trajectory coverage."
+                    ),
+                }
+            )
+
+    pc = result.get("physical consistency")
+    pc_status = pc.get("status") if isinstance(pc, Mapping) else None
+    if pc_status not in (None, "already_feasible", "feasible"):
+        insights.append(
+            {
+                "level": "warn" if pc_status in ("error", "unavailable") else "info",
+                "text": f"Physical-consistency projection status: {pc_status}.",
+            }
+        )
+    recon = result.get("reconstruction")
+    recon_status = recon.get("status") if isinstance(recon, Mapping) else None
+    if recon_status not in (None, "success"):
+        insights.append(
+            {"level": "warn", "text": f"Full-parameter reconstruction status: {recon_status}."}
+        )
+
+    if not insights:
+        insights.append({"level": "info", "text": _HEALTHY})
+    return insights
+
+
+# ---------------------------------------------------------------------------
+# Sections
+# ---------------------------------------------------------------------------
+
+
+def _selected_info(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    sel = result.get("selected")
+    return sel if isinstance(sel, Mapping) else None
+
+
+def _summary_section(
+    result: Mapping[str, Any],
+    correlation: Any,
+    stages_text: str,
+    has_selection: bool,
+) -> str:
+    """Key/value table: stages, base parameters, samples, RMSE, correlation, condition."""
+    cond = result.get("condition number", float("nan"))
+    label = _condition_label(cond)
+    cond_text = "unavailable" if label == "unavailable" else f"{float(cond):.1f} ({label})"
+    rows = [
+        ("Stages", stages_text),
+        ("Base parameters", len(result.get("base parameters names", []) or [])),
+        ("Samples", result.get("num samples", "unavailable")),
+    ]
+    rmse = _finite_or_none(result.get("rmse norm (N/m)"))
+    rmse_text = "unavailable" if rmse is None else f"{rmse:.4f} N·m or N (stacked joints)"
+    rows.append(("RMSE (base fit)" if has_selection else "RMSE", rmse_text))
+    sel = _selected_info(result)
+    if sel is not None and sel.get("effort_rmse_fit") is not None:
+        value = _finite_or_none(sel.get("effort_rmse_fit"))
+        rows.append(
+            (
+                "RMSE (selected estimate)",
+                f"{'unavailable' if value is None else f'{value:.4f}'} "
+                f"({sel.get('stage', 'selected')} estimate)",
+            )
+        )
+    corr = _finite_or_none(correlation)
+    rows.append(("Correlation", "unavailable" if corr is None else f"{corr:.4f}"))
+    rows.append(("Condition number", cond_text))
+    return f'<table class="kv">{_kv_rows(rows)}</table>'
+
+
+def _per_joint_section(
+    per_joint: Mapping[str, Any] | None,
+    units: Mapping[str, str],
+    result: Mapping[str, Any],
+    has_selection: bool,
+) -> str:
+    """Per-joint mean, std, RMSE and max |residual| of the fit [N·m or N]."""
+    if not isinstance(per_joint, Mapping) or not per_joint.get("joint_names"):
+        return '<p class="muted">Per-joint residuals are unavailable for this run.</p>'
+    heading = (
+        "Base fit residuals, per joint (training set)"
+        if has_selection
+        else "Residual τ_measured − τ_identified per joint (training set)"
+    )
+    rows = []
+    for i, name in enumerate(per_joint["joint_names"]):
+        cells = "".join(
+            f"<td>{_fmt(per_joint.get(key, [None] * (i + 1))[i])}</td>"
+            for key in ("mean", "std", "rmse", "max_abs")
+        )
+        rows.append(f"<tr><td>{_esc(name)}</td><td>{_esc(units.get(name, ''))}</td>{cells}</tr>")
+    doc = (
+        f'<p class="muted">{_esc(heading)}</p>'
+        '<table class="data"><thead><tr><th>Joint</th><th>Unit</th><th>Mean</th><th>Std</th>'
+        "<th>RMSE</th><th>Max |r|</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+    sel = _selected_info(result)
+    per_sel = (sel or {}).get("effort_rmse_fit_per_joint")
+    if isinstance(per_sel, Mapping) and per_sel:
+        sel_rows = "".join(
+            f"<tr><td>{_esc(name)}</td><td>{_fmt(value)}</td></tr>"
+            for name, value in per_sel.items()
+        )
+        doc += (
+            f'<p class="muted">Selected estimate ({_esc(sel.get("stage", "selected"))}) '
+            "— RMSE per joint</p>"
+            '<table class="data"><thead><tr><th>Joint</th><th>RMSE per joint</th></tr></thead>'
+            f"<tbody>{sel_rows}</tbody></table>"
+        )
+    return doc
+
+
+def _change_cell(before: Any, after: Any) -> str:
+    """Relative change after vs before with a down (better) / up (worse) arrow."""
+    b, a = _finite_or_none(before), _finite_or_none(after)
+    if b is None or a is None or b == 0:
+        return "<td>—</td>"
+    pct = (b - a) / b * 100.0
+    if pct >= 0:
+        return f'<td><span class="arrow-good">↓ {_esc(f"{pct:.1f}")}%</span></td>'
+    return f'<td><span class="arrow-bad">↑ {_esc(f"{-pct:.1f}")}%</span></td>'
+
+
+def _validation_section(validation: Mapping[str, Any] | None) -> str:
+    """Validation summary (nominal vs identified) and the per-joint table."""
+    if not isinstance(validation, Mapping):
+        return (
+            '<p class="muted">No validation data: set validation_data_file in the '
+            "identification config to evaluate the model on a held-out trajectory.</p>"
+        )
+    parts = []
+    fallback = validation.get("validation_source") == "identification_data_fallback"
+    if fallback:
+        parts.append(
+            '<p class="banner-warn">No separate validation data provided — these metrics are '
+            "computed on the identification data itself and do NOT test generalization.</p>"
+        )
+    source = (
+        "identification data (fallback, not independent)" if fallback else "held-out trajectory"
+    )
+    rows = [
+        ("Source", source),
+        ("Samples", validation.get("n_val_samples", "unavailable")),
+        ("Correlation (pooled)", _plain(validation.get("correlation"), ".4f")),
+        (
+            "Correlation (per-joint normalised)",
+            _plain(validation.get("correlation_normalised"), ".4f"),
+        ),
+    ]
+    parts.append(f'<table class="kv">{_kv_rows(rows)}</table>')
+    parts.append(
+        '<table class="data"><thead><tr><th>Metric</th><th>Nominal (CAD)</th>'
+        "<th>Identified</th><th>Change</th></tr></thead><tbody>"
+        f"<tr><td>RMSE</td><td>{_fmt(validation.get('rmse_nominal'))}</td>"
+        f"<td>{_fmt(validation.get('rmse_identified'))}</td>"
+        f"{_change_cell(validation.get('rmse_nominal'), validation.get('rmse_identified'))}</tr>"
+        f"<tr><td>Max |error|</td><td>{_fmt(validation.get('max_nominal'))}</td>"
+        f"<td>{_fmt(validation.get('max_identified'))}</td>"
+        f"{_change_cell(validation.get('max_nominal'), validation.get('max_identified'))}</tr>"
+        "</tbody></table>"
+    )
+    per_joint = validation.get("per_joint")
+    if isinstance(per_joint, Mapping) and per_joint:
+        rows_html = []
+        for name, m in per_joint.items():
+            m = m if isinstance(m, Mapping) else {}
+            predictive = m.get("predictive")
+            flag = (
+                "yes"
+                if predictive
+                else '<span class="flag-bad">no — not better than a constant</span>'
+                if predictive is not None
+                else "—"
+            )
+            rows_html.append(
+                f"<tr><td>{_esc(name)}</td><td>{_esc(m.get('unit', ''))}</td>"
+                f"<td>{_fmt(m.get('rmse_nominal'))}</td><td>{_fmt(m.get('rmse_identified'))}</td>"
+                f"{_change_cell(m.get('rmse_nominal'), m.get('rmse_identified'))}"
+                f"<td>{_fmt(m.get('std_measured'))}</td><td>{_fmt(m.get('r2'), '.3f')}</td>"
+                f"<td>{flag}</td></tr>"
+            )
+        parts.append(
+            '<table class="data"><thead><tr><th>Joint</th><th>Unit</th><th>RMSE nominal</th>'
+            "<th>RMSE identified</th><th>Change</th><th>Std measured</th><th>R²</th>"
+            "<th>Predictive</th></tr></thead><tbody>" + "".join(rows_html) + "</tbody></table>"
+        )
+    left_out = validation.get("not_fitted_joints")
+    if left_out:
+        parts.append(
+            f'<p class="muted">Not fitted (effort not scored): '
+            f"{_esc(', '.join(str(j) for j in left_out))}</p>"
+        )
+    return "".join(parts)
+
+
+def _plain(value: Any, spec: str) -> str:
+    """Unescaped formatted number for :func:`_kv_rows` (which escapes)."""
+    f = _finite_or_none(value)
+    return "unavailable" if f is None else format(f, spec)
+
+
+def _consistency_section(result: Mapping[str, Any]) -> str:
+    """Physical-consistency and reconstruction statuses (+ correlated pairs if any)."""
+    rows = []
+    for key, label in (
+        ("physical consistency", "Physical consistency"),
+        ("reconstruction", "Full-parameter reconstruction"),
+    ):
+        info = result.get(key)
+        if isinstance(info, Mapping):
+            text = str(info.get("status", "unknown"))
+            if info.get("reason"):
+                text += f" ({info['reason']})"
+            rows.append((label, text))
+        else:
+            rows.append((label, "not run"))
+    doc = f'<table class="kv">{_kv_rows(rows)}</table>'
+    pairs = result.get("correlated_pairs")
+    if pairs:
+        doc += '<p class="muted">Strongly correlated parameter pairs</p>' + _correlation_section(
+            pairs
+        )
+    return doc
+
+
+def _std_dev_abs(std_relative: Sequence[Any], values: Sequence[Any] | None) -> List[float]:
+    """Absolute standard deviations σ_i = |std%_i / 100 · φ_i| (parameter units)."""
+    vals = [] if values is None else list(np.ravel(np.asarray(values, dtype=float)))
+    out = []
+    for i, sp in enumerate(std_relative):
+        p = _finite_or_none(sp)
+        v = vals[i] if i < len(vals) else float("nan")
+        out.append(abs(p / 100.0 * v) if p is not None else float("nan"))
+    return out
+
+
+def _joint_units(ident: Any, validation: Mapping[str, Any] | None) -> Dict[str, str]:
+    units: Dict[str, str] = {}
+    per_joint = (validation or {}).get("per_joint") if isinstance(validation, Mapping) else None
+    if isinstance(per_joint, Mapping):
+        for name, m in per_joint.items():
+            if isinstance(m, Mapping) and m.get("unit"):
+                units[str(name)] = str(m["unit"])
+    model = getattr(ident, "model", None)
+    if model is not None:
+        try:
+            from figaroh.identification._metrics import effort_unit
+
+            for name in list(getattr(ident, "identif_config", {}).get("active_joints", [])):
+                units.setdefault(str(name), effort_unit(model, name))
+        except Exception as exc:  # noqa: BLE001 - units are presentation only
+            logger.debug("effort units unavailable: %s", exc)
+    return units
+
+
+# ---------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------
+
+
+def generate_identification_report(
+    identifier: Any, output_path: str | None = None, title: str | None = None
+) -> str:
+    """Render a self-contained HTML diagnostic report for an identification run.
+
+    Reuses the metrics already computed by ``solve()`` and
+    ``print_quality_report()`` — presentation only, no new estimation. The
+    base-parameter uncertainty shows ``±σ_i = |std%_i/100 · φ_i|`` and a bar
+    of width ``min(std%_i, 100)`` coloured by confidence tier (good ≤ 10 % <
+    fair ≤ 30 % < poor).
+
+    Args:
+        identifier: A ``BaseIdentification`` after ``solve()`` (reads
+            ``result``, ``std_relative`` [%], ``phi_base``, ``correlation``,
+            ``stages``, ``selected``, ``_run_provenance`` and
+            ``_compute_per_joint_stats()``).
+        output_path: If given, the HTML is also written there atomically
+            (parent folders are created).
+        title: Report title; default ``"<run title> — Identification Quality
+            Report"`` where the run title is the asset id and robot name from
+            the provenance, or the class name.
+
+    Returns:
+        The HTML document.
+
+    Raises:
+        AttributeError: ``identifier`` has not been solved (``result`` is None).
+    """
+    result = getattr(identifier, "result", None)
+    if result is None:
+        raise AttributeError("No identification results available. Run solve() first.")
+    if not isinstance(result, Mapping):
+        raise TypeError(
+            f"identifier.result must be the dict produced by solve(), got {type(result).__name__}"
+        )
+
+    base_names = list(result.get("base parameters names", []) or [])
+    std_raw = getattr(identifier, "std_relative", None)
+    std_relative = [] if std_raw is None else list(np.ravel(np.asarray(std_raw, dtype=float)))
+    phi_base = getattr(identifier, "phi_base", None)
+    if phi_base is None:
+        phi_base = result.get("base parameters values")
+    correlation = getattr(identifier, "correlation", None)
+    validation = result.get("validation_metrics")
+    if not isinstance(validation, Mapping):
+        validation = None
+    has_selection = getattr(identifier, "selected", None) is not None or (
+        _selected_info(result) is not None
+    )
+
+    per_joint = None
+    if hasattr(identifier, "_compute_per_joint_stats"):
+        try:
+            per_joint = identifier._compute_per_joint_stats()
+        except Exception as exc:  # noqa: BLE001 - a missing table must not kill the report
+            logger.warning("per-joint residuals unavailable for the report: %s", exc)
+
+    try:
+        from figaroh.tools.stages import stages_line
+
+        stages_text = stages_line(identifier)
+    except Exception as exc:  # noqa: BLE001 - presentation only
+        stages_text = f"unavailable ({exc})"
+
+    insights = _build_insights(result, std_relative, base_names, validation)
+    provenance = getattr(identifier, "_run_provenance", None)
+    report_title = title or (
+        f"{_run_title(provenance, type(identifier).__name__)} — Identification Quality Report"
+    )
+    timestamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    residual_heading = "Base fit residuals" if has_selection else "Per-joint torque residuals"
+
+    doc = f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_esc(report_title)}</title>
+<style>{_STYLE}{_EXTRA_STYLE}</style>
+</head>
+<body>
+<div class="page">
+  <h1>{_esc(report_title)}</h1>
+  <p class="subtitle">Generated {_esc(timestamp)}</p>
+
+  <section id="provenance">
+    <h2>Provenance</h2>
+    <div class="card">{_provenance_section(provenance)}</div>
+  </section>
+
+  <section id="summary">
+    <h2>Summary</h2>
+    <div class="card">{_summary_section(result, correlation, stages_text, has_selection)}</div>
+  </section>
+
+  <section id="insights">
+    <h2>Insights</h2>
+    {_insights_section(insights)}
+  </section>
+
+  <section id="residuals">
+    <h2>{_esc(residual_heading)}</h2>
+    <div class="card">{
+        _per_joint_section(per_joint, _joint_units(identifier, validation), result, has_selection)
+    }</div>
+  </section>
+
+  <section id="validation">
+    <h2>Validation</h2>
+    <div class="card">{_validation_section(validation)}</div>
+  </section>
+
+  <section id="series">
+    <h2>Before / after</h2>
+    <div class="card">{_series_panel_section(validation, "identification", "series-panel")}</div>
+  </section>
+
+  <section id="uncertainty">
+    <h2>Base-parameter uncertainty</h2>
+    <div class="card">{
+        _param_uncertainty_section(
+            base_names, _std_dev_abs(std_relative, phi_base), std_relative, phi_base
+        )
+    }</div>
+  </section>
+
+  <section id="consistency">
+    <h2>Physical consistency / reconstruction</h2>
+    <div class="card">{_consistency_section(result)}</div>
+  </section>
+
+  <footer>Generated by figaroh.tools.identification_report — self-contained,
+    no network request.</footer>
+</div>
+<script>{_SERIES_CHART_SCRIPT}</script>
+</body>
+</html>
+"""
+
+    if output_path is not None:
+        path = Path(output_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, doc)
+        logger.info("identification report written to %s", path)
+    return doc

@@ -1,0 +1,559 @@
+"""HTML diagnostic report of a geometric calibration run.
+
+Renders the statistics of ``BaseCalibration.print_quality_report()``
+(convergence, excluded outliers, conditioning, per-DOF residuals, held-out
+validation, parameter uncertainty and correlation) as one self-contained HTML
+page — inline CSS and JavaScript, nothing fetched from the network — with a
+visual encoding of how well each parameter is identified and an
+auto-generated list of insights flagging what deserves a second look.
+
+Only presentation happens here: every number comes from the calibrator's
+``evaluation_metrics`` and ``results_data["validation_metrics"]``
+(``calibration.md`` §9.5 / §9.8).
+
+Units: ``rmse``/``mae``/``max_error`` are Euclidean norms over all measured
+components of a point ([m], mixed with [rad] when orientation is measured);
+per-DOF statistics are in [mm] and [deg]; ``outlier_threshold`` in [m];
+``param_stddev_percentage`` is the **ratio** ``|σ_i / x_i|`` (despite its
+name) and is shown here as a percentage ``100·|σ_i / x_i|``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, List
+
+import numpy as np
+
+from figaroh.data.source import atomic_write_text
+from figaroh.tools._report_common import (
+    _SERIES_CHART_SCRIPT,
+    _STYLE,
+    UNCERTAINTY_WARN_PCT,
+    VALIDATION_IMPROVEMENT_WARN_PCT,
+    _correlation_section,
+    _esc,
+    _finite_or_none,
+    _fmt,
+    _insights_section,
+    _kv_rows,
+    _param_uncertainty_section,
+    _provenance_section,
+    _run_title,
+    _series_panel_section,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["OUTLIER_WARN_PCT", "generate_calibration_report", "std_ratio_to_percent"]
+
+#: Share of excluded samples [%] above which the report warns.
+OUTLIER_WARN_PCT = 10.0
+
+_MAX_NAMES_IN_INSIGHT = 6
+_HEALTHY = "No issues detected — fit looks healthy."
+_EXTRA_STYLE = """
+.arrow-good { color:var(--good); font-weight:600; }
+.arrow-bad { color:var(--poor); font-weight:600; }
+"""
+
+
+def std_ratio_to_percent(ratios: Sequence[Any] | None) -> List[float]:
+    """Relative standard deviations in % from ``param_stddev_percentage``.
+
+    ``evaluation_metrics["param_stddev_percentage"]`` holds the ratio
+    ``|σ_i / x_i|`` (``calibration.md`` §9.5); the reports and the >30 % rule
+    work in percent: ``100·|σ_i / x_i|``. None/NaN entries stay NaN.
+
+    Args:
+        ratios: Ratios ``|σ_i / x_i|`` [-].
+
+    Returns:
+        Percentages [%].
+    """
+    out = []
+    for r in list(np.ravel(np.asarray(ratios, dtype=object))) if ratios is not None else []:
+        try:
+            f = float(r)
+        except (TypeError, ValueError):
+            f = float("nan")
+        out.append(100.0 * abs(f))
+    return out
+
+
+def _names_text(names: Sequence[str]) -> str:
+    text = ", ".join(names[:_MAX_NAMES_IN_INSIGHT])
+    return text + (", ..." if len(names) > _MAX_NAMES_IN_INSIGHT else "")
+
+
+def _build_insights(
+    eval_: Mapping[str, Any],
+    n_samples: Any,
+    param_names: Sequence[Any],
+    validation: Mapping[str, Any] | None,
+) -> List[Dict[str, str]]:
+    """Rule-based remarks on a calibration (``verification_and_stages.md`` §4.2).
+
+    Rules, in order: solver did not report success → warn; ill-conditioned →
+    warn, moderately conditioned → info; more than 10 % of the samples
+    excluded as outliers → warn; parameters with ``100·|σ/x| > 30 %`` → warn
+    (first 6 names); strongly correlated pairs (|ρ| > 0.8) → warn; no
+    validation → info, training fallback → warn, position-RMSE improvement
+    over nominal below 50 % → warn. No rule fired → "No issues detected — fit
+    looks healthy." (info).
+
+    Args:
+        eval_: ``evaluation_metrics`` (``optimization_success``,
+            ``condition_number``, ``condition_label``, ``n_outliers``,
+            ``outlier_percentage`` [%], ``param_stddev_percentage`` (ratio),
+            ``correlated_pairs``).
+        n_samples: Number of calibration samples (``NbSample``).
+        param_names: Parameter names (``calib_config["param_name"]``).
+        validation: ``results_data["validation_metrics"]`` or None
+            (``validation_source``, ``pos_improvement_pct`` [%]).
+
+    Returns:
+        List of ``{"level": "warn" | "info", "text": str}``.
+    """
+    eval_ = eval_ if isinstance(eval_, Mapping) else {}
+    insights: List[Dict[str, str]] = []
+    if "optimization_success" in eval_ and not eval_.get("optimization_success"):
+        insights.append(
+            {
+                "level": "warn",
+                "text": "Optimization did not report success — treat results with caution.",
+            }
+        )
+    label = eval_.get("condition_label")
+    cond = _finite_or_none(eval_.get("condition_number"))
+    cond_text = "unavailable" if cond is None else f"{cond:.1f}"
+    if label == "ill-conditioned":
+        insights.append(
+            {
+                "level": "warn",
+                "text": (
+                    f"Condition number {cond_text} is ill-conditioned — consider a richer "
+                    "excitation trajectory or fewer simultaneously identified parameters."
+                ),
+            }
+        )
+    elif label == "moderately conditioned":
+        insights.append(
+            {
+                "level": "info",
+                "text": (
+                    f"Condition number {cond_text} is moderately conditioned — usable, but not "
+                    "optimal."
+                ),
+            }
+        )
+    pct = _finite_or_none(eval_.get("outlier_percentage"))
+    if pct is not None and pct > OUTLIER_WARN_PCT:
+        insights.append(
+            {
+                "level": "warn",
+                "text": (
+                    f"{eval_.get('n_outliers', 0)} outliers removed ({pct:.1f}% of {n_samples} "
+                    "samples) — check data quality if this seems high."
+                ),
+            }
+        )
+    names = list(param_names or [])
+    poor = []
+    for i, p in enumerate(std_ratio_to_percent(eval_.get("param_stddev_percentage"))):
+        if p > UNCERTAINTY_WARN_PCT:  # NaN compares False
+            poor.append(str(names[i]) if i < len(names) else f"param_{i}")
+    if poor:
+        insights.append(
+            {
+                "level": "warn",
+                "text": (
+                    f"{len(poor)} parameter(s) have >{UNCERTAINTY_WARN_PCT:.0f}% relative "
+                    f"uncertainty and are poorly identified: {_names_text(poor)}."
+                ),
+            }
+        )
+    pairs = eval_.get("correlated_pairs") or []
+    if len(pairs):
+        insights.append(
+            {
+                "level": "warn",
+                "text": (
+                    f"{len(pairs)} parameter pair(s) are strongly correlated (|ρ| > 0.8) — the "
+                    "excitation trajectory may not separate them; consider fixing one or "
+                    "redesigning the trajectory."
+                ),
+            }
+        )
+    if not isinstance(validation, Mapping):
+        insights.append(
+            {
+                "level": "info",
+                "text": (
+                    "No held-out validation data provided — these metrics reflect fit quality "
+                    "on the training set only, not generalization."
+                ),
+            }
+        )
+    else:
+        if validation.get("validation_source") == "calibration_data_fallback":
+            insights.append(
+                {
+                    "level": "warn",
+                    "text": (
+                        "No separate validation data provided — validation metrics fall back "
+                        "to the calibration data itself and do NOT test generalization to new "
+                        "configurations."
+                    ),
+                }
+            )
+        improvement = _finite_or_none(validation.get("pos_improvement_pct", 100.0))
+        if improvement is not None and improvement < VALIDATION_IMPROVEMENT_WARN_PCT:
+            insights.append(
+                {
+                    "level": "warn",
+                    "text": (
+                        f"Validation position RMSE improved by only {improvement:.1f}% over "
+                        "nominal — check model assumptions or configuration."
+                    ),
+                }
+            )
+    if not insights:
+        insights.append({"level": "info", "text": _HEALTHY})
+    return insights
+
+
+# ---------------------------------------------------------------------------
+# Sections
+# ---------------------------------------------------------------------------
+
+
+def _plain(value: Any, spec: str, unit: str = "", missing: str = "unavailable") -> str:
+    f = _finite_or_none(value)
+    return missing if f is None else f"{format(f, spec)}{unit}"
+
+
+def _summary_section(eval_: Mapping[str, Any], n_samples: Any, stages_text: str) -> str:
+    """Convergence, fit residuals, outliers and conditioning."""
+    success = eval_.get("optimization_success")
+    convergence = (
+        "✓ converged" if success else "✗ did not report success" if success is not None else "—"
+    )
+    convergence += (
+        f" ({eval_.get('n_iterations', 0)} iterations, "
+        f"{eval_.get('n_function_evals', '—')} function evaluations, "
+        f"cost {_plain(eval_.get('cost'), '.4g')})"
+    )
+    n_out = eval_.get("n_outliers", 0) or 0
+    threshold = _finite_or_none(eval_.get("outlier_threshold"))
+    thr_text = "no threshold" if threshold is None else f"threshold {threshold * 1000:.1f} mm"
+    outliers = (
+        f"{n_out} / {n_samples} ({_plain(eval_.get('outlier_percentage'), '.1f', '%', '—')}), "
+        f"{thr_text}"
+    )
+    excluded = list(eval_.get("excluded_samples") or [])
+    errors = list(eval_.get("excluded_sample_errors") or [])
+    if excluded:
+        shown = []
+        for k, idx in enumerate(excluded[:20]):
+            e = _finite_or_none(errors[k]) if k < len(errors) else None
+            shown.append(f"#{idx}" + ("" if e is None else f" ({e * 1000:.1f} mm)"))
+        outliers += "; excluded: " + ", ".join(shown) + (", ..." if len(excluded) > 20 else "")
+    cond = _finite_or_none(eval_.get("condition_number"))
+    label = eval_.get("condition_label") or "unavailable"
+    cond_text = str(label) if cond is None else f"{cond:.1f} ({label})"
+    rows = [
+        ("Stages", stages_text),
+        ("Convergence", convergence),
+        ("Samples", n_samples),
+        ("RMSE (all measured components)", _plain(eval_.get("rmse"), ".6g")),
+        ("MAE", _plain(eval_.get("mae"), ".6g")),
+        ("Max error", _plain(eval_.get("max_error"), ".6g")),
+        ("Residual degrees of freedom", eval_.get("residual_dof", "—")),
+        ("Excluded outliers", outliers),
+        ("Condition number", cond_text),
+    ]
+    note = (
+        "RMSE, MAE and max error are per-point Euclidean norms over the measured "
+        "components: metres, mixed with radians when orientation is measured."
+    )
+    convention = eval_.get("rmse_convention")
+    if isinstance(convention, str) and convention:
+        note += f" Convention: {convention}."
+    return f'<table class="kv">{_kv_rows(rows)}</table><p class="muted">{_esc(note)}</p>'
+
+
+def _per_dof_section(stats: Mapping[str, Any] | None, n_kept: Any) -> str:
+    """Per-DOF residual table [mm / deg] and the overall group statistics."""
+    if not isinstance(stats, Mapping) or not stats.get("dof_names"):
+        return '<p class="muted">Per-DOF residuals are unavailable for this run.</p>'
+    rows = []
+    for i, name in enumerate(stats["dof_names"]):
+
+        def cell(key: str, spec: str = ".4g", i: int = i) -> str:
+            seq = stats.get(key) or []
+            return f"<td>{_fmt(seq[i] if i < len(seq) else None, spec)}</td>"
+
+        rows.append(
+            f"<tr><td>{_esc(name)}</td>{cell('mean')}{cell('std')}{cell('rmse')}"
+            f"{cell('max_abs')}{cell('r_squared', '.4f')}</tr>"
+        )
+    doc = (
+        f'<p class="muted">Per-DOF residuals (training set, n={_esc(n_kept)})</p>'
+        '<table class="data"><thead><tr><th>DOF</th><th>Mean</th><th>Std</th><th>RMSE</th>'
+        "<th>Max |r|</th><th>R²</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+    overall = stats.get("overall")
+    if isinstance(overall, Mapping):
+
+        def group(key: str) -> str:
+            return _plain(overall.get(key), ".4g", missing="not measured")
+
+        doc += (
+            '<p class="muted">Overall (measured components of each kind)</p>'
+            '<table class="data"><thead><tr><th>Group</th><th>RMSE</th><th>MAE</th>'
+            "<th>Max</th></tr></thead><tbody>"
+            f"<tr><td>Position [mm]</td><td>{_esc(group('pos_rmse_mm'))}</td>"
+            f"<td>{_esc(group('pos_mae_mm'))}</td><td>{_esc(group('pos_max_mm'))}</td></tr>"
+            f"<tr><td>Orientation [deg]</td><td>{_esc(group('orient_rmse_deg'))}</td>"
+            f"<td>{_esc(group('orient_mae_deg'))}</td><td>{_esc(group('orient_max_deg'))}</td>"
+            "</tr></tbody></table>"
+        )
+    return doc
+
+
+def _change_cell(before: Any, after: Any) -> str:
+    b, a = _finite_or_none(before), _finite_or_none(after)
+    if b is None or a is None or b == 0:
+        return "<td>—</td>"
+    pct = (b - a) / b * 100.0
+    if pct >= 0:
+        return f'<td><span class="arrow-good">↓ {_esc(f"{pct:.1f}")}%</span></td>'
+    return f'<td><span class="arrow-bad">↑ {_esc(f"{-pct:.1f}")}%</span></td>'
+
+
+def _validation_section(validation: Mapping[str, Any] | None) -> str:
+    """Nominal vs calibrated position / orientation errors (rows with NaN nominal skipped)."""
+    if not isinstance(validation, Mapping):
+        return '<p class="muted">Validation: not computed by this calibration.</p>'
+    parts = []
+    fallback = validation.get("validation_source") == "calibration_data_fallback"
+    if fallback:
+        parts.append(
+            '<p class="banner-warn">No separate validation data provided — these metrics are '
+            "computed on the calibration data itself and do NOT test generalization to new "
+            "configurations.</p>"
+        )
+    rows_kv = [
+        (
+            "Source",
+            "calibration data (fallback, not independent)" if fallback else "held-out postures",
+        ),
+        ("Samples", validation.get("n_val_samples", "unavailable")),
+    ]
+    parts.append(f'<table class="kv">{_kv_rows(rows_kv)}</table>')
+    rows = []
+    for label, nom, cal in (
+        ("Position RMSE [mm]", "pos_rmse_nominal_mm", "pos_rmse_calibrated_mm"),
+        ("Position max [mm]", "pos_max_nominal_mm", "pos_max_calibrated_mm"),
+        ("Orientation RMSE [deg]", "orient_rmse_nominal_deg", "orient_rmse_calibrated_deg"),
+        ("Orientation max [deg]", "orient_max_nominal_deg", "orient_max_calibrated_deg"),
+    ):
+        if _finite_or_none(validation.get(nom)) is None:
+            continue
+        rows.append((label, validation.get(nom), validation.get(cal)))
+    # optional: nominal joints with re-fitted base/tool frames (a fairer "before")
+    for label, nom, cal in (
+        (
+            "Position RMSE, nominal joints + fitted frames [mm]",
+            "pos_rmse_nominal_fitted_frames_mm",
+            "pos_rmse_calibrated_mm",
+        ),
+        (
+            "Orientation RMSE, nominal joints + fitted frames [deg]",
+            "orient_rmse_nominal_fitted_frames_deg",
+            "orient_rmse_calibrated_deg",
+        ),
+    ):
+        if _finite_or_none(validation.get(nom)) is not None:
+            rows.append((label, validation.get(nom), validation.get(cal)))
+    per_nom = list(validation.get("pos_rmse_nominal_per_point_mm") or [])
+    per_cal = list(validation.get("pos_rmse_calibrated_per_point_mm") or [])
+    if len(per_nom) > 1:
+        for k, nom in enumerate(per_nom):
+            rows.append(
+                (
+                    f"Position RMSE, point {k + 1} [mm]",
+                    nom,
+                    per_cal[k] if k < len(per_cal) else None,
+                )
+            )
+    if rows:
+        parts.append(
+            '<table class="data"><thead><tr><th>Metric</th><th>Nominal</th><th>Calibrated</th>'
+            "<th>Improvement</th></tr></thead><tbody>"
+            + "".join(
+                f"<tr><td>{_esc(label)}</td><td>{_fmt(b)}</td><td>{_fmt(a)}</td>"
+                f"{_change_cell(b, a)}</tr>"
+                for label, b, a in rows
+            )
+            + "</tbody></table>"
+        )
+    else:
+        parts.append('<p class="muted">No finite validation errors to compare.</p>')
+    return "".join(parts)
+
+
+def _uncertainty_section(eval_: Mapping[str, Any], param_names: Sequence[Any]) -> str:
+    values = eval_.get("param_values")
+    stdev = eval_.get("param_stdev")
+    pct = std_ratio_to_percent(eval_.get("param_stddev_percentage"))
+    n = max(len(list(param_names or [])), len(pct), len(list(values or [])))
+    names = [str(param_names[i]) if i < len(param_names or []) else f"param_{i}" for i in range(n)]
+    doc = ""
+    dof = eval_.get("residual_dof")
+    if isinstance(dof, (int, np.integer)) and dof <= 0 and all(p != p for p in pct):
+        doc += (
+            f'<p class="muted">{_esc(dof)} residual degrees of freedom — uncertainty not '
+            "estimable.</p>"
+        )
+    return doc + _param_uncertainty_section(names, stdev, pct, values)
+
+
+# ---------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------
+
+
+def generate_calibration_report(
+    calibrator: Any, output_path: str | None = None, title: str | None = None
+) -> str:
+    """Render a self-contained HTML diagnostic report for a calibration run.
+
+    Reuses the metrics computed by ``BaseCalibration.solve()`` /
+    ``print_quality_report()`` — presentation only.
+
+    Args:
+        calibrator: A ``BaseCalibration`` after ``solve()``: reads
+            ``evaluation_metrics`` (§9.5 of ``calibration.md``),
+            ``calib_config["NbSample"]`` and ``["param_name"]``,
+            ``results_data["validation_metrics"]`` (optional),
+            ``_run_provenance`` (optional) and ``stages`` (optional).
+        output_path: If given, the HTML is also written there atomically
+            (parent folders are created).
+        title: Report title; default ``"<run title> — Calibration Quality
+            Report"`` (asset id and robot name from the provenance, or the
+            class name).
+
+    Returns:
+        The HTML document.
+
+    Raises:
+        AttributeError: ``calibrator`` has not been solved
+            (``evaluation_metrics`` missing or None).
+    """
+    eval_ = getattr(calibrator, "evaluation_metrics", None)
+    if eval_ is None:
+        raise AttributeError("No calibration results available. Run solve() first.")
+    if not isinstance(eval_, Mapping):
+        raise TypeError(
+            "calibrator.evaluation_metrics must be the dict produced by solve(), got "
+            f"{type(eval_).__name__}"
+        )
+    calib_config = getattr(calibrator, "calib_config", None) or {}
+    n_samples = calib_config.get("NbSample", 0)
+    param_names = list(calib_config.get("param_name", []) or [])
+    results_data = getattr(calibrator, "results_data", None) or {}
+    validation = (
+        results_data.get("validation_metrics") if isinstance(results_data, Mapping) else None
+    )
+    if not isinstance(validation, Mapping):
+        validation = None
+
+    try:
+        from figaroh.tools.stages import stages_line
+
+        stages_text = stages_line(calibrator)
+    except Exception as exc:  # noqa: BLE001 - presentation only
+        stages_text = f"unavailable ({exc})"
+
+    insights = _build_insights(eval_, n_samples, param_names, validation)
+    provenance = getattr(calibrator, "_run_provenance", None)
+    report_title = title or (
+        f"{_run_title(provenance, type(calibrator).__name__)} — Calibration Quality Report"
+    )
+    timestamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        n_kept = int(n_samples) - int(eval_.get("n_outliers", 0) or 0)
+    except (TypeError, ValueError):
+        n_kept = "unavailable"
+
+    doc = f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_esc(report_title)}</title>
+<style>{_STYLE}{_EXTRA_STYLE}</style>
+</head>
+<body>
+<div class="page">
+  <h1>{_esc(report_title)}</h1>
+  <p class="subtitle">Generated {_esc(timestamp)}</p>
+
+  <section id="provenance">
+    <h2>Provenance</h2>
+    <div class="card">{_provenance_section(provenance)}</div>
+  </section>
+
+  <section id="summary">
+    <h2>Summary</h2>
+    <div class="card">{_summary_section(eval_, n_samples, stages_text)}</div>
+  </section>
+
+  <section id="insights">
+    <h2>Insights</h2>
+    {_insights_section(insights)}
+  </section>
+
+  <section id="residuals">
+    <h2>Per-DOF residuals</h2>
+    <div class="card">{_per_dof_section(eval_.get("per_dof_stats"), n_kept)}</div>
+  </section>
+
+  <section id="validation">
+    <h2>Validation</h2>
+    <div class="card">{_validation_section(validation)}</div>
+  </section>
+
+  <section id="series">
+    <h2>Before / after</h2>
+    <div class="card">{_series_panel_section(validation, "calibration", "series-panel")}</div>
+  </section>
+
+  <section id="uncertainty">
+    <h2>Parameter uncertainty</h2>
+    <div class="card">{_uncertainty_section(eval_, param_names)}</div>
+  </section>
+
+  <section id="correlation">
+    <h2>Parameter correlation</h2>
+    <div class="card">{_correlation_section(eval_.get("correlated_pairs") or [])}</div>
+  </section>
+
+  <footer>Generated by figaroh.tools.report — self-contained, no network request.</footer>
+</div>
+<script>{_SERIES_CHART_SCRIPT}</script>
+</body>
+</html>
+"""
+
+    if output_path is not None:
+        path = Path(output_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, doc)
+        logger.info("calibration report written to %s", path)
+    return doc
