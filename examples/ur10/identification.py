@@ -24,7 +24,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from simulate import UR10_FS, UR10_FV, UR10_JOINTS, load_ur10, simulate_ur10  # noqa: E402,F401
+from simulate import (  # noqa: E402,F401
+    UR10_FS,
+    UR10_FV,
+    UR10_JOINTS,
+    load_ur10,
+    simulate_ur10,
+)
 
 from figaroh.identification.base_identification import BaseIdentification  # noqa: E402
 
