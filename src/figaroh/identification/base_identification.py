@@ -526,19 +526,6 @@ class BaseIdentification(ABC):
             raise IdentificationStateError(
                 "Standard parameters not initialized. Call initialize_standard_parameters() first."
             )
-        stage = self.identif_config.get("select_stage")
-        pf = self.identif_config.get("physical_fit") or {}
-        if (
-            (stage not in (None, "fit"))
-            or pf.get("enabled")
-            or self.identif_config.get("physical_consistency")
-            or self.identif_config.get("reconstruction")
-        ):
-            raise IdentificationConfigError(
-                "select_stage / physical_fit / physical_consistency / reconstruction need the "
-                "physical-consistency module, which this release does not include yet; remove "
-                "them from tasks.identification or set select_stage: fit"
-            )
 
     def _eliminate_zero_columns(self, zero_tolerance):
         idx_e, params_r = get_index_eliminate(
@@ -851,9 +838,19 @@ class BaseIdentification(ABC):
             "identification config": self.identif_config,
             "task type": "identification",
         }
+        from figaroh.identification._pipeline_physical import (
+            run_physical_fit_if_wanted,
+            select_if_requested,
+        )
+
+        self._apply_physical_consistency_if_enabled(identif_results)
+        self._apply_reconstruction_if_enabled(identif_results)
+        run_physical_fit_if_wanted(self)  # result["physical_fit"], self._physical_fit
+        select_if_requested(self)  # self.selected, result["selected"]
         validation = self._compute_validation_metrics()
         if validation is not None:
             self.result["validation_metrics"] = validation
+        self._record_physical_stage()
         self.result["stages"] = stages_as_dicts(self)
         try:
             from figaroh.tools.provenance import collect_run_provenance
@@ -862,6 +859,25 @@ class BaseIdentification(ABC):
         except ImportError:
             self._run_provenance = None
         self.results_manager = self._make_results_manager()
+
+    def _apply_physical_consistency_if_enabled(self, identif_results):
+        """Per-link feasibility check / LMI projection when ``physical_consistency`` is enabled."""
+        from figaroh.identification._pipeline_physical import (
+            apply_physical_consistency_if_enabled,
+        )
+
+        return apply_physical_consistency_if_enabled(self, identif_results)
+
+    def _apply_reconstruction_if_enabled(self, identif_results):
+        """Base → full standard parameters when ``reconstruction`` is enabled or selected."""
+        from figaroh.identification._pipeline_physical import apply_reconstruction_if_enabled
+
+        return apply_reconstruction_if_enabled(self, identif_results)
+
+    def _record_physical_stage(self):
+        from figaroh.identification._pipeline_physical import record_physical_stage
+
+        record_physical_stage(self)
 
     def _make_results_manager(self):
         try:
@@ -938,9 +954,14 @@ class BaseIdentification(ABC):
             )
         keep = np.setdiff1d(np.arange(W_full.shape[1]), self._idx_eliminated)
         phi_std = np.fromiter(self.standard_parameter.values(), dtype=float)
-        # W_base @ phi_base == W_full @ x with phi_base scattered on the base columns
-        x = np.zeros(W_full.shape[1])
-        x[keep[self._base_indices]] = self.phi_base
+        from figaroh.identification._pipeline_physical import validation_estimate
+
+        values, estimate_stage = validation_estimate(self)
+        if values is not None:  # an accepted standard-space estimate predicts directly
+            x = np.asarray(values, dtype=float)
+        else:  # W_base @ phi_base == W_full @ x with phi_base scattered on the base columns
+            x = np.zeros(W_full.shape[1])
+            x[keep[self._base_indices]] = self.phi_base
         both = (W_full @ np.column_stack([phi_std, x])).reshape(self.model.nv, n, 2)
         idx = np.asarray(self.identif_config["act_idxv"], dtype=int)
         tau_nominal, tau_identified = both[idx, :, 0], both[idx, :, 1]  # (n_active, n)
@@ -961,6 +982,8 @@ class BaseIdentification(ABC):
         left_out = [name for name in active if name not in names]
         if left_out:
             metrics["not_fitted_joints"] = left_out
+        if estimate_stage is not None:
+            metrics["estimate_stage"] = estimate_stage
         if source == "validation_data":
             record_stage(
                 self,
@@ -1085,24 +1108,28 @@ class BaseIdentification(ABC):
     ) -> str:
         """Write the selected estimate's link inertials into a URDF.
 
-        Needs ``select_stage`` ``reconstruction`` or ``physical_fit`` with an
-        accepted estimate: the base-parameter fit has no per-link inertials.
+        Needs ``select_stage`` ``reconstruction`` or ``physical_fit`` and an
+        *accepted* estimate: the base-parameter fit has no per-link inertials,
+        and a rejected estimate is not exported. Either case records stage
+        ``export`` as failed and raises. On success the URDF is written,
+        reloaded with Pinocchio as a check and ``export`` is recorded ``ok``.
+
+        Args:
+            nominal_urdf: Path of the nominal URDF the run was based on.
+            output_path: Where to write; default ``<stem>_modified.urdf`` beside it.
+            merged_bodies: ``"refuse"`` or ``"subtract_fixed"`` for joints whose
+                Pinocchio body holds fixed-attached links.
+
+        Returns:
+            Absolute path of the written URDF.
 
         Raises:
-            ValueError: No accepted standard-space estimate.
+            ValueError: No accepted standard-space estimate, or the exporter
+                refused the parameters.
         """
-        from figaroh.tools.stages import record_stage
+        from figaroh.identification._pipeline_physical import export_selected_urdf
 
-        sel = self.selected
-        if sel is None or getattr(sel, "space", None) != "standard":
-            reason = (
-                "the base-parameter fit has no link inertials to export; "
-                "set select_stage to 'reconstruction' or 'physical_fit'"
-            )
-            record_stage(self, "export", "failed", reason)
-            self._refresh_result_stages()
-            raise ValueError(f"export failed: {reason}")
-        raise ValueError("export failed: URDF export arrives with the physical-consistency module")
+        return export_selected_urdf(self, nominal_urdf, output_path, merged_bodies)
 
     def plot_results(self):
         """Plot measured vs identified efforts per fitted joint and the base parameters."""

@@ -63,9 +63,12 @@ def format_quality_report(ident: Any) -> str:
     )
     selected_info = result.get("selected")
     if isinstance(selected_info, dict) and "effort_rmse_fit" in selected_info:
-        lines.append(
-            f"  RMSE ({selected_info['stage']} estimate): {selected_info['effort_rmse_fit']:.4f}"
+        label = (
+            selected_info["stage"]
+            if selected_info.get("status") == "accepted"
+            else f"rejected {selected_info.get('requested', '?')}"
         )
+        lines.append(f"  RMSE ({label} estimate): {selected_info['effort_rmse_fit']:.4f}")
 
     per_joint = ident._compute_per_joint_stats()
     lines.append(_THIN)

@@ -1,0 +1,354 @@
+"""Terminal quality report and scoped verification of a :class:`BaseCalibration` run.
+
+Both read the attributes the calibration stores after ``solve()``
+(``evaluation_metrics``, ``results_data``, ``calib_config``, ``stages``,
+``_run_provenance``); nothing is re-fitted here. The validation metrics are
+recomputed by the report (this re-records the ``validation`` stage, as
+upstream).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, Dict, List, Mapping
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["build_insights", "format_quality_report", "verify_calibration"]
+
+_RULE = "=" * 70
+_SUB = "-" * 70
+OUTLIER_WARN_PCT = 10.0
+
+
+def _f(v: Any, spec: str = ".3f") -> str:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return "n/a" if not math.isfinite(v) else format(v, spec)
+
+
+def format_quality_report(calib: Any) -> str:
+    """Plain-text report (``calibration.md`` §10.1) of a solved calibration.
+
+    Args:
+        calib: A solved ``BaseCalibration``.
+
+    Returns:
+        The report text.
+    """
+    ev: Mapping[str, Any] = calib.evaluation_metrics
+    cfg = calib.calib_config
+    N = int(cfg.get("NbSample", 0))
+    names = list(cfg.get("param_name", []))
+    validation = calib._compute_validation_metrics()
+    if validation is not None and calib.results_data is not None:
+        calib.results_data["validation_metrics"] = validation
+    lines: List[str] = [_RULE, "CALIBRATION QUALITY REPORT".center(70), _RULE]
+    lines.append(f"Stages: {calib.stages_line()}")
+    ok = ev.get("optimization_success")
+    lines.append(
+        f"Convergence: {'✓ converged' if ok else '✗ NOT converged'}  "
+        f"(iterations {ev.get('n_iterations', 0)}, function evaluations "
+        f"{ev.get('n_function_evals', 0)}, cost {_f(ev.get('cost'), '.6g')}, "
+        f"Jacobian {ev.get('jacobian', 'n/a')})"
+    )
+    thr = ev.get("outlier_threshold")
+    thr_s = "no threshold" if thr is None else f"threshold {float(thr) * 1e3:.1f} mm"
+    lines.append(
+        f"Excluded samples: {ev.get('n_outliers', 0)} / {N} "
+        f"({_f(ev.get('outlier_percentage', 0.0), '.1f')}%), {thr_s}"
+    )
+    errs = ev.get("excluded_sample_errors") or []
+    for k, i in enumerate(ev.get("excluded_samples", [])):
+        e = f" ({errs[k] * 1e3:.1f} mm)" if k < len(errs) else ""
+        lines.append(f"    #{i}{e}")
+    lines.append(
+        f"Condition number: {_f(ev.get('condition_number'), '.4g')} "
+        f"({ev.get('condition_label', 'n/a')})"
+    )
+    lines.append(_SUB)
+    stats = ev.get("per_dof_stats") or {}
+    n_kept = N - int(ev.get("n_outliers", 0))
+    lines.append(f"Per-DOF Residuals (training set, n={n_kept})")
+    lines.append(f"  {'DOF':<10}{'Mean':>10}{'Std':>10}{'RMSE':>10}{'Max':>10}{'R²':>10}")
+    for j, nm in enumerate(stats.get("dof_names", [])):
+        if j >= len(stats.get("rmse", [])):
+            break
+        lines.append(
+            f"  {nm:<10}{_f(stats['mean'][j]):>10}{_f(stats['std'][j]):>10}"
+            f"{_f(stats['rmse'][j]):>10}{_f(stats['max_abs'][j]):>10}"
+            f"{_f(stats['r_squared'][j], '.4f'):>10}"
+        )
+    overall = stats.get("overall")
+    if overall:
+        lines.append("Overall (measured components of each kind)")
+        for kind, unit, key in (("Position", "mm", "pos"), ("Orientation", "deg", "orient")):
+            rmse = overall.get(f"{key}_rmse_{unit}")
+            if rmse is None or not math.isfinite(rmse):
+                lines.append(f"  {kind}: not measured")
+                continue
+            extra = ""
+            if key == "pos" and math.isfinite(overall.get("pos_rmse_component_mm", math.nan)):
+                extra = f"; per-component RMS {overall['pos_rmse_component_mm']:.3f} mm"
+            lines.append(
+                f"  {kind}: RMSE {rmse:.3f} {unit} (per-point vector norm{extra}), "
+                f"MAE {_f(overall.get(f'{key}_mae_{unit}'))} {unit}, "
+                f"max {_f(overall.get(f'{key}_max_{unit}'))} {unit}"
+            )
+    lines.append(_SUB)
+    if validation is None:
+        lines.append("Validation: not computed by this calibration.")
+    else:
+        src = validation["validation_source"]
+        if src != "validation_data":
+            lines.append("!" * 70)
+            lines.append(
+                "! WARNING: no held-out data — validation uses the CALIBRATION data itself;"
+            )
+            lines.append("! these figures do NOT measure generalisation to new postures.")
+            lines.append("!" * 70)
+        lines.append(
+            f"Validation ({'held-out' if src == 'validation_data' else 'training fallback'}, "
+            f"n={validation['n_val_samples']}; nominal = all parameters 0, frames included)"
+        )
+        lines.append(f"  {'':<24}{'Nominal':>12}{'Calibrated':>12}{'Improvement':>14}")
+        rows = (
+            ("Position RMSE [mm]", "pos_rmse_nominal_mm", "pos_rmse_calibrated_mm"),
+            ("Position max [mm]", "pos_max_nominal_mm", "pos_max_calibrated_mm"),
+            ("Orientation RMSE [deg]", "orient_rmse_nominal_deg", "orient_rmse_calibrated_deg"),
+            ("Orientation max [deg]", "orient_max_nominal_deg", "orient_max_calibrated_deg"),
+        )
+        for label, a, b in rows:
+            before, after = validation[a], validation[b]
+            if not math.isfinite(before):
+                continue
+            imp = (before - after) / before * 100 if before else 0.0
+            arrow = "↓" if after <= before else "↑"
+            lines.append(f"  {label:<24}{before:>12.3f}{after:>12.3f}{imp:>12.1f}% {arrow}")
+        pf = validation.get("pos_rmse_nominal_fitted_frames_mm", math.nan)
+        if math.isfinite(pf):
+            after = validation["pos_rmse_calibrated_mm"]
+            imp = (pf - after) / pf * 100 if pf else 0.0
+            lines.append(
+                f"  {'Pos. RMSE, nominal joints':<24}{pf:>12.3f}{after:>12.3f}{imp:>12.1f}% "
+                f"{'↓' if after <= pf else '↑'}  (frames re-fitted)"
+            )
+        if validation["n_markers"] > 1:
+            for k, (a, b) in enumerate(
+                zip(
+                    validation["pos_rmse_nominal_per_point_mm"],
+                    validation["pos_rmse_calibrated_per_point_mm"],
+                    strict=False,
+                )
+            ):
+                lines.append(f"  {'point ' + str(k + 1) + ' RMSE [mm]':<24}{a:>12.3f}{b:>12.3f}")
+    lines.append(_SUB)
+    std_pct = ev.get("param_stddev_percentage") or []
+    dof = ev.get("residual_dof", 0)
+    if dof <= 0 and cfg.get("prior_weights") is None:
+        lines.append(f"{dof} residual degrees of freedom — uncertainty not estimable")
+    else:
+        lines.append("Parameter uncertainty (largest relative std |σ/x|):")
+        stds = ev.get("param_stdev") or []
+        order = [i for i in np.argsort(-np.nan_to_num(np.asarray(std_pct, float), nan=-1))][:5]
+        for i in order:
+            nm = names[i] if i < len(names) else f"param_{i}"
+            lines.append(
+                f"  {nm:<28} value {ev['param_values'][i]: .4g}  σ {stds[i]:.3g}  "
+                f"|σ/x| {std_pct[i]:.3g}"
+            )
+    pairs = ev.get("correlated_pairs") or []
+    if pairs:
+        lines.append(f"Correlated parameter pairs (|ρ| > 0.8): {len(pairs)}")
+        for p in pairs[:10]:
+            lines.append(f"  {p['param_i']} ↔ {p['param_j']}: ρ = {p['correlation']:+.3f}")
+        if len(pairs) > 10:
+            lines.append(f"  ... {len(pairs) - 10} more")
+    else:
+        lines.append("Correlated parameter pairs: none exceed |ρ| > 0.8")
+    lines.append(_RULE)
+    return "\n".join(lines)
+
+
+def build_insights(
+    eval_: Mapping[str, Any], n_samples: int, param_names: List[str], validation: Any
+) -> List[Dict[str, str]]:
+    """Insight rules of ``verification_and_stages.md`` §4.2.
+
+    Uses ``figaroh.tools.report._build_insights`` when available; this copy
+    is the fallback.
+    """
+    try:
+        from figaroh.tools.report import _build_insights
+
+        return list(_build_insights(eval_, n_samples, param_names, validation))
+    except ImportError:
+        pass
+    out: List[Dict[str, str]] = []
+    if not eval_.get("optimization_success", True):
+        out.append(
+            {
+                "level": "warn",
+                "text": "Optimization did not report success — treat results with caution.",
+            }
+        )
+    c, label = eval_.get("condition_number", math.nan), eval_.get("condition_label", "")
+    if label == "ill-conditioned":
+        out.append(
+            {
+                "level": "warn",
+                "text": f"Condition number {c:.1f} is ill-conditioned — consider a richer "
+                "excitation trajectory or fewer simultaneously identified parameters.",
+            }
+        )
+    elif label == "moderately conditioned":
+        out.append(
+            {
+                "level": "info",
+                "text": f"Condition number {c:.1f} is moderately conditioned — usable, but not "
+                "optimal.",
+            }
+        )
+    pct = float(eval_.get("outlier_percentage", 0.0) or 0.0)
+    if pct > OUTLIER_WARN_PCT:
+        out.append(
+            {
+                "level": "warn",
+                "text": f"{eval_.get('n_outliers', 0)} outliers removed ({pct:.1f}% of "
+                f"{n_samples} samples) — check data quality if this seems high.",
+            }
+        )
+    std = eval_.get("param_stddev_percentage") or []
+    poor = [
+        param_names[i] if i < len(param_names) else f"param_{i}"
+        for i, s in enumerate(std)
+        if s is not None and math.isfinite(s) and s > 30
+    ]
+    if poor:
+        more = ", ..." if len(poor) > 6 else ""
+        out.append(
+            {
+                "level": "warn",
+                "text": f"{len(poor)} parameter(s) have >30% relative uncertainty and are poorly "
+                f"identified: {', '.join(poor[:6])}{more}.",
+            }
+        )
+    pairs = eval_.get("correlated_pairs") or []
+    if pairs:
+        out.append(
+            {
+                "level": "warn",
+                "text": f"{len(pairs)} parameter pair(s) are strongly correlated (|ρ| > 0.8) — "
+                "the excitation trajectory may not separate them; consider fixing one or "
+                "redesigning the trajectory.",
+            }
+        )
+    if validation is None:
+        out.append(
+            {
+                "level": "info",
+                "text": "No held-out validation data provided — these metrics reflect fit "
+                "quality on the training set only, not generalization.",
+            }
+        )
+    else:
+        if validation.get("validation_source") == "calibration_data_fallback":
+            out.append(
+                {
+                    "level": "warn",
+                    "text": "No separate validation data provided — validation metrics fall "
+                    "back to the calibration data itself and do NOT test generalization to "
+                    "new configurations.",
+                }
+            )
+        imp = validation.get("pos_improvement_pct", 100.0)
+        if imp is not None and math.isfinite(imp) and imp < 50:
+            out.append(
+                {
+                    "level": "warn",
+                    "text": f"Validation position RMSE improved by only {imp:.1f}% over nominal "
+                    "— check model assumptions or configuration.",
+                }
+            )
+    if not out:
+        out.append({"level": "info", "text": "No issues detected — fit looks healthy."})
+    return out
+
+
+def verify_calibration(calib: Any, thresholds: Any, scope: str):
+    """Scoped verification verdict of a solved calibration (``calibration.md`` §10.3)."""
+    from figaroh.tools._report_common import CALIBRATION_DEFAULT_THRESHOLDS, scoped_verification
+    from figaroh.tools.stages import apply_to_verdict
+
+    ev = calib.evaluation_metrics
+    cfg = calib.calib_config
+    thresholds = dict(CALIBRATION_DEFAULT_THRESHOLDS if thresholds is None else thresholds)
+    validation = (calib.results_data or {}).get("validation_metrics")
+    metrics: Dict[str, Any] = {
+        "condition_number": ev.get("condition_number"),
+        "rmse": ev.get("rmse"),
+        "outlier_percentage": ev.get("outlier_percentage"),
+    }
+    mask = np.asarray(cfg["measurability"], dtype=bool)
+    prediction_keys: List[str] = []
+    independent = bool(validation and validation.get("validation_source") == "validation_data")
+    if validation:
+        prefix = "" if independent else "training_"
+        if mask[:3].any():
+            metrics[f"{prefix}position_rmse_mm"] = validation.get("pos_rmse_calibrated_mm")
+            prediction_keys.append("position_rmse_mm")
+        if mask[3:].any():
+            metrics[f"{prefix}orientation_rmse_deg"] = validation.get("orient_rmse_calibrated_deg")
+            prediction_keys.append("orientation_rmse_deg")
+    residuals = (calib.results_data or {}).get("residuals")
+    arrays = {
+        "finite_fit_rmse": [ev.get("rmse")] if ev.get("rmse") is not None else None,
+        "finite_parameters": ev.get("param_values"),
+        "finite_residuals": None if residuals is None else np.asarray(residuals).ravel(),
+    }
+    requested = cfg.get("validation_data_file")
+    facts = {"requested_validation_loaded": (not requested) or bool(calib._val_available)}
+    verdict = scoped_verification(
+        metrics,
+        thresholds,
+        scope,
+        arrays,
+        independent,
+        prediction_keys,
+        solver_success=bool(ev.get("optimization_success")),
+        facts=facts,
+    )
+    insights = build_insights(ev, int(cfg.get("NbSample", 0)), list(cfg["param_name"]), validation)
+    verdict.insights = [i["text"] if isinstance(i, Mapping) else str(i) for i in insights]
+    prov = calib._run_provenance
+    if prov is None:
+        try:
+            from figaroh.tools.provenance import collect_run_provenance
+
+            prov = collect_run_provenance(calib, "calibration")
+        except ImportError:
+            prov = {}
+    verdict.metadata = dict(prov or {})
+    if validation and validation.get("error_nominal_per_dof"):
+        names = list(validation["dof_names"])
+        first = validation["error_nominal_per_dof"][names[0]]
+        n = len(first)
+        verdict.series = {
+            "time": list(range(n)),
+            "dof_names": names,
+            "nominal": [validation["error_nominal_per_dof"][d] for d in names],
+            "fitted": [validation["error_fitted_per_dof"][d] for d in names],
+            "measured": [[0.0] * n for _ in names],
+        }
+    config_sha = (verdict.metadata.get("config") or {}).get("sha256") if verdict.metadata else None
+    verdict.compat = {
+        "dof_names": calib._dof_names(),
+        "sample_count": int(cfg.get("NbSample", 0)),
+        "config_sha256": config_sha,
+    }
+    return apply_to_verdict(verdict, calib, selected_stage="fit")

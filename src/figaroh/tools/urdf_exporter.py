@@ -1,0 +1,813 @@
+"""URDF exporter for identified/calibrated robot parameters.
+
+Reads a nominal URDF and produces a modified URDF by applying parameter
+overlays. Parameter names encode the semantics: ``d_px_joint2`` is additive
+(geometric offset), ``m_joint1`` is absolute (mass override).
+
+This is used after identification or calibration to materialise results into
+a tangible URDF file for downstream use (simulation, visualisation,
+model-based control).
+
+Two parameter categories
+------------------------
+
+**Joint-level parameters** (auto-applied to the URDF):
+
+- Joint placement (additive): ``d_px_{joint}``, ``d_py_{joint}``,
+  ``d_pz_{joint}`` [m], ``d_phix_{joint}``, ``d_phiy_{joint}``,
+  ``d_phiz_{joint}`` [rad]. The reloaded joint origin equals
+  ``origin · SE3(exp3(d_phi), d_p)`` (translation in the joint frame,
+  rotation vector) — the convention of the calibration forward model.
+- Joint offset / calibration (additive): ``offsetPX_{joint}`` …
+  ``offsetPZ_{joint}`` [m], ``offsetRX_{joint}`` … ``offsetRZ_{joint}``
+  [rad]: the origin becomes ``origin · SE3(rpy(o_R), o_P)`` (for a revolute-z
+  joint ``offsetRZ = d`` equals evaluating at ``q + d``);
+  ``offsetRevoluteUnaligned_{joint}`` / ``offsetPrismaticUnaligned_{joint}``
+  rotate about / translate along the URDF ``<axis>``. Placement is applied
+  before the offset.
+- Legacy offset (absolute): ``off_{joint}``, written as the joint's
+  ``<calibration rising="…"/>`` reference position.
+- Mass (absolute): ``m_{target}`` [kg].
+- First moments (absolute): ``mx_{target}``, ``my_{target}``, ``mz_{target}`` [kg·m].
+- Inertia tensor (absolute): ``Ixx_{target}``, ``Ixy_{target}``, …,
+  ``Izz_{target}`` [kg·m²], **about the frame origin** (identification
+  convention, Pinocchio order ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``).
+- Viscous/static friction (absolute): ``fv_{joint}`` → ``<dynamics damping>``
+  [N·m·s/rad], ``fs_{joint}`` → ``<dynamics friction>`` [N·m].
+- Armature (absolute): ``Ia_{joint}`` → ``<dynamics armature>`` [kg·m²]
+  (an extension attribute ignored by standard URDF parsers).
+- Joint elasticity (additive): ``k_PX_{joint}``, …, ``k_RZ_{joint}`` →
+  ``<dynamics elasticity_<AXIS>>`` (extension attribute).
+
+Inertial targets: ``{target}`` is a **joint** name — the parameters then
+describe that joint's Pinocchio body, expressed in the joint frame (the child
+link frame), i.e. the child link plus every link attached to it by fixed
+joints — or a **link** name (that link alone, in its own frame). A joint whose
+body holds fixed-attached links with non-zero inertia is refused by default
+(``merged_bodies="refuse"``); ``"subtract_fixed"`` writes the identified body
+minus the nominal inertias of the fixed links into the child link. URDF
+inertials are about the centre of mass: the exporter writes
+``c = h/m``, ``I_C = I_O − m((cᵀc)E − ccᵀ)`` (rotated into the nominal
+inertial frame orientation). Links whose ten parameters equal the nominal
+ones (to 1e-12 relative) are left untouched, byte for byte.
+
+**Metrology frame parameters** (user-defined, not auto-applied): ``base_px``
+… ``base_phiz`` (metrology frame → robot base) and ``pEEx_{frame}`` …
+``phiEEz_{frame}`` (last joint → measurement frame). They depend on the
+calibration setup, not on the URDF; :func:`export_urdf` collects them
+(``result.frame_params``) and logs a reminder — see :func:`frame_settings_doc`.
+
+The file is written atomically (temporary file, Pinocchio reload check, then
+rename): on any error nothing is written. XML is produced with
+:mod:`xml.etree.ElementTree` (comments kept), never by string concatenation.
+
+Typical usage::
+
+    from figaroh.tools.urdf_exporter import export_urdf, frame_settings_doc
+
+    params = {"d_px_joint2": 0.05, "m_joint1": 2.5, "fv_joint1": 0.2}
+    modified_path = export_urdf("robot.urdf", params, verbose=True)
+    defaults = frame_settings_doc()
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Tuple, Union
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "ExportedURDF",
+    "export_urdf",
+    "frame_settings_doc",
+    "is_kinematic_correction",
+]
+
+_INERTIAL_KEYS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+_AXES6 = ("PX", "PY", "PZ", "RX", "RY", "RZ")
+_PLACEMENT = ("px", "py", "pz", "phix", "phiy", "phiz")
+_MERGED_MODES = ("refuse", "subtract_fixed")
+_UNCHANGED_RTOL = 1e-12
+
+#: (name, category, index, description) of the metrology-frame parameters.
+_METROLOGY_REGISTRY: Tuple[Tuple[str, str, int, str], ...] = (
+    ("base_px", "base", 0, "metrology frame → base_link, x translation [m]"),
+    ("base_py", "base", 1, "metrology frame → base_link, y translation [m]"),
+    ("base_pz", "base", 2, "metrology frame → base_link, z translation [m]"),
+    ("base_phix", "base", 3, "metrology frame → base_link, roll [rad]"),
+    ("base_phiy", "base", 4, "metrology frame → base_link, pitch [rad]"),
+    ("base_phiz", "base", 5, "metrology frame → base_link, yaw [rad]"),
+    ("pEEx", "ee", 0, "last joint → measurement frame, x translation [m]"),
+    ("pEEy", "ee", 1, "last joint → measurement frame, y translation [m]"),
+    ("pEEz", "ee", 2, "last joint → measurement frame, z translation [m]"),
+    ("phiEEx", "ee", 3, "last joint → measurement frame, roll [rad]"),
+    ("phiEEy", "ee", 4, "last joint → measurement frame, pitch [rad]"),
+    ("phiEEz", "ee", 5, "last joint → measurement frame, yaw [rad]"),
+)
+
+_FRAME_PARAM_DESCRIPTIONS = {
+    "base": "the transform from the metrology frame (mocap world, camera, ...) to base_link",
+    "ee": "the transform from the last robot joint to the measurement frame "
+    "(marker cluster, camera optical frame, chessboard)",
+}
+
+_JOINT_PATTERNS: Tuple[Tuple[str, re.Pattern[str], bool], ...] = (
+    ("joint_placement", re.compile(r"^d_(px|py|pz|phix|phiy|phiz)_(.+)$"), True),
+    ("joint_offset", re.compile(r"^offset(PX|PY|PZ|RX|RY|RZ)_(.+)$"), True),
+    (
+        "joint_offset_axis",
+        re.compile(r"^offset(RevoluteUnaligned|PrismaticUnaligned)_(.+)$"),
+        True,
+    ),
+    ("legacy_offset", re.compile(r"^off_(.+)$"), False),
+    ("elasticity", re.compile(r"^k_(PX|PY|PZ|RX|RY|RZ)_(.+)$"), True),
+    ("friction", re.compile(r"^(fv|fs)_(.+)$"), False),
+    ("armature", re.compile(r"^Ia_(.+)$"), False),
+    ("mass", re.compile(r"^m_(.+)$"), False),
+    ("first_moment", re.compile(r"^(mx|my|mz)_(.+)$"), False),
+    ("inertia", re.compile(r"^(Ixx|Ixy|Iyy|Ixz|Iyz|Izz)_(.+)$"), False),
+)
+_BASE_FRAME = re.compile(r"^base_(px|py|pz|phix|phiy|phiz)$")
+_EE_FRAME = re.compile(r"^(pEEx|pEEy|pEEz|phiEEx|phiEEy|phiEEz)(?:_(.+))?$")
+
+
+class ExportedURDF(str):
+    """Path of the written URDF (a ``str``) carrying export metadata.
+
+    Attributes:
+        frame_params: Metrology-frame parameters that were collected but not
+            applied (``{name: value}``).
+        applied: Names of the parameters written into the URDF.
+        unchanged_links: Inertial targets left untouched (equal to nominal).
+    """
+
+    frame_params: Dict[str, float]
+    applied: List[str]
+    unchanged_links: List[str]
+
+    def __new__(cls, path: str, frame_params=None, applied=None, unchanged_links=None):
+        obj = super().__new__(cls, path)
+        obj.frame_params = dict(frame_params or {})
+        obj.applied = list(applied or [])
+        obj.unchanged_links = list(unchanged_links or [])
+        return obj
+
+
+# ---------------------------------------------------------------------------
+# Name parsing
+# ---------------------------------------------------------------------------
+def _parse_param_name(name: str) -> Tuple[str, str, Any, bool] | None:
+    """``(category, target, idx, is_additive)`` of a joint-level name, or None.
+
+    ``idx`` is the axis/slot index (placement 0–5, offset/elasticity axis
+    0–5), the key (``fv``/``fs``, ``mx``…, ``Ixx``…) or None.
+    """
+    for category, pattern, additive in _JOINT_PATTERNS:
+        m = pattern.match(name)
+        if m is None:
+            continue
+        groups = m.groups()
+        if len(groups) == 1:
+            return category, groups[0], None, additive
+        key, target = groups
+        if category == "joint_placement":
+            idx: Any = _PLACEMENT.index(key)
+        elif category in ("joint_offset", "elasticity"):
+            idx = _AXES6.index(key)
+        else:
+            idx = key
+        return category, target, idx, additive
+    return None
+
+
+def _parse_frame_param_name(name: str) -> Tuple[str, str | None, int] | None:
+    """``(category, target, idx)`` of a metrology-frame name (``base``/``ee``), or None."""
+    m = _BASE_FRAME.match(name)
+    if m:
+        return "base", None, _PLACEMENT.index(m.group(1))
+    m = _EE_FRAME.match(name)
+    if m:
+        keys = ("pEEx", "pEEy", "pEEz", "phiEEx", "phiEEy", "phiEEz")
+        return "ee", m.group(2), keys.index(m.group(1))
+    return None
+
+
+def is_kinematic_correction(name: str, joint_names: List[str] | None = None) -> bool:
+    """True for names the exporter writes into joint origins (``d_p*``, ``d_phi*``, ``offset*``).
+
+    Args:
+        name: Parameter name.
+        joint_names: Optional model joint names; when given, the target must
+            be one of them.
+    """
+    parsed = _parse_param_name(str(name))
+    if parsed is None or parsed[0] not in ("joint_placement", "joint_offset", "joint_offset_axis"):
+        return False
+    return joint_names is None or parsed[1] in set(joint_names)
+
+
+# ---------------------------------------------------------------------------
+# Small geometry helpers
+# ---------------------------------------------------------------------------
+def _floats(text: str | None, n: int, what: str) -> np.ndarray:
+    if text is None:
+        return np.zeros(n)
+    try:
+        vals = np.array([float(t) for t in text.split()], dtype=float)
+    except ValueError as exc:
+        raise ValueError(f"malformed {what} {text!r} in the nominal URDF") from exc
+    if vals.shape != (n,):
+        raise ValueError(f"{what} must hold {n} numbers, got {text!r}")
+    return vals
+
+
+def _fmt(values: Any) -> str:
+    return " ".join(repr(float(v)) for v in np.atleast_1d(values))
+
+
+def _rpy_matrix(rpy: np.ndarray) -> np.ndarray:
+    """URDF convention ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(r),
+        math.sin(r),
+        math.cos(p),
+        math.sin(p),
+        math.cos(y),
+        math.sin(y),
+    )
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def _matrix_rpy(R: np.ndarray) -> np.ndarray:
+    import pinocchio as pin
+
+    return np.asarray(pin.rpy.matrixToRpy(np.asarray(R, dtype=float)), dtype=float)
+
+
+def _exp3(v: np.ndarray) -> np.ndarray:
+    import pinocchio as pin
+
+    return np.asarray(pin.exp3(np.asarray(v, dtype=float)), dtype=float)
+
+
+def _origin_of(elem: ET.Element | None, what: str) -> Tuple[np.ndarray, np.ndarray]:
+    """(R, t) of an ``<origin>`` child (identity when absent)."""
+    o = None if elem is None else elem.find("origin")
+    if o is None:
+        return np.eye(3), np.zeros(3)
+    xyz = _floats(o.get("xyz"), 3, f"{what} origin xyz")
+    rpy = _floats(o.get("rpy"), 3, f"{what} origin rpy")
+    return _rpy_matrix(rpy), xyz
+
+
+# ---------------------------------------------------------------------------
+# Inertials
+# ---------------------------------------------------------------------------
+@dataclass
+class _Link:
+    name: str
+    elem: ET.Element
+    fixed_children: List[Tuple[str, np.ndarray, np.ndarray]] = field(default_factory=list)
+
+
+def _link_mci(link: ET.Element) -> Tuple[float, np.ndarray, np.ndarray]:
+    """(mass, CoM, inertia about the CoM) of a link in its own frame."""
+    inertial = link.find("inertial")
+    if inertial is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    what = f"link {link.get('name')!r} inertial"
+    R, c = _origin_of(inertial, what)
+    mass_el = inertial.find("mass")
+    m = float(_floats(None if mass_el is None else mass_el.get("value"), 1, f"{what} mass")[0])
+    ie = inertial.find("inertia")
+    vals = {}
+    for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+        vals[key] = float(_floats(None if ie is None else ie.get(key, "0"), 1, f"{what} {key}")[0])
+    I = np.array(
+        [
+            [vals["ixx"], vals["ixy"], vals["ixz"]],
+            [vals["ixy"], vals["iyy"], vals["iyz"]],
+            [vals["ixz"], vals["iyz"], vals["izz"]],
+        ]
+    )
+    return m, c, R @ I @ R.T
+
+
+def _p10(m: float, c: np.ndarray, Ic: np.ndarray) -> np.ndarray:
+    from figaroh.identification.physical_consistency import p10_from_mass_com_inertia
+
+    return p10_from_mass_com_inertia(m, c, Ic)
+
+
+def _transform_mci(
+    m: float, c: np.ndarray, Ic: np.ndarray, R: np.ndarray, t: np.ndarray
+) -> Tuple[float, np.ndarray, np.ndarray]:
+    return m, R @ c + t, R @ Ic @ R.T
+
+
+def _mci_from_p10(p10: np.ndarray, where: str) -> Tuple[float, np.ndarray, np.ndarray]:
+    """(m, c, I_C) of an origin-based p10: ``c = h/m``, ``I_C = I_O − (hᵀh E − hhᵀ)/m``."""
+    m = float(p10[0])
+    h = np.asarray(p10[1:4], dtype=float)
+    ixx, ixy, iyy, ixz, iyz, izz = p10[4:]
+    Io = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
+    if m < 0:
+        raise ValueError(f"{where}: mass {m} kg is negative; a URDF link needs m >= 0")
+    if m == 0:
+        if np.any(h != 0):
+            raise ValueError(f"{where}: zero mass with non-zero first moments {h.tolist()}")
+        return 0.0, np.zeros(3), Io
+    c = h / m
+    Ic = Io - (float(h @ h) * np.eye(3) - np.outer(h, h)) / m
+    return m, c, 0.5 * (Ic + Ic.T)
+
+
+def _write_inertial(link: ET.Element, m: float, c: np.ndarray, Ic: np.ndarray) -> None:
+    """Write (m, c, I_C) into ``link``'s ``<inertial>``, keeping its orientation (rpy)."""
+    inertial = link.find("inertial")
+    if inertial is None:
+        inertial = ET.SubElement(link, "inertial")
+    origin = inertial.find("origin")
+    if origin is None:
+        origin = ET.SubElement(inertial, "origin")
+        origin.set("rpy", "0 0 0")
+    R = _rpy_matrix(_floats(origin.get("rpy"), 3, "inertial origin rpy"))
+    I = R.T @ Ic @ R  # tensor in the inertial frame
+    origin.set("xyz", _fmt(c))
+    if origin.get("rpy") is None:
+        origin.set("rpy", "0 0 0")
+    mass_el = inertial.find("mass")
+    if mass_el is None:
+        mass_el = ET.SubElement(inertial, "mass")
+    mass_el.set("value", repr(float(m)))
+    ie = inertial.find("inertia")
+    if ie is None:
+        ie = ET.SubElement(inertial, "inertia")
+    for key, (r, col) in (
+        ("ixx", (0, 0)),
+        ("ixy", (0, 1)),
+        ("ixz", (0, 2)),
+        ("iyy", (1, 1)),
+        ("iyz", (1, 2)),
+        ("izz", (2, 2)),
+    ):
+        ie.set(key, repr(float(I[r, col])))
+
+
+def _fixed_descendants(
+    link_name: str, children_of: Dict[str, List[ET.Element]]
+) -> List[Tuple[str, np.ndarray, np.ndarray]]:
+    """Links attached to ``link_name`` through fixed joints, with their pose (R, t) in its frame."""
+    out: List[Tuple[str, np.ndarray, np.ndarray]] = []
+    stack = [(link_name, np.eye(3), np.zeros(3))]
+    while stack:
+        name, R0, t0 = stack.pop()
+        for joint in children_of.get(name, []):
+            if joint.get("type") != "fixed":
+                continue
+            child = joint.find("child")
+            if child is None or child.get("link") is None:
+                continue
+            R, t = _origin_of(joint, f"joint {joint.get('name')!r}")
+            Rc, tc = R0 @ R, R0 @ t + t0
+            out.append((child.get("link"), Rc, tc))
+            stack.append((child.get("link"), Rc, tc))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------
+def frame_settings_doc(*, calibration_type: str | None = None, verbose: bool = True) -> dict:
+    """Return default metrology-frame parameter values with explanations.
+
+    These parameters define the transformation between the robot and the
+    external measurement system. They are **not** intrinsic to the URDF and
+    must be configured by the user for each calibration setup.
+
+    Args:
+        calibration_type: Optional hint for context-specific defaults:
+            ``"mocap"`` (EE frame on ``arm_7_link``), ``"eye_hand"``
+            (``head_2_link``) or ``None`` (generic: base-frame entries only).
+        verbose: If True (default), prints descriptions to stderr.
+
+    Returns:
+        dict with default (identity) values: the six ``base_*`` entries and,
+        for a calibration type, the six ``pEE*/phiEE*_<frame>`` entries, e.g.
+        ``{"base_px": 0.0, …, "pEEx_arm_7_link": 0.0, …}``.
+
+    Raises:
+        ValueError: unknown ``calibration_type``.
+    """
+    targets = {"mocap": "arm_7_link", "eye_hand": "head_2_link", None: None}
+    if calibration_type not in targets:
+        raise ValueError(
+            f"calibration_type must be 'mocap', 'eye_hand' or None, got {calibration_type!r}"
+        )
+    target = targets[calibration_type]
+    defaults: dict = {}
+    for name, cat, _, _ in _METROLOGY_REGISTRY:
+        if cat == "base":
+            defaults[name] = 0.0
+        elif target is not None:
+            defaults[f"{name}_{target}"] = 0.0
+    if verbose:
+        if calibration_type == "mocap":
+            note = (
+                "Mocap calibration: EE measurement frame is the optical marker "
+                "cluster attached to the end-effector (e.g. arm_7_link)."
+            )
+        elif calibration_type == "eye_hand":
+            note = (
+                "Eye-hand calibration: EE measurement frame is the camera optical "
+                "frame (relative to head_2_link) or the chessboard attached to the gripper."
+            )
+        else:
+            note = (
+                "EE measurement frame: typically a marker cluster, camera optical frame, "
+                "or chessboard attached to the end-effector (pEEx_<frame_name>, ...)."
+            )
+        lines = ["Metrology frame defaults (see frame_settings_doc()):"]
+        lines += [f"  {name:<10s} {desc}" for name, _, _, desc in _METROLOGY_REGISTRY]
+        lines += [
+            "  Base frame : metrology origin -> robot base_link, default identity",
+            "  EE frame   : last joint -> measurement frame, default identity",
+            f"  {note}",
+            "  They are never written into the URDF: configure them in your controller "
+            "or calibration pipeline.",
+        ]
+        sys.stderr.write("\n".join(lines) + "\n")
+    return defaults
+
+
+def export_urdf(
+    nominal_urdf_path: Union[str, Path],
+    params: Mapping[str, Any],
+    *,
+    output_path: Union[str, Path] | None = None,
+    verbose: bool = False,
+    merged_bodies: str = "refuse",
+    psd_eig_tol: float | None = -1e-10,
+) -> str:
+    """Apply identified/calibrated **joint-level** parameters to a nominal URDF.
+
+    This function auto-applies parameters that modify the URDF directly
+    (joint placements, mass, inertias, friction, etc. — see the module
+    docstring). It does **not** apply metrology frame parameters
+    (``base_*``, ``pEE*``, ``phiEE*``); those depend on the calibration setup
+    and must be configured by the user — see :func:`frame_settings_doc`.
+
+    Args:
+        nominal_urdf_path: Path to the nominal (reference) URDF file.
+        params: ``{parameter_name: value}``. **Joint-level params** are
+            applied; **metrology frame params** are logged and collected in
+            the returned object's ``frame_params`` but not applied.
+        output_path: Path for the modified URDF; default
+            ``<stem>_modified.urdf`` beside the nominal URDF. Must differ from
+            the nominal file.
+        verbose: If True, log which params were applied.
+        merged_bodies: ``"refuse"`` (default) or ``"subtract_fixed"`` for
+            inertial parameters of a joint whose body also holds links
+            attached by fixed joints with non-zero inertia.
+        psd_eig_tol: Every link inertial written must have a pseudo-inertia
+            whose smallest eigenvalue is ≥ this [kg·m²] (physical
+            consistency); None disables the check (a negative mass is refused
+            regardless).
+
+    Returns:
+        Absolute path of the modified URDF (an :class:`ExportedURDF`, a
+        ``str`` with ``frame_params``, ``applied`` and ``unchanged_links``).
+
+    Raises:
+        FileNotFoundError: *nominal_urdf_path* does not exist.
+        ValueError: unknown parameter names or targets, non-finite values,
+            a refused merged body, a physically inconsistent inertial, a
+            malformed nominal URDF, or a result Pinocchio cannot load. Nothing
+            is written then.
+    """
+    nominal_path = Path(nominal_urdf_path)
+    if not nominal_path.is_file():
+        raise FileNotFoundError(f"URDF not found: {nominal_path}")
+    if merged_bodies not in _MERGED_MODES:
+        raise ValueError(f"merged_bodies must be one of {_MERGED_MODES}, got {merged_bodies!r}")
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params must be a mapping name -> value, got {type(params).__name__}")
+    if output_path is None:
+        output_path = nominal_path.with_name(nominal_path.stem + "_modified" + nominal_path.suffix)
+    output_path = Path(output_path)
+    if output_path.resolve() == nominal_path.resolve():
+        raise ValueError(
+            f"output_path {str(output_path)!r} is the nominal URDF itself; choose another file"
+        )
+
+    # -- classify every parameter before touching anything -----------------
+    joint_params: Dict[str, List[Tuple[str, str, Any, bool, float]]] = {}
+    frame_params: Dict[str, float] = {}
+    unknown: List[str] = []
+    for name, raw in params.items():
+        name = str(name)
+        try:
+            value = float(raw)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"parameter {name!r}: value {raw!r} is not a number") from exc
+        if not math.isfinite(value):
+            raise ValueError(f"parameter {name!r}: value {value} is not finite")
+        parsed = _parse_param_name(name)
+        if parsed is not None:
+            category, target, idx, additive = parsed
+            joint_params.setdefault(target, []).append((name, category, idx, additive, value))
+            continue
+        frame = _parse_frame_param_name(name)
+        if frame is not None:
+            frame_params[name] = value
+            logger.info(
+                "Metrology frame param '%s' = %.6g — not auto-applied to the URDF. This "
+                "defines %s. See frame_settings_doc() for defaults and explanations.",
+                name,
+                value,
+                _FRAME_PARAM_DESCRIPTIONS[frame[0]],
+            )
+            continue
+        unknown.append(name)
+    if unknown:
+        raise ValueError(
+            f"Unknown parameter(s) {unknown[:8]}. Recognized joint-level categories: joint "
+            "placement (d_px_*, …, d_phiz_*), joint offset (offsetPX_* … offsetRZ_*), legacy "
+            "offset (off_*), mass (m_*), first moments (mx_*, my_*, mz_*), inertia (Ixx_* … "
+            "Izz_*), friction (fv_*, fs_*), armature (Ia_*), elasticity (k_PX_* … k_RZ_*). "
+            "Metrology frame params: base_*, pEE*, phiEE*."
+        )
+
+    # -- parse the nominal URDF ---------------------------------------------
+    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True, insert_pis=True))
+    try:
+        tree = ET.parse(str(nominal_path), parser=parser)
+    except ET.ParseError as exc:
+        raise ValueError(f"nominal URDF {nominal_path} is not valid XML: {exc}") from exc
+    root = tree.getroot()
+    if root.tag != "robot":
+        raise ValueError(f"nominal URDF {nominal_path}: root element is <{root.tag}>, not <robot>")
+    joints = {j.get("name"): j for j in root.findall("joint")}
+    links = {lk.get("name"): lk for lk in root.findall("link")}
+    children_of: Dict[str, List[ET.Element]] = {}
+    for j in joints.values():
+        parent = j.find("parent")
+        if parent is not None:
+            children_of.setdefault(parent.get("link"), []).append(j)
+
+    def child_link(joint_name: str) -> str:
+        child = joints[joint_name].find("child")
+        if child is None or child.get("link") not in links:
+            raise ValueError(f"nominal URDF: joint {joint_name!r} has no valid <child link>")
+        return child.get("link")
+
+    # -- validate targets ----------------------------------------------------
+    inertial_cats = ("mass", "first_moment", "inertia")
+    bad_targets = []
+    for target, entries in joint_params.items():
+        for name, category, *_ in entries:
+            if category in inertial_cats:
+                if target not in joints and target not in links:
+                    bad_targets.append(f"{name} (no joint or link {target!r})")
+            elif target not in joints:
+                bad_targets.append(f"{name} (no joint {target!r})")
+    if bad_targets:
+        raise ValueError(
+            f"parameters name targets absent from {nominal_path.name}: {bad_targets[:8]}"
+        )
+
+    applied: List[str] = []
+    unchanged: List[str] = []
+    for target, entries in joint_params.items():
+        inertial = [e for e in entries if e[1] in inertial_cats]
+        other = [e for e in entries if e[1] not in inertial_cats]
+        if other:
+            _apply_joint_entries(joints[target], other)
+            applied += [e[0] for e in other]
+        if inertial:
+            changed = _apply_inertial_entries(
+                target,
+                inertial,
+                joints=joints,
+                links=links,
+                children_of=children_of,
+                child_link=child_link,
+                merged_bodies=merged_bodies,
+                psd_eig_tol=psd_eig_tol,
+            )
+            if changed:
+                applied += [e[0] for e in inertial]
+            else:
+                unchanged.append(target)
+        if verbose:
+            for name, category, _idx, additive, value in entries:
+                logger.info(
+                    "%s → %s %s (%s, %.6g)",
+                    name,
+                    target,
+                    category,
+                    "additive" if additive else "absolute",
+                    value,
+                )
+
+    data = (
+        b"<?xml version='1.0' encoding='utf-8'?>\n"
+        + _prolog(nominal_path)
+        + ET.tostring(root, encoding="utf-8")
+        + b"\n"
+    )
+    _atomic_write_checked(output_path, data)
+    if frame_params:
+        logger.info(
+            "The following metrology frame parameters were not applied to the URDF: %s. "
+            "Use frame_settings_doc() to review defaults.",
+            ", ".join(f"{k}={v:.6g}" for k, v in frame_params.items()),
+        )
+    logger.info("Modified URDF written to %s (%d parameters applied)", output_path, len(applied))
+    return ExportedURDF(str(output_path.resolve()), frame_params, applied, unchanged)
+
+
+def _apply_joint_entries(
+    joint: ET.Element, entries: List[Tuple[str, str, Any, bool, float]]
+) -> None:
+    """Placement, offsets, friction, armature, elasticity and legacy offset of one joint."""
+    jname = joint.get("name")
+    d = np.zeros(6)
+    o = np.zeros(6)
+    axis_offsets: Dict[str, float] = {}
+    placement = offset = False
+    for name, category, idx, _additive, value in entries:
+        if category == "joint_placement":
+            d[idx] += value
+            placement = True
+        elif category == "joint_offset":
+            o[idx] += value
+            offset = True
+        elif category == "joint_offset_axis":
+            axis_offsets[idx] = axis_offsets.get(idx, 0.0) + value
+        elif category == "legacy_offset":
+            cal = joint.find("calibration")
+            if cal is None:
+                cal = ET.SubElement(joint, "calibration")
+            cal.set("rising", repr(value))
+        elif category in ("friction", "armature", "elasticity"):
+            dyn = joint.find("dynamics")
+            if dyn is None:
+                dyn = ET.SubElement(joint, "dynamics")
+            if category == "friction":
+                dyn.set("damping" if idx == "fv" else "friction", repr(value))
+            elif category == "armature":
+                dyn.set("armature", repr(value))
+            else:
+                key = f"elasticity_{_AXES6[idx]}"
+                prev = float(_floats(dyn.get(key, "0"), 1, f"joint {jname!r} {key}")[0])
+                dyn.set(key, repr(prev + value))
+        else:  # pragma: no cover - guarded by the caller
+            raise ValueError(f"{name}: unsupported category {category}")
+    if not (placement or offset or axis_offsets):
+        return
+    R, t = _origin_of(joint, f"joint {jname!r}")
+    if placement:  # origin · SE3(exp3(d_phi), d_p)
+        t = t + R @ d[:3]
+        R = R @ _exp3(d[3:])
+    if offset:  # origin · SE3(rpy(o_R), o_P)
+        t = t + R @ o[:3]
+        R = R @ _rpy_matrix(o[3:])
+    if axis_offsets:
+        axis_el = joint.find("axis")
+        axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {jname!r} axis")
+        if axis_el is None:
+            axis = np.array([1.0, 0.0, 0.0])  # URDF default axis
+        nrm = float(np.linalg.norm(axis))
+        if nrm == 0:
+            raise ValueError(f"joint {jname!r}: zero <axis>, cannot apply an axis offset")
+        axis = axis / nrm
+        if "PrismaticUnaligned" in axis_offsets:
+            t = t + R @ (axis * axis_offsets["PrismaticUnaligned"])
+        if "RevoluteUnaligned" in axis_offsets:
+            R = R @ _exp3(axis * axis_offsets["RevoluteUnaligned"])
+    origin = joint.find("origin")
+    if origin is None:
+        origin = ET.SubElement(joint, "origin")
+    origin.set("xyz", _fmt(t))
+    origin.set("rpy", _fmt(_matrix_rpy(R)))
+
+
+def _apply_inertial_entries(
+    target: str,
+    entries: List[Tuple[str, str, Any, bool, float]],
+    *,
+    joints: Dict[str, ET.Element],
+    links: Dict[str, ET.Element],
+    children_of: Dict[str, List[ET.Element]],
+    child_link: Any,
+    merged_bodies: str,
+    psd_eig_tol: float | None,
+) -> bool:
+    """Write the inertial parameters of one target; returns False when unchanged."""
+    from figaroh.identification.physical_consistency import check_p10_feasibility
+
+    is_joint = target in joints
+    link_name = child_link(target) if is_joint else target
+    link = links[link_name]
+    own = _p10(*_link_mci(link))
+    merged: List[Tuple[str, np.ndarray]] = []
+    if is_joint:
+        for name, R, t in _fixed_descendants(link_name, children_of):
+            if name not in links:
+                continue
+            m, c, Ic = _link_mci(links[name])
+            merged.append((name, _p10(*_transform_mci(m, c, Ic, R, t))))
+    nominal = own + sum((p for _, p in merged), np.zeros(10))
+    new = nominal.copy()
+    for _name, category, idx, _additive, value in entries:
+        key = "m" if category == "mass" else idx
+        new[_INERTIAL_KEYS.index(key)] = value
+    scale = max(float(np.max(np.abs(nominal))), 1e-300)
+    if np.all(np.abs(new - nominal) <= _UNCHANGED_RTOL * scale):
+        return False
+    where = f"joint {target!r} (link {link_name!r})" if is_joint else f"link {target!r}"
+    heavy = [n for n, p in merged if np.any(p != 0)]
+    if heavy:
+        if merged_bodies == "refuse":
+            raise ValueError(
+                f"{where}: its Pinocchio body also holds the fixed-attached links {heavy} "
+                "with non-zero inertia, so the identified parameters describe their sum; pass "
+                "merged_bodies='subtract_fixed' to write the identified body minus their nominal "
+                f"inertias into {link_name!r}"
+            )
+        new = new - sum((p for n, p in merged), np.zeros(10))
+        where += f" after subtracting the fixed-attached links {heavy}"
+    if psd_eig_tol is not None:
+        rep = check_p10_feasibility(new, mass_min=0.0, psd_eig_tol=float(psd_eig_tol))
+        if rep.status != "feasible":
+            raise ValueError(
+                f"{where}: inertial parameters are not physically consistent "
+                f"({rep.message}); refusing to write them"
+            )
+    m, c, Ic = _mci_from_p10(new, where)
+    _write_inertial(link, m, c, Ic)
+    return True
+
+
+_PROLOG = re.compile(rb"^\s*(?:<\?xml[^>]*\?>)?(?P<prolog>(?:\s|<!--.*?-->)*)<", re.DOTALL)
+
+
+def _prolog(path: Path) -> bytes:
+    """Comments between the XML declaration and the root element, verbatim.
+
+    ElementTree keeps comments inside the root only; the leading ones (often
+    a licence header) are re-emitted unchanged from the well-formed nominal
+    file.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    m = _PROLOG.match(head)
+    if m is None or not m.group("prolog").strip():
+        return b""
+    return m.group("prolog").strip() + b"\n"
+
+
+def _atomic_write_checked(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically after checking Pinocchio loads it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".urdf", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            import pinocchio as pin
+        except ImportError:  # pragma: no cover - pinocchio is a hard dependency
+            pin = None
+        if pin is not None:
+            try:
+                pin.buildModelFromUrdf(tmp)
+            except Exception as exc:  # noqa: BLE001 - reported as a refusal
+                raise ValueError(f"the modified URDF does not load in Pinocchio: {exc}") from exc
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
