@@ -1,0 +1,1384 @@
+"""D-optimal selection of calibration postures from a candidate pool.
+
+Geometric calibration identifies ``n_p`` base kinematic parameters ``θ`` from
+the linearised measurement model ``δy_i = R_i δθ`` of posture ``i`` (``R_i``:
+the ``c × n_p`` block of the structural base kinematic regressor evaluated at
+that posture, ``c = calibration_index`` measured components, rows in [m] for
+positions and [rad] for orientations per unit of ``θ`` [m or rad]). A posture
+contributes the information matrix ``X_i = R_iᵀ R_i`` and a set ``S`` of
+postures the Fisher information ``M(S) = Σ_{i∈S} X_i`` (unit measurement
+noise). A D-optimal design maximises ``det M``, i.e. minimises the volume of
+the confidence ellipsoid of ``θ``.
+
+The combinatorial problem is relaxed to the approximate (weighted) design
+
+.. math::
+
+    \\max_{w \\ge 0,\\ \\sum_i w_i \\le 1} \\; \\det\\Big(\\sum_i w_i X_i\\Big)^{1/n_p}
+
+a concave program (determinant root = second-order-cone representable),
+solved by :class:`SOCPOptimizer` with picos + CVXOPT. The discrete subset is
+then the postures of non-negligible weight (``"threshold"``) or the shortest
+weight-ranked prefix after which the normalised criterion stops improving
+(``"iroc"``). :class:`Detmax` is the classical exchange heuristic working on
+the discrete problem directly.
+
+Workflow (``optimal_design.md`` §1)::
+
+    opt = BaseOptimalCalibration(robot, "config/robot_config.yaml")
+    opt.initialize()            # candidates → regressor → detroot_whole
+    opt.solve(save_file=False)  # SOCP → subset → (save) → plot
+
+Beyond upstream:
+
+* an infeasible design (candidate pool that cannot identify every base
+  parameter, too few postures selected, singular selected information matrix)
+  is reported explicitly: ``results_data["feasible"] = False`` with a
+  ``results_data["message"]`` naming the cause and the fix, and an
+  :class:`InfeasibleDesignError` (an ``AssertionError``, the upstream
+  contract, and a ``ValueError``) carrying the same message — never a printed
+  ``inf``;
+* the selected postures are written atomically in the candidate schema
+  (``calibration_joint_names`` / ``calibration_joint_configurations``), so the
+  output file can be fed back as a candidate file;
+* picos is imported only when the SOCP is solved (``import figaroh`` stays
+  cheap).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import logging
+import math
+import random
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
+
+import numpy as np
+import pinocchio as pin
+import yaml
+
+from figaroh.calibration import calibration_tools as ct
+from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
+from figaroh.tools.exceptions import SolverError
+from figaroh.utils.error_handling import CalibrationError
+from figaroh.utils.fileio import atomic_write_text
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "BaseOptimalCalibration",
+    "Detmax",
+    "InfeasibleDesignError",
+    "SOCPOptimizer",
+    "detroot",
+    "log_det_information",
+    "rearrange_rb",
+    "sub_info_matrix",
+]
+
+#: Weight threshold of the ``"threshold"`` selection (upstream ``eps_opt``).
+EPS_OPT = 1e-5
+#: Accepted Kiefer–Wolfowitz gap of the SOCP weights (bound on the log det loss).
+KW_TOL = 1e-4
+#: Relative eigenvalue threshold below which an information matrix is singular.
+RANK_RTOL = 1e-10
+_SCHEMA_KEYS = ("calibration_joint_names", "calibration_joint_configurations")
+
+
+class InfeasibleDesignError(AssertionError, ValueError):
+    """The candidate pool or the selected subset cannot identify every base parameter.
+
+    Subclasses ``AssertionError`` (upstream ``assert … "Infeasible design"``)
+    and ``ValueError`` (bad input data), so either ``except`` clause catches it.
+    """
+
+
+# ---------------------------------------------------------------------------
+# information-matrix helpers
+# ---------------------------------------------------------------------------
+
+
+def _as_info_stack(subX: Mapping[Any, Any] | Sequence[Any] | np.ndarray, name: str) -> np.ndarray:
+    """(N, n_p, n_p) float array of the information matrices, validated."""
+    if isinstance(subX, Mapping):
+        mats = list(subX.values())
+    else:
+        mats = list(subX) if not isinstance(subX, np.ndarray) else subX
+    try:
+        X = np.asarray(mats, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name}: information matrices must be numeric square arrays of one size ({exc})"
+        ) from exc
+    if X.ndim != 3 or X.shape[0] == 0 or X.shape[1] != X.shape[2] or X.shape[1] == 0:
+        raise ValueError(
+            f"{name}: expected a non-empty collection of square (n_p × n_p) matrices, "
+            f"got an array of shape {X.shape}"
+        )
+    if not np.all(np.isfinite(X)):
+        bad = sorted({int(i) for i in np.argwhere(~np.isfinite(X))[:, 0]})
+        raise ValueError(f"{name}: non-finite entries in the matrices of candidates {bad[:10]}")
+    asym = np.abs(X - np.swapaxes(X, 1, 2)).max(axis=(1, 2))
+    scale = np.maximum(np.abs(X).max(axis=(1, 2)), 1.0)
+    if np.any(asym > 1e-8 * scale):
+        bad = np.flatnonzero(asym > 1e-8 * scale).tolist()
+        raise ValueError(f"{name}: information matrices of candidates {bad[:10]} are not symmetric")
+    return X
+
+
+def _batched_logdet(M: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``(log det, rank)`` of a stack (..., n, n) of symmetric PSD matrices.
+
+    The log-determinant is ``-inf`` for a singular matrix (relative eigenvalue
+    threshold :data:`RANK_RTOL`); the rank counts the eigenvalues above it.
+    """
+    ev = np.linalg.eigvalsh(M)
+    top = np.maximum(ev[..., -1:], 0.0)
+    thr = RANK_RTOL * np.maximum(top, np.finfo(float).tiny)
+    pos = ev > thr
+    rank = pos.sum(axis=-1)
+    with np.errstate(divide="ignore"):
+        logs = np.where(pos, np.log(np.where(pos, ev, 1.0)), 0.0).sum(axis=-1)
+    n = M.shape[-1]
+    logdet = np.where(rank == n, logs, -np.inf)
+    return logdet, rank
+
+
+def detroot(M: np.ndarray) -> float:
+    """Determinant root ``det(M)^(1/n)`` of a symmetric PSD (n × n) matrix.
+
+    Equal to picos' ``DetRootN`` value; ``0.0`` for a singular matrix.
+
+    Args:
+        M: Information matrix [units of θ⁻²].
+
+    Returns:
+        ``det(M)^(1/n)`` (≥ 0).
+    """
+    M = np.asarray(M, dtype=float)
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] == 0:
+        raise ValueError(f"detroot: expected a non-empty square matrix, got shape {M.shape}")
+    ld, _ = _batched_logdet(M)
+    return float(np.exp(ld / M.shape[0])) if np.isfinite(ld) else 0.0
+
+
+def log_det_information(
+    subX: Mapping[Any, Any] | Sequence[Any] | np.ndarray, indices: Iterable[int] | None = None
+) -> float:
+    """``log det Σ_{i∈S} X_i`` of a subset of candidate postures.
+
+    Args:
+        subX: Information matrices ``X_i`` (dict keyed by candidate index —
+            the keys are then the valid ``indices`` — or a sequence/array).
+        indices: Candidate indices of the subset ``S`` (all when None);
+            repeated indices count repeatedly.
+
+    Returns:
+        The log-determinant (natural log); ``-inf`` when the summed matrix is
+        singular (the subset does not identify every parameter).
+
+    Raises:
+        ValueError: bad matrices or an index outside the pool.
+    """
+    keys = list(subX.keys()) if isinstance(subX, Mapping) else None
+    X = _as_info_stack(subX, "subX")
+    if indices is None:
+        pos = np.arange(len(X))
+    else:
+        idx = list(indices)
+        if keys is not None:
+            lookup = {k: i for i, k in enumerate(keys)}
+            missing = [i for i in idx if i not in lookup]
+            if missing:
+                raise ValueError(f"indices {missing[:10]} are not candidates of the pool")
+            pos = np.array([lookup[i] for i in idx], dtype=int)
+        else:
+            pos = np.asarray(idx, dtype=int)
+            if pos.size and (pos.min() < 0 or pos.max() >= len(X)):
+                raise ValueError(f"indices must lie in [0, {len(X)}), got {idx[:10]}")
+    ld, _ = _batched_logdet(X[pos].sum(axis=0))
+    return float(ld)
+
+
+def rearrange_rb(R_b: np.ndarray, calib_config: Mapping[str, Any]) -> np.ndarray:
+    """Component-major stacked regressor → sample-major rows.
+
+    ``R_rearr[i·c + j] = R_b[j·NbSample + i]`` with ``c = calibration_index``,
+    so rows ``i·c … (i+1)·c − 1`` are the ``c`` measured components of
+    posture ``i`` (requires that no zero row was removed).
+
+    Args:
+        R_b: (c·NbSample, n_p) base regressor, component-major.
+        calib_config: ``NbSample`` and ``calibration_index``.
+
+    Returns:
+        (NbSample·c, n_p) sample-major regressor.
+
+    Raises:
+        ValueError: row count not ``c·NbSample``.
+    """
+    R_b = np.asarray(R_b, dtype=float)
+    n, c = int(calib_config["NbSample"]), int(calib_config["calibration_index"])
+    if R_b.ndim != 2 or R_b.shape[0] != n * c:
+        raise ValueError(
+            f"R_b has shape {R_b.shape}; expected {n * c} rows (calibration_index={c} × "
+            f"NbSample={n}): zero rows must not be removed before rearranging"
+        )
+    return R_b.reshape(c, n, -1).transpose(1, 0, 2).reshape(n * c, -1)
+
+
+def sub_info_matrix(
+    R: np.ndarray, calib_config: Mapping[str, Any]
+) -> Tuple[List[np.ndarray], Dict[int, np.ndarray]]:
+    """Per-posture information matrices ``X_i = R_iᵀ R_i``.
+
+    Args:
+        R: (NbSample·c, n_p) sample-major regressor (:func:`rearrange_rb`),
+            ``R_i = R[i·c : (i+1)·c]``.
+        calib_config: ``NbSample`` and ``calibration_index``.
+
+    Returns:
+        ``(subX_list, subX_dict)``: the NbSample (n_p × n_p) matrices as a list
+        and as a dict keyed ``0 … NbSample − 1``.
+    """
+    R = np.asarray(R, dtype=float)
+    n, c = int(calib_config["NbSample"]), int(calib_config["calibration_index"])
+    if R.ndim != 2 or R.shape[0] != n * c:
+        raise ValueError(
+            f"R has shape {R.shape}; expected {n * c} rows (NbSample={n} × calibration_index={c})"
+        )
+    blocks = R.reshape(n, c, -1)
+    X = np.einsum("nci,ncj->nij", blocks, blocks)
+    subX_list = list(X)
+    return subX_list, dict(enumerate(subX_list))
+
+
+# ---------------------------------------------------------------------------
+# SOCP relaxation
+# ---------------------------------------------------------------------------
+
+
+class SOCPOptimizer:
+    """Approximate D-optimal design by the determinant-root relaxation.
+
+    .. math::
+
+        \\max_{w, t} \\; t \\quad \\text{s.t.} \\quad w \\ge 0,\\;
+        \\textstyle\\sum_i w_i \\le 1,\\;
+        t \\le \\det\\big(\\sum_i w_i X_i\\big)^{1/n_p}
+
+    built with picos (``RealVariable("w", N, lower=0)``, ``1 | w <= 1``,
+    ``t <= DetRootN(Σ w_i X_i)``) and solved with ``solver="cvxopt"``. The
+    matrices are scaled by a common factor before solving (the weights are
+    invariant). CVXOPT's fast ``chol`` KKT solver is tried first, then
+    ``ldl`` (picos' own fallback order); the returned weights are accepted
+    only with a solver-independent optimality certificate, the
+    Kiefer–Wolfowitz gap ``max_i tr(M(w)⁻¹X_i) − n_p ≤ KW_TOL`` (it bounds
+    ``log det M* − log det M(w)``), because ``chol`` often stops at the
+    optimum with a "singular KKT matrix" status.
+
+    Args:
+        subX_dict: ``{candidate index: X_i}`` with ``X_i`` (n_p × n_p) symmetric
+            PSD [units of θ⁻²]; the key order is the candidate order.
+        calib_config: Calibration config (informative; ``NbSample`` is checked
+            against the pool size when present).
+
+    Attributes:
+        w: Weights after solving (candidate order), ``None`` before.
+        t_opt: Optimal ``det(Σ w_i X_i)^(1/n_p)``.
+        status: Solver status string of the accepted attempt.
+        solve_time: Wall time of the solve [s].
+        kw_gap: Kiefer–Wolfowitz gap of the accepted weights (≥ 0).
+        d_efficiency_bound: ``exp(−kw_gap / n_p)``, lower bound of the
+            D-efficiency of the weights w.r.t. the exact optimum.
+        raw_weight_sum: ``Σ w_i`` returned by the solver before clipping and
+            normalisation.
+
+    Raises:
+        ValueError: empty pool, non-square / non-finite / non-symmetric
+            matrices.
+    """
+
+    def __init__(self, subX_dict: Mapping[Any, Any], calib_config: Mapping[str, Any]):
+        if not isinstance(subX_dict, Mapping):
+            raise ValueError(
+                f"subX_dict must be a dict {{candidate index: X_i}}, got {type(subX_dict).__name__}"
+            )
+        self.pool = subX_dict
+        self.calib_config = calib_config
+        self.keys = list(subX_dict.keys())
+        self._X = _as_info_stack(subX_dict, "subX_dict")
+        self.NbSample, self.n_p = self._X.shape[0], self._X.shape[1]
+        nb = calib_config.get("NbSample") if isinstance(calib_config, Mapping) else None
+        if nb is not None and int(nb) != self.NbSample:
+            logger.warning(
+                "calib_config['NbSample'] = %s but the pool holds %d candidates; using the pool",
+                nb,
+                self.NbSample,
+            )
+        self.w: np.ndarray | None = None
+        self.t_opt: float | None = None
+        self.status: str | None = None
+        self.solve_time: float | None = None
+        self.raw_weight_sum: float | None = None
+        self.kw_gap: float | None = None
+        self.d_efficiency_bound: float | None = None
+
+    def __repr__(self) -> str:
+        state = "unsolved" if self.w is None else f"status={self.status!r}, t={self.t_opt:.4g}"
+        return f"SOCPOptimizer(candidates={self.NbSample}, n_p={self.n_p}, {state})"
+
+    @staticmethod
+    def _kiefer_wolfowitz_gap(X: np.ndarray, w: np.ndarray) -> float:
+        """``max_i tr(M(w)⁻¹ X_i) − n_p`` (≥ 0, 0 exactly at the D-optimum).
+
+        By concavity of ``log det``, ``log det M* − log det M(w)`` is at most
+        this gap (Kiefer–Wolfowitz equivalence theorem), whatever the solver
+        status.
+        """
+        M = np.einsum("i,ijk->jk", w, X)
+        try:
+            L = np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            return math.inf
+        Minv = np.linalg.inv(L).T @ np.linalg.inv(L)
+        d = np.einsum("jk,ikj->i", Minv, X)
+        return float(max(d.max() - X.shape[1], 0.0))
+
+    def check_pool(self) -> Tuple[int, float]:
+        """Rank and log-determinant of the whole pool ``Σ_i X_i``.
+
+        Returns:
+            ``(rank, log det)`` (``-inf`` when rank < n_p).
+        """
+        ld, rank = _batched_logdet(self._X.sum(axis=0))
+        return int(rank), float(ld)
+
+    def solve(self) -> Tuple[List[float], Dict[Any, float]]:
+        """Solve the relaxation.
+
+        Weights are clipped at 0 and normalised to ``Σ w_i = 1`` (the optimum
+        lies on that face because the criterion is positively homogeneous of
+        degree 1 and positive for a full-rank pool).
+
+        Returns:
+            ``(w_list, w_dict_sort)``: weights in candidate order, and
+            ``{index: weight}`` sorted by descending weight.
+
+        Raises:
+            InfeasibleDesignError: the pool's information matrix is singular
+                (some base parameter is not excited by any candidate).
+            SolverError: picos/CVXOPT failed, or no attempt produced weights
+                with a Kiefer–Wolfowitz gap within tolerance.
+            ImportError: picos or cvxopt missing (with the install command).
+        """
+        rank, _ = self.check_pool()
+        if rank < self.n_p:
+            raise InfeasibleDesignError(
+                f"Infeasible design: the information matrix of all {self.NbSample} candidates "
+                f"has rank {rank} < {self.n_p} base parameters, so no subset can identify them; "
+                "add candidate postures that move every calibrated joint"
+            )
+        try:
+            import picos
+        except ImportError as exc:  # pragma: no cover - environment dependent
+            raise ImportError(
+                "SOCPOptimizer needs picos and cvxopt: pip install picos cvxopt"
+            ) from exc
+        N, p = self.NbSample, self.n_p
+        scale = float(np.trace(self._X.sum(axis=0))) / (N * p)
+        scale = scale if scale > 0 else 1.0
+        Xn = self._X / scale
+        A = Xn.reshape(N, p * p).T
+        t0 = time.perf_counter()
+        attempts = []
+        wv = None
+        for kkt in ("chol", "ldl"):
+            try:
+                prob = picos.Problem()
+                w = picos.RealVariable("w", N, lower=0)
+                t = picos.RealVariable("t")
+                M = (picos.Constant("X", A) * w).reshaped((p, p))
+                prob.add_constraint((1 | w) <= 1)
+                prob.add_constraint(t <= picos.DetRootN(M))
+                prob.set_objective("max", t)
+                solution = prob.solve(
+                    solver="cvxopt", verbosity=0, cvxopt_kktsolver=kkt, primals=None
+                )
+            except Exception as exc:  # noqa: BLE001 - retried, then reported
+                attempts.append(f"{kkt}: {type(exc).__name__}: {exc}")
+                continue
+            status = str(getattr(solution, "claimedStatus", "unknown"))
+            raw = None if w.value is None else np.asarray(w.value, dtype=float).ravel()
+            if raw is None or not np.all(np.isfinite(raw)) or np.clip(raw, 0, None).sum() <= 0:
+                attempts.append(f"{kkt}: status {status!r}, no usable weights")
+                continue
+            cand = np.clip(raw, 0.0, None)
+            cand = cand / cand.sum()
+            gap = self._kiefer_wolfowitz_gap(Xn, cand)
+            if gap <= KW_TOL or (status == "optimal" and gap <= 100 * KW_TOL):
+                if status != "optimal":
+                    status = f"optimal (certified; cvxopt {kkt} status {status!r})"
+                wv, self.status, self.raw_weight_sum = cand, status, float(raw.sum())
+                self.kw_gap = gap
+                break
+            attempts.append(f"{kkt}: status {status!r}, Kiefer-Wolfowitz gap {gap:.3g}")
+        self.solve_time = time.perf_counter() - t0
+        if wv is None:
+            raise SolverError(
+                "SOCP D-optimal design failed in picos/cvxopt (" + "; ".join(attempts) + "); "
+                "check the information matrices (scale, symmetry) or reduce the pool"
+            )
+        self.w = wv
+        M_opt = np.einsum("i,ijk->jk", wv, self._X)
+        self.t_opt = detroot(M_opt)
+        self.d_efficiency_bound = float(np.exp(-self.kw_gap / p))
+        logger.info(
+            "SOCP solved in %.3f s (status %s): sum of weights %.9f (normalised to 1), "
+            "det root %.6g, Kiefer-Wolfowitz gap %.2e (D-efficiency >= %.6f)",
+            self.solve_time,
+            self.status,
+            self.raw_weight_sum,
+            self.t_opt,
+            self.kw_gap,
+            self.d_efficiency_bound,
+        )
+        w_list = [float(x) for x in wv]
+        order = np.argsort(-wv, kind="stable")
+        w_dict_sort = {self.keys[i]: float(wv[i]) for i in order}
+        return w_list, w_dict_sort
+
+
+# ---------------------------------------------------------------------------
+# Detmax exchange heuristic
+# ---------------------------------------------------------------------------
+
+
+class Detmax:
+    """Greedy exchange (DETMAX) on ``critD(S) = det(Σ_{i∈S} X_i)^(1/n_p)``.
+
+    Start from a random subset of ``NbChosen`` candidates; repeat — add the
+    candidate that increases the criterion most, then remove the member whose
+    removal decreases it least — until the added and removed candidates
+    coincide. Each completed exchange strictly increases the criterion, so the
+    final subset is at least as good as the starting one. Singular subsets are
+    compared by (rank, log pseudo-determinant), so the search also climbs out
+    of a rank-deficient start.
+
+    Args:
+        candidate_pool: ``{index: X_i}`` information matrices (n_p × n_p).
+        NbChosen: Subset size (1 ≤ NbChosen < pool size).
+        seed: Seed of the random start (``None``: unseeded, as upstream), or a
+            ``random.Random`` instance.
+
+    Attributes:
+        initial_set: The starting subset (candidate keys).
+        cur_set: The current / final subset.
+        opt_critD: Criterion history (one value per accepted exchange, the
+            starting subset first).
+        converged: The last step added and removed the same candidate.
+
+    Raises:
+        ValueError: bad pool or ``NbChosen``.
+    """
+
+    def __init__(self, candidate_pool: Mapping[Any, Any], NbChosen: int, seed: Any = None):
+        if not isinstance(candidate_pool, Mapping):
+            raise ValueError(
+                "candidate_pool must be a dict {candidate index: X_i}, got "
+                f"{type(candidate_pool).__name__}"
+            )
+        self.pool = candidate_pool
+        self.keys = list(candidate_pool.keys())
+        self._X = _as_info_stack(candidate_pool, "candidate_pool")
+        self._pos = {k: i for i, k in enumerate(self.keys)}
+        self.n_p = self._X.shape[1]
+        if isinstance(NbChosen, bool) or not isinstance(NbChosen, (int, np.integer)):
+            raise ValueError(f"NbChosen must be an integer, got {NbChosen!r}")
+        if not 1 <= int(NbChosen) < len(self.keys):
+            raise ValueError(
+                f"NbChosen must satisfy 1 <= NbChosen < {len(self.keys)} (pool size), "
+                f"got {NbChosen}"
+            )
+        self.NbChosen = int(NbChosen)
+        rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+        self.initial_set = rng.sample(self.keys, self.NbChosen)
+        self.cur_set = list(self.initial_set)
+        self.opt_critD: List[float] = []
+        self.converged = False
+
+    def __repr__(self) -> str:
+        return (
+            f"Detmax(candidates={len(self.keys)}, NbChosen={self.NbChosen}, "
+            f"iterations={max(len(self.opt_critD) - 1, 0)}, converged={self.converged})"
+        )
+
+    def _positions(self, subset: Iterable[Any]) -> np.ndarray:
+        subset = list(subset)
+        missing = [k for k in subset if k not in self._pos]
+        if missing:
+            raise AssertionError(
+                f"candidates {missing[:10]} are not in the pool (valid keys: candidate indices "
+                f"{self.keys[:5]}{' …' if len(self.keys) > 5 else ''})"
+            )
+        return np.array([self._pos[k] for k in subset], dtype=int)
+
+    def get_critD(self, subset: Iterable[Any]) -> float:
+        """``det(Σ_{i∈S} X_i)^(1/n_p)`` (0 for a singular sum).
+
+        Raises:
+            AssertionError: a member is not in the pool (upstream contract).
+        """
+        pos = self._positions(subset)
+        return detroot(self._X[pos].sum(axis=0))
+
+    @staticmethod
+    def _key(M: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Lexicographic criterion (rank, log pseudo-det) of a stack of matrices."""
+        ev = np.linalg.eigvalsh(M)
+        top = np.maximum(ev[..., -1:], np.finfo(float).tiny)
+        pos = ev > RANK_RTOL * top
+        logs = np.where(pos, np.log(np.where(pos, ev, 1.0)), 0.0).sum(axis=-1)
+        return pos.sum(axis=-1), logs
+
+    @staticmethod
+    def _best(rank: np.ndarray, logs: np.ndarray) -> int:
+        top = rank.max()
+        cand = np.flatnonzero(rank == top)
+        return int(cand[np.argmax(logs[cand])])
+
+    def main_algo(self, max_iter: int = 1000) -> List[float]:
+        """Run the exchange until the added and removed candidates coincide.
+
+        Args:
+            max_iter: Safety cap on the number of exchanges.
+
+        Returns:
+            ``opt_critD``: the criterion after each accepted exchange (the
+            starting subset's value first).
+        """
+        cur = self._positions(self.cur_set)
+        M = self._X[cur].sum(axis=0)
+        self.opt_critD = [detroot(M)]
+        self.converged = False
+        for _ in range(int(max_iter)):
+            outside = np.setdiff1d(np.arange(len(self.keys)), cur)
+            r, lg = self._key(M[None] + self._X[outside])
+            j = int(outside[self._best(r, lg)])
+            grown = np.append(cur, j)
+            M_plus = M + self._X[j]
+            r, lg = self._key(M_plus[None] - self._X[grown])
+            m = int(grown[self._best(r, lg)])
+            if m == j:
+                self.converged = True
+                break
+            cur = grown[grown != m]
+            M = self._X[cur].sum(axis=0)
+            self.opt_critD.append(detroot(M))
+        else:
+            logger.warning("Detmax stopped after max_iter=%d exchanges (not converged)", max_iter)
+        self.cur_set = [self.keys[i] for i in cur]
+        return self.opt_critD
+
+
+# ---------------------------------------------------------------------------
+# the workflow class
+# ---------------------------------------------------------------------------
+
+
+def _joint_q_writer(model: Any, name: str) -> Tuple[int, int]:
+    """``(idx_q, nq)`` of a 1-DoF joint (revolute/prismatic, or continuous cos/sin)."""
+    if not isinstance(name, str) or not model.existJointName(name):
+        raise ValueError(
+            f"calibration_joint_names: {name!r} is not a joint of model {model.name!r} "
+            f"(joints: {list(model.names[1:])})"
+        )
+    jm = model.joints[model.getJointId(name)]
+    if jm.nv != 1 or jm.nq not in (1, 2):
+        raise ValueError(
+            f"calibration_joint_names: joint {name!r} has nq={jm.nq}, nv={jm.nv}; only 1-DoF "
+            "joints can be given as one angle per posture"
+        )
+    return int(jm.idx_q), int(jm.nq)
+
+
+class BaseOptimalCalibration:
+    """D-optimal selection of calibration postures from a candidate pool.
+
+    Robots subclass it (no abstract method), typically to override
+    :meth:`load_candidate_configurations`.
+
+    Args:
+        robot: Object exposing a Pinocchio ``model`` and ``data`` (e.g.
+            :class:`figaroh.tools.robot.Robot`).
+        config_file: Unified configuration with a ``tasks.calibration`` section
+            (or a legacy flat file, deprecated); its
+            ``data.sample_configurations_file`` (legacy
+            ``sample_configs_file``) names the candidate postures (YAML in the
+            candidate schema, or CSV with one column per joint). Relative paths
+            are resolved against the working directory, then the config folder.
+
+    Attributes:
+        calib_config: Calibration settings (``calibration.md`` §2).
+        minNbChosen: Lower bound on the number of postures:
+            ``int(NbJoint·6/c) + 1`` (full_params) or ``int(NbJoint/c) + 1``
+            (joint_offset), ``c = calibration_index``.
+        q_measured: (NbSample, nq) candidate configurations [rad, m].
+        R_rearr: (NbSample·c, n_p) sample-major base regressor at the candidates.
+        base_param_names: Names of the n_p base parameters (QR representatives).
+        detroot_whole: ``det(R_rearrᵀR_rearr)^(1/n_p) / sqrt(n_p)`` of the pool.
+        w_list / w_dict_sort: SOCP weights (candidate order / descending).
+        chosen_indices: Selected candidates, descending weight.
+        nb_chosen: Their number.
+        optimal_configurations: Selected postures in the candidate YAML schema.
+        optimal_weights: All weights, candidate order.
+        results_data: Summary of the last selection, including ``feasible``
+            and ``message`` (see :meth:`calculate_optimal_configurations`).
+
+    Raises:
+        CalibrationError: robot without model/data, missing or invalid
+            configuration (``"Failed to load configuration: …"``).
+    """
+
+    def __init__(self, robot: Any, config_file: str = "config/robot_config.yaml"):
+        if not hasattr(robot, "model") or not hasattr(robot, "data"):
+            raise CalibrationError(
+                "robot must expose a Pinocchio 'model' and 'data' (e.g. figaroh.tools.robot.Robot)"
+            )
+        self.robot = robot
+        self.model = robot.model
+        self.data = robot.data
+        self._config_file_path = str(config_file)
+        self.load_param(config_file)
+        self.optimal_configurations: Dict[str, Any] | None = None
+        self.optimal_weights: List[float] | None = None
+        sc = self.calib_config.get("sample_configs_file")
+        unset = sc is None or str(sc).strip() in ("", "None")
+        self._sampleConfigs_file = None if unset else self._resolve(sc)
+        level = self.calib_config.get("calib_model")
+        n_act = len(self.calib_config["actJoint_idx"])
+        c = int(self.calib_config["calibration_index"])
+        if level == "full_params":
+            self.minNbChosen = int(n_act * 6 / c) + 1
+        elif level == "joint_offset":
+            self.minNbChosen = int(n_act / c) + 1
+        else:  # pragma: no cover - the config parsers reject other levels
+            raise CalibrationError(
+                f"calibration_level {level!r} is not supported by optimal posture selection; "
+                "use 'full_params' or 'joint_offset'"
+            )
+        self._configs: Dict[str, Any] | None = None
+        self.q_measured: np.ndarray | None = None
+        self.R_b: np.ndarray | None = None
+        self.R_rearr: np.ndarray | None = None
+        self._subX_list: List[np.ndarray] | None = None
+        self._subX_dict: Dict[int, np.ndarray] | None = None
+        self._regressor_key: Tuple[Any, ...] | None = None
+        self.base_param_names: List[str] = []
+        self.detroot_whole: float | None = None
+        self.socp: SOCPOptimizer | None = None
+        self.w_list: List[float] | None = None
+        self.w_dict_sort: Dict[int, float] | None = None
+        self.chosen_indices: List[int] | None = None
+        self.nb_chosen: int | None = None
+        self.o1_history: List[float] | None = None
+        self.eps_opt: float | None = None
+        self.results_data: Dict[str, Any] = {}
+        self.figure = None
+
+    def __repr__(self) -> str:
+        cfg = self.calib_config
+        return (
+            f"{self.__class__.__name__}(robot={getattr(self.model, 'name', '?')!r}, "
+            f"level={cfg.get('calib_model')!r}, frames={cfg.get('start_frame')!r}->"
+            f"{cfg.get('end_frame')!r}, candidates={cfg.get('NbSample')}, "
+            f"n_base={len(self.base_param_names) or '?'}, minNbChosen={self.minNbChosen}, "
+            f"chosen={self.nb_chosen})"
+        )
+
+    # ------------------------------------------------------------------ configuration
+    def load_param(self, config_file: str, setting_type: str = "calibration") -> None:
+        """Load ``calib_config`` exactly as ``BaseCalibration.load_param`` does.
+
+        The **calibration** task is read (``tasks.optimal_configuration`` keys
+        are unused).
+
+        Raises:
+            CalibrationError: ``"Configuration file not found: …"`` or
+                ``"Failed to load configuration: …"``.
+        """
+        from figaroh.calibration.base_calibration import BaseCalibration
+
+        BaseCalibration.load_param(self, config_file, setting_type)
+
+    def _resolve(self, value: Any) -> str:
+        p = Path(str(value)).expanduser()
+        if p.is_absolute() or p.exists():
+            return str(p)
+        alt = Path(self._config_file_path).resolve().parent / p
+        return str(alt) if alt.exists() else str(p)
+
+    def set_candidate_file(self, path: str | Path) -> str:
+        """Use another candidate-posture file (YAML candidate schema or CSV).
+
+        Args:
+            path: File path.
+
+        Returns:
+            The path used (clears any loaded candidates).
+        """
+        resolved = self._resolve(path)
+        self._sampleConfigs_file = resolved
+        self.calib_config["sample_configs_file"] = resolved
+        self._regressor_key = None
+        self.R_rearr = None
+        return resolved
+
+    # ------------------------------------------------------------------ candidates
+    def initialize(self) -> None:
+        """:meth:`load_candidate_configurations` → :meth:`calculate_regressor` →
+        :meth:`calculate_detroot_whole`."""
+        self.load_candidate_configurations()
+        self.calculate_regressor()
+        self.calculate_detroot_whole()
+
+    def load_candidate_configurations(self) -> None:
+        """Read the candidate postures named by ``sample_configs_file``.
+
+        * YAML (name contains ``"yaml"``/``"yml"``): keys
+          ``calibration_joint_names`` (list of 1-DoF joint names) and
+          ``calibration_joint_configurations`` (one list of joint values
+          [rad or m] per candidate);
+        * CSV (name contains ``"csv"``): header row, columns named after model
+          joints are used (others ignored), one candidate per row.
+
+        Each candidate is the neutral configuration with the named joints
+        written at their ``idx_q`` (continuous joints as cos/sin). Sets
+        ``_configs``, ``q_measured`` and ``calib_config["NbSample"]``.
+
+        Raises:
+            ValueError: no file configured ("sample_configs_file not specified
+                in configuration"), unsupported format, malformed content
+                (unknown joint, ragged rows, non-finite values).
+            FileNotFoundError: the file does not exist.
+        """
+        path = self._sampleConfigs_file
+        if path is None or str(path).strip() in ("", "None"):
+            raise ValueError(
+                "sample_configs_file not specified in configuration (set "
+                "tasks.calibration.data.sample_configurations_file, or call "
+                "set_candidate_file(path))"
+            )
+        name = str(path).lower()
+        if "yaml" in name or name.endswith(".yml"):
+            fmt = "yaml"
+        elif "csv" in name:
+            fmt = "csv"
+        else:
+            raise ValueError(f"Data file format not supported: {path!r}. Use CSV or YAML format.")
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(
+                f"candidate configuration file {str(p)!r} does not exist (check "
+                "sample_configurations_file or call set_candidate_file(path))"
+            )
+        if fmt == "yaml":
+            names, configs = self._read_yaml_candidates(p)
+        else:
+            names, configs = self._read_csv_candidates(p)
+        self.set_candidate_configurations(names, configs, ignore_unknown=fmt == "csv")
+        logger.info("loaded %d candidate postures from %s", len(configs), p)
+
+    @staticmethod
+    def _read_yaml_candidates(p: Path) -> Tuple[List[str], Any]:
+        try:
+            with open(p, encoding="utf-8") as fh:
+                raw = yaml.safe_load(fh)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{p}: invalid YAML ({exc})") from exc
+        if not isinstance(raw, Mapping) or any(k not in raw for k in _SCHEMA_KEYS):
+            found = sorted(raw) if isinstance(raw, Mapping) else type(raw).__name__
+            raise ValueError(
+                f"{p}: a candidate file needs the keys {list(_SCHEMA_KEYS)}, found {found}"
+            )
+        return raw["calibration_joint_names"], raw["calibration_joint_configurations"]
+
+    @staticmethod
+    def _read_csv_candidates(p: Path) -> Tuple[List[str], List[List[str]]]:
+        with open(p, newline="", encoding="utf-8") as fh:
+            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+        if len(rows) < 2:
+            raise ValueError(f"{p}: needs a header row and at least one candidate row")
+        return [c.strip() for c in rows[0]], rows[1:]
+
+    def set_candidate_configurations(
+        self, joint_names: Sequence[str], configurations: Any, *, ignore_unknown: bool = False
+    ) -> np.ndarray:
+        """Set the candidate pool from joint names and one row of values per candidate.
+
+        Args:
+            joint_names: Names of the joints whose values are given.
+            configurations: (n, len(joint_names)) joint values [rad or m].
+            ignore_unknown: Drop columns whose name is not a model joint
+                (CSV files) instead of raising.
+
+        Returns:
+            ``q_measured`` (n, nq).
+
+        Raises:
+            ValueError: unknown/duplicate joint names, ragged or non-finite values.
+        """
+        if isinstance(joint_names, str) or not isinstance(joint_names, Sequence):
+            raise ValueError(
+                f"calibration_joint_names must be a list of joint names, got {joint_names!r}"
+            )
+        names = [str(n) for n in joint_names]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"calibration_joint_names: duplicated joints {dup}")
+        cols = list(range(len(names)))
+        if ignore_unknown:
+            cols = [i for i, n in enumerate(names) if self.model.existJointName(n)]
+            if not cols:
+                raise ValueError(
+                    f"no column is named after a model joint (columns {names}; joints "
+                    f"{list(self.model.names[1:])})"
+                )
+        unknown = [names[i] for i in cols if not self.model.existJointName(names[i])]
+        if unknown:
+            raise ValueError(
+                f"calibration_joint_names: {unknown} are not joints of model "
+                f"{self.model.name!r} (joints: {list(self.model.names[1:])})"
+            )
+        if isinstance(configurations, (str, bytes)) or not isinstance(
+            configurations, (Sequence, np.ndarray)
+        ):
+            raise ValueError(
+                "calibration_joint_configurations must be a list of configurations, got "
+                f"{type(configurations).__name__}"
+            )
+        bad = [i for i, row in enumerate(configurations) if len(row) != len(names)]
+        if bad:
+            raise ValueError(
+                f"calibration_joint_configurations: rows {bad[:10]} do not have "
+                f"{len(names)} values (one per name in calibration_joint_names)"
+            )
+        try:
+            vals = np.asarray([[row[i] for i in cols] for row in configurations], dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"calibration_joint_configurations: non-numeric value ({exc})"
+            ) from exc
+        if vals.ndim != 2 or vals.shape[0] == 0:
+            raise ValueError("calibration_joint_configurations is empty: give one row per posture")
+        if not np.all(np.isfinite(vals)):
+            rows = sorted({int(r) for r in np.argwhere(~np.isfinite(vals))[:, 0]})
+            raise ValueError(f"calibration_joint_configurations: NaN/inf in rows {rows[:10]}")
+        used = [names[i] for i in cols]
+        q = np.tile(np.asarray(pin.neutral(self.model), dtype=float), (vals.shape[0], 1))
+        for k, n in enumerate(used):
+            iq, nq = _joint_q_writer(self.model, n)
+            if nq == 1:
+                q[:, iq] = vals[:, k]
+            else:
+                q[:, iq], q[:, iq + 1] = np.cos(vals[:, k]), np.sin(vals[:, k])
+        act_names = [str(self.model.names[j]) for j in self.calib_config["actJoint_idx"]]
+        fixed = [n for n in act_names if n not in used]
+        if fixed:
+            logger.info("active joints %s keep their neutral value in every candidate", fixed)
+        self._configs = {
+            "calibration_joint_names": used,
+            "calibration_joint_configurations": vals.tolist(),
+        }
+        self.q_measured = q
+        self.calib_config["NbSample"] = int(vals.shape[0])
+        self._regressor_key = None
+        self.R_rearr = None
+        return q
+
+    # ------------------------------------------------------------------ regressor
+    def _require_candidates(self) -> None:
+        if self.q_measured is None:
+            raise ValueError(
+                "no candidate postures loaded: call load_candidate_configurations() "
+                "(or initialize()) first"
+            )
+
+    def _candidate_blocks(self, q: np.ndarray) -> np.ndarray:
+        """(N, 6, n_cols) kinematic regressor (full_params) or Jacobian (joint_offset).
+
+        Same construction as ``calculate_identifiable_kinematics_model`` but
+        per posture, without removing rows.
+        """
+        cfg = self.calib_config
+        start = cfg.get("start_frame", "universe")
+        end = cfg["end_frame"]
+        use_jac = cfg.get("calib_model") == "joint_offset"
+        out = []
+        for qi in q:
+            if start == "universe":
+                _, _, R, J = ct.calculate_kinematics_model(qi, self.model, self.data, cfg)
+                out.append(J if use_jac else R)
+            elif use_jac:
+                out.append(ct.get_rel_jac(self.model, self.data, start, end, qi))
+            else:
+                out.append(ct.get_rel_kinreg(self.model, self.data, start, end, qi))
+        return np.stack(out)
+
+    def calculate_regressor(self) -> bool:
+        """Base kinematic regressor at the candidates and the per-posture information.
+
+        The base columns are the structural QR representatives of
+        ``calculate_base_kinematics_regressor`` (random postures, QR tolerance
+        1e-8; evaluated on a copy of ``calib_config`` so ``param_name`` is not
+        modified); ``R_b`` is the component-major regressor at the candidates
+        (``R_b[NbSample·j + i]`` = component ``j`` of candidate ``i``),
+        ``R_rearr = rearrange_rb(R_b)`` and ``X_i = R_iᵀ R_i``.
+
+        Returns:
+            True.
+        """
+        self._require_candidates()
+        cfg = copy.copy(self.calib_config)
+        cfg["param_name"] = []
+        n = int(self.calib_config["NbSample"])
+        cfg["NbSample"] = max(n, 100)
+        q_struct = self.q_measured if cfg.get("free_flyer") else []
+        ct.calculate_base_kinematics_regressor(q_struct, self.model, self.data, cfg)
+        base = list(cfg["base_mapping_row_names"])
+        if cfg.get("calib_model") == "full_params":
+            all_names = list(get_fullparam_offset([str(x) for x in self.model.names[1:]]))
+        else:
+            all_names = list(get_joint_offset(self.model))
+        idx = [all_names.index(b) for b in base]
+        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
+        blocks = self._candidate_blocks(self.q_measured)[:, mask][:, :, idx]  # (N, c, n_p)
+        c = blocks.shape[1]
+        self.base_param_names = base
+        self.R_b = blocks.transpose(1, 0, 2).reshape(c * n, -1)
+        self.R_rearr = rearrange_rb(self.R_b, self.calib_config)
+        self._subX_list, self._subX_dict = sub_info_matrix(self.R_rearr, self.calib_config)
+        self._regressor_key = self._q_key()
+        logger.info(
+            "candidate regressor: %d postures × %d components, %d base parameters",
+            n,
+            c,
+            len(base),
+        )
+        return True
+
+    def _q_key(self) -> Tuple[Any, ...]:
+        q = self.q_measured
+        return (q.shape, hash(q.tobytes()), self.calib_config.get("calib_model"))
+
+    def _ensure_regressor(self) -> None:
+        if self.R_rearr is None or self._regressor_key != self._q_key():
+            self.calculate_regressor()
+
+    @property
+    def n_base_params(self) -> int:
+        """Number of base parameters ``n_p`` (0 before :meth:`calculate_regressor`)."""
+        return len(self.base_param_names)
+
+    def calculate_detroot_whole(self) -> float:
+        """``detroot_whole = det(R_rearrᵀ R_rearr)^(1/n_p) / sqrt(n_p)`` of the whole pool.
+
+        ``0.0`` (with a warning and ``results_data["feasible"] = False``) when
+        the pool does not identify every base parameter.
+
+        Returns:
+            The value (also stored as ``detroot_whole``).
+        """
+        self._require_candidates()
+        self._ensure_regressor()
+        M = self.R_rearr.T @ self.R_rearr
+        n_p = M.shape[0]
+        self.detroot_whole = detroot(M) / math.sqrt(n_p)
+        if self.detroot_whole == 0.0:
+            _, rank = _batched_logdet(M)
+            msg = (
+                f"Infeasible design: the {self.calib_config['NbSample']} candidates give an "
+                f"information matrix of rank {int(rank)} < {n_p} base parameters; add "
+                "candidate postures that move every calibrated joint"
+            )
+            self.results_data.update({"feasible": False, "message": msg})
+            logger.warning(msg)
+        return self.detroot_whole
+
+    # ------------------------------------------------------------------ optimisation
+    def calculate_optimal_configurations(
+        self,
+        selection_method: str = "threshold",
+        iroc_rel_tol: float = 1e-3,
+        iroc_patience: int = 3,
+    ) -> bool:
+        """Solve the SOCP relaxation and round its weights to a posture subset.
+
+        Selection:
+
+        * ``"threshold"``: every candidate with weight > ``eps_opt = 1e-5``,
+          in descending-weight order;
+        * ``"iroc"``: walk the ranking, ``O1(k) = det(Σ_{top-k} w_i X_i)^(1/n_p)
+          / sqrt(k)`` for ``k = minNbChosen … N``; stop when ``iroc_patience``
+          consecutive relative gains ``(O1(k) − O1(k−1))/O1(k−1)`` are below
+          ``iroc_rel_tol`` and keep ``max(minNbChosen, k − patience)`` postures
+          (``o1_history`` holds the values visited).
+
+        Sets ``chosen_indices``, ``nb_chosen``, ``optimal_configurations``
+        (candidate schema, descending weight), ``optimal_weights`` (all
+        weights, candidate order) and ``results_data`` with ``feasible``,
+        ``message``, ``n_chosen``, ``min_nb_chosen``, ``n_base_params``,
+        ``rank``, ``log_det_information`` (``log det Σ_{i∈S} X_i`` of the
+        unweighted subset), ``det_root_criterion`` and ``solve_time_s``.
+
+        Args:
+            selection_method: ``"threshold"`` or ``"iroc"``.
+            iroc_rel_tol: Relative-gain tolerance of IROC (> 0).
+            iroc_patience: Number of consecutive small gains before stopping (≥ 1).
+
+        Returns:
+            True.
+
+        Raises:
+            ValueError: unknown ``selection_method`` or bad IROC settings.
+            InfeasibleDesignError: fewer than ``minNbChosen`` postures selected
+                or a singular selected information matrix (the state and the
+                message are stored in ``results_data`` first).
+        """
+        if selection_method not in ("threshold", "iroc"):
+            raise ValueError(
+                f"selection_method must be 'threshold' or 'iroc', got {selection_method!r}"
+            )
+        self._require_candidates()
+        self._ensure_regressor()
+        self.socp = SOCPOptimizer(self._subX_dict, self.calib_config)
+        try:
+            self.w_list, self.w_dict_sort = self.socp.solve()
+        except InfeasibleDesignError as exc:
+            self.results_data = {"feasible": False, "message": str(exc)}
+            logger.error("%s", exc)
+            raise
+        logger.info("SOCP solve time: %.3f s", self.socp.solve_time)
+        if selection_method == "threshold":
+            chosen = self._select_by_threshold()
+        else:
+            chosen = self._select_by_iroc(iroc_rel_tol, iroc_patience)
+        X = np.asarray(self._subX_list)
+        n_p = X.shape[1]
+        ld, rank = _batched_logdet(X[chosen].sum(axis=0)) if chosen else (-np.inf, 0)
+        rank = int(rank)
+        feasible = len(chosen) >= self.minNbChosen and rank == n_p
+        if len(chosen) < self.minNbChosen:
+            message = (
+                f"Infeasible design, try to increase NbSample: {len(chosen)} postures selected "
+                f"(method {selection_method!r}) but at least minNbChosen={self.minNbChosen} "
+                "are required"
+            )
+        elif rank < n_p:
+            message = (
+                f"Infeasible design: the {len(chosen)} selected postures give an information "
+                f"matrix of rank {rank} < {n_p} base parameters; increase NbSample or use "
+                "selection_method='threshold'"
+            )
+        else:
+            message = (
+                f"{len(chosen)} postures selected out of {len(X)} (method {selection_method!r}), "
+                f"log det of the information matrix {float(ld):.6g}"
+            )
+        self.results_data = {
+            "feasible": bool(feasible),
+            "message": message,
+            "selection_method": selection_method,
+            "chosen_indices": [int(i) for i in chosen],
+            "n_chosen": len(chosen),
+            "n_candidates": len(X),
+            "min_nb_chosen": int(self.minNbChosen),
+            "n_base_params": int(n_p),
+            "base_param_names": list(self.base_param_names),
+            "rank": rank,
+            "log_det_information": float(ld) if feasible else None,
+            "det_root_criterion": float(np.exp(ld / n_p)) if feasible else 0.0,
+            "detroot_whole": self.detroot_whole,
+            "socp_det_root": self.socp.t_opt,
+            "weight_sum": float(np.sum(self.w_list)),
+            "solve_time_s": self.socp.solve_time,
+            "solver_status": self.socp.status,
+            "kiefer_wolfowitz_gap": self.socp.kw_gap,
+            "d_efficiency_bound": self.socp.d_efficiency_bound,
+        }
+        if not feasible:
+            logger.error("%s", message)
+            raise InfeasibleDesignError(message)
+        logger.info("%s", message)
+        self.chosen_indices = [int(i) for i in chosen]
+        self.nb_chosen = len(chosen)
+        src = self._configs or {}
+        configs = src.get("calibration_joint_configurations")
+        if configs is None:
+            configs = self.q_measured.tolist()
+        self.optimal_configurations = dict(src)
+        self.optimal_configurations["calibration_joint_configurations"] = [
+            list(configs[i]) for i in chosen
+        ]
+        self.optimal_weights = list(self.w_list)
+        return True
+
+    def _select_by_threshold(self) -> List[int]:
+        self.eps_opt = EPS_OPT
+        return [int(k) for k, v in self.w_dict_sort.items() if v > self.eps_opt]
+
+    def _weighted_cumulative(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Ranked keys and ``O1(k)`` for ``k = 0 … N`` (``O1(0) = 0``)."""
+        keys = np.array(list(self.w_dict_sort.keys()), dtype=int)
+        w = np.array(list(self.w_dict_sort.values()))
+        X = np.asarray(self._subX_list)[keys] * w[:, None, None]
+        cum = np.cumsum(X, axis=0)
+        ld, _ = _batched_logdet(cum)
+        n_p = X.shape[1]
+        k = np.arange(1, len(keys) + 1)
+        with np.errstate(over="ignore"):
+            o1 = np.where(np.isfinite(ld), np.exp(ld / n_p), 0.0) / np.sqrt(k)
+        return keys, np.concatenate([[0.0], o1])
+
+    def _select_by_iroc(self, rel_tol: float = 1e-3, patience: int = 3) -> List[int]:
+        if not (isinstance(rel_tol, (int, float)) and math.isfinite(rel_tol) and rel_tol > 0):
+            raise ValueError(f"iroc_rel_tol must be a finite number > 0, got {rel_tol!r}")
+        if (
+            isinstance(patience, bool)
+            or not isinstance(patience, (int, np.integer))
+            or patience < 1
+        ):
+            raise ValueError(f"iroc_patience must be an integer >= 1, got {patience!r}")
+        keys, o1 = self._weighted_cumulative()
+        N = len(keys)
+        k0 = min(self.minNbChosen, N)
+        count, k_chosen, history = 0, N, []
+        for k in range(k0, N + 1):
+            history.append(float(o1[k]))
+            prev = o1[k - 1]
+            gain = math.inf if prev <= 1e-12 else (o1[k] - prev) / prev
+            count = count + 1 if gain < rel_tol else 0
+            if count >= patience:
+                k_chosen = max(self.minNbChosen, k - patience)
+                break
+        self.o1_history = history
+        return [int(i) for i in keys[:k_chosen]]
+
+    def solve(
+        self,
+        save_file: bool = False,
+        selection_method: str = "threshold",
+        *,
+        plotting: bool = True,
+        **selection_kwargs: Any,
+    ) -> None:
+        """Initialise if needed, select the postures, optionally save, then plot.
+
+        Args:
+            save_file: Call :meth:`save_results` (failures are logged as warnings).
+            selection_method: ``"threshold"`` or ``"iroc"``.
+            plotting: Call :meth:`plot` (shows the figure only when an
+                interactive matplotlib backend is active).
+            **selection_kwargs: ``iroc_rel_tol``, ``iroc_patience``.
+        """
+        if self.R_rearr is None:
+            self.initialize()
+        self.calculate_optimal_configurations(selection_method, **selection_kwargs)
+        if save_file:
+            try:
+                self.save_results()
+            except Exception as exc:  # noqa: BLE001 - documented: warning only
+                logger.warning("saving the optimal configurations failed: %s", exc)
+        if plotting:
+            self.plot()
+
+    # ------------------------------------------------------------------ outputs
+    def _require_solution(self) -> None:
+        if self.w_dict_sort is None or self.chosen_indices is None:
+            raise AssertionError(
+                "no optimal configuration yet: call solve() or calculate_optimal_configurations()"
+            )
+
+    def criterion_curve(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Normalised D-criterion of the weight-ranked prefixes.
+
+        ``det_root_list[k] = det(Σ_{top-k} w_i X_i)^(1/n_p) / sqrt(k)`` for
+        ``k = minNbChosen … NbSample``.
+
+        Returns:
+            ``(k_values, det_root_list)``.
+        """
+        self._require_solution()
+        _, o1 = self._weighted_cumulative()
+        N = len(o1) - 1
+        ks = np.arange(min(self.minNbChosen, N), N + 1)
+        return ks, o1[ks]
+
+    def plot(self, show: bool | None = None, save_path: str | Path | None = None) -> bool:
+        """D-optimality criterion of the ranked prefixes and the sorted weights.
+
+        Top panel: ``(detroot_whole / det_root_list[-1]) · det_root_list`` (the
+        criterion normalised to the whole pool; unnormalised, with a warning,
+        when the last value is 0); bottom panel: the sorted weights (log
+        scale).
+
+        Args:
+            show: ``plt.show()`` — ``None``: only with an interactive backend.
+            save_path: Optional PNG path.
+
+        Returns:
+            True.
+        """
+        self._require_solution()
+        import matplotlib
+        import matplotlib.pyplot as plt
+
+        ks, drl = self.criterion_curve()
+        if drl[-1] > 0 and self.detroot_whole:
+            curve, label = (self.detroot_whole / drl[-1]) * drl, "normalised to the whole pool"
+        else:
+            logger.warning("criterion of the whole ranking is 0: plotting it unnormalised")
+            curve, label = drl, "unnormalised"
+        fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 8))
+        ax1.plot(ks, curve, "-o", ms=2)
+        ax1.axvline(self.nb_chosen, color="r", ls="--", label=f"{self.nb_chosen} chosen")
+        ax1.set_title("D-optimality criterion")
+        ax1.set_xlabel("number of postures (weight-ranked)")
+        ax1.set_ylabel(f"det root / sqrt(k) ({label})")
+        ax1.legend()
+        ax1.grid(True, alpha=0.3)
+        ws = np.array(list(self.w_dict_sort.values()))
+        ax2.scatter(np.arange(ws.size), np.clip(ws, 1e-16, None), s=4)
+        ax2.set_yscale("log")
+        ax2.set_title("Weight values (log)")
+        ax2.set_xlabel("candidate (sorted)")
+        ax2.grid(True, alpha=0.3)
+        fig.tight_layout()
+        if save_path is not None:
+            fig.savefig(str(save_path), dpi=100)
+        backend = matplotlib.get_backend().lower()
+        interactive = "agg" not in backend and backend not in ("pdf", "ps", "svg", "template")
+        if show if show is not None else interactive:
+            plt.show()
+        else:
+            plt.close(fig)
+        self.figure = fig
+        return True
+
+    def plot_results(self, output_dir: str | Path = "results") -> Any:
+        """Results-manager plot of the weights and criterion, bar-chart fallback.
+
+        Args:
+            output_dir: Folder of the PNG written when no display is available.
+
+        Returns:
+            The results manager's list of written files, or the fallback figure.
+        """
+        self._require_solution()
+        from figaroh.utils.results_manager import ResultsManager
+
+        try:
+            rm = ResultsManager("optimal_calibration", self._robot_name())
+            _, drl = self.criterion_curve()
+            return rm.plot_optimal_calibration_results(
+                self.optimal_configurations,
+                self.optimal_weights,
+                condition_numbers=drl,
+                output_dir=output_dir,
+                raise_errors=True,
+            )
+        except Exception as exc:  # noqa: BLE001 - documented fallback
+            logger.warning("results-manager plot failed (%s); using bar charts", exc)
+            import matplotlib.pyplot as plt
+
+            fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+            a1.bar(range(self.nb_chosen), [self.w_list[i] for i in self.chosen_indices])
+            a1.set_title("weights of the chosen postures")
+            a2.bar(["chosen", "minimum"], [self.nb_chosen, self.minNbChosen])
+            a2.set_title("number of postures")
+            plt.close(fig)
+            return fig
+
+    def _robot_name(self) -> str:
+        return str(self.calib_config.get("robot_name") or getattr(self.model, "name", "robot"))
+
+    def save_optimal_configurations(self, path: str | Path) -> str:
+        """Write the selected postures atomically in the candidate YAML schema.
+
+        ``calibration_joint_names`` and ``calibration_joint_configurations``
+        (descending weight; one flow-style list per posture, floats written
+        exactly) — the file can be used as a candidate file again.
+
+        Args:
+            path: Destination file (its folder must exist).
+
+        Returns:
+            ``str(path)``.
+        """
+        self._require_solution()
+        oc = self.optimal_configurations
+        doc = {
+            "calibration_joint_names": [str(n) for n in oc["calibration_joint_names"]],
+            "calibration_joint_configurations": [
+                [float(v) for v in row] for row in oc["calibration_joint_configurations"]
+            ],
+        }
+        text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=1000)
+        return atomic_write_text(path, text)
+
+    def save_results(self, output_dir: str | Path = "results") -> Dict[str, str] | None:
+        """Save the selection.
+
+        Writes ``<output_dir>/<robot>_optimal_configurations.yaml`` (candidate
+        schema, atomically) and, through
+        ``ResultsManager("optimal_calibration", robot).save_results(..., save_formats=["yaml",
+        "csv"])``, a results dictionary with ``optimal_configurations``,
+        ``selected_weights`` (``w_dict_sort``), ``minimum_configurations``,
+        ``configuration_count`` (number of selected postures),
+        ``calibration_config``, ``condition_number`` (= ``detroot_whole``, the
+        upstream name), ``detroot_whole``, ``feasible``, ``message``,
+        ``log_det_information`` and ``chosen_indices``.
+
+        Returns:
+            ``{format: path}`` (key ``"configurations"`` for the candidate-schema
+            file), or None with a warning before a solution exists.
+        """
+        if self.optimal_configurations is None:
+            logger.warning("no optimal configuration to save: call solve() first")
+            return None
+        folder = Path(output_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        name = self._robot_name()
+        files: Dict[str, str] = {
+            "configurations": self.save_optimal_configurations(
+                folder / f"{name}_optimal_configurations.yaml"
+            )
+        }
+        cfg = {
+            k: v
+            for k, v in self.calib_config.items()
+            if k not in ("base_mapping_matrix",) and not isinstance(v, np.ndarray)
+        }
+        results = {
+            "optimal_configurations": self.optimal_configurations,
+            "selected_weights": {int(k): float(v) for k, v in self.w_dict_sort.items()},
+            "minimum_configurations": int(self.minNbChosen),
+            "configuration_count": int(self.nb_chosen),
+            "calibration_config": cfg,
+            "condition_number": self.detroot_whole,
+            "detroot_whole": self.detroot_whole,
+            "feasible": self.results_data.get("feasible"),
+            "message": self.results_data.get("message"),
+            "log_det_information": self.results_data.get("log_det_information"),
+            "chosen_indices": list(self.chosen_indices),
+        }
+        try:
+            from figaroh.utils.results_manager import ResultsManager
+        except ImportError:  # pragma: no cover - results manager always shipped
+            return files
+        rm = ResultsManager("optimal_calibration", name)
+        files.update(rm.save_results(results, str(folder), save_formats=["yaml", "csv"]))
+        return files
