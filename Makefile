@@ -43,6 +43,9 @@ lint: install
 
 bench: install
 	$(PY) benchmarks/bench_regressor.py
+	MPLBACKEND=Agg $(PY) benchmarks/bench_identification.py
+	$(PY) benchmarks/bench_qr.py
+	$(PY) benchmarks/bench_physical_fit.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache results
