@@ -55,7 +55,8 @@ def test_physical_fit_selected_verified_and_exported(data, tmp_path):
     assert ident.rms_error <= fit_rmse * (1 + 1e-9) <= 1.05 * ident.rms_error
     verdict = ident.verify(scope="execution")
     assert verdict.selected_stage == "physical_fit" and verdict.passed, verdict.status
-    out = ident.export_urdf(_ur10.load_ur10().robot_urdf, output_path=str(tmp_path / "ur10_fit.urdf"))
+    nominal = _ur10.load_ur10().robot_urdf
+    out = ident.export_urdf(nominal, output_path=str(tmp_path / "ur10_fit.urdf"))
     # the exported URDF reproduces the rigid-body part of the fit's efforts
     model = pin.buildModelFromUrdf(out)
     data_ = model.createData()
