@@ -49,3 +49,13 @@ bench: install
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache results
+
+.PHONY: docs notebooks
+
+# Documentation site into site/ (API pages generated from the docstrings); fails on any warning.
+docs: install
+	$(VENV)/bin/mkdocs build --strict
+
+# Execute the walkthrough notebooks of examples/notebooks/ (outputs are never written back).
+notebooks: install
+	$(PY) -m pytest -q tests/test_notebooks.py

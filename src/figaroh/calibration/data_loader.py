@@ -107,7 +107,9 @@ def load_data(
         sample) [m, rad] and (n, nq) configurations.
 
     Raises:
-        FileNotFoundError, KeyError (missing columns, all listed), ValueError.
+        FileNotFoundError: The file does not exist.
+        KeyError: Missing columns (all listed).
+        ValueError: Invalid values.
     """
     try:
         obs = PoseObservations.from_csv(path, model, calib_config, del_list=tuple(del_list))

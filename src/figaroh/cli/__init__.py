@@ -1,0 +1,17 @@
+"""The ``figaroh`` command line (console script ``figaroh = figaroh.cli.main:main``).
+
+* :mod:`figaroh.cli.main` — argument parsing, commands, exit codes
+  (``python -m figaroh.cli`` runs it too);
+* :mod:`figaroh.cli.workflows` — the identification and calibration runs behind
+  ``figaroh identify`` / ``figaroh calibrate`` (usable from Python);
+* :mod:`figaroh.cli.csv_identification` — ``CSVIdentification``, a
+  :class:`~figaroh.identification.base_identification.BaseIdentification` that
+  reads CSV logs (columns ``t, q_<joint>, [dq_<joint>], [ddq_<joint>], tau_<joint>``);
+* :mod:`figaroh.cli.progress` — the step-level progress bar.
+
+Importing this package is cheap: nothing heavy is imported until a command runs.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,382 @@
+"""What ``figaroh identify`` and ``figaroh calibrate`` run, usable from Python too.
+
+Each workflow has an *input* phase (robot, configuration, data) and a
+*compute* phase. Any error of the input phase — a missing file, a malformed
+configuration, a CSV without the expected columns — is raised as a
+:class:`CLIError` with exit code :data:`EXIT_BAD_INPUT` and a one-line
+message; errors of the compute phase propagate unchanged.
+
+Heavy modules (Pinocchio, NumPy, the identification and calibration
+packages) are imported inside the functions, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Dict, Iterator, Mapping, Sequence
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "CLIError",
+    "build_thresholds",
+    "load_robot_model",
+    "parse_threshold",
+    "require_file",
+    "run_calibration",
+    "run_identification",
+    "write_parameter_csv",
+]
+
+#: Success (and, for ``identify``/``calibrate``, a passing verdict).
+EXIT_OK = 0
+#: The run finished but its verdict did not pass, or the computation failed.
+EXIT_FAILED = 1
+#: Bad input: missing file, malformed configuration or data, bad arguments.
+EXIT_BAD_INPUT = 2
+
+#: Exceptions that mean the input is unusable (configuration errors are ``ValueError``s).
+INPUT_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, TypeError)
+
+
+class CLIError(Exception):
+    """An error the command line reports as one line on stderr, with an exit code.
+
+    Args:
+        message: What is wrong and, when possible, how to fix it.
+        code: Process exit code (default :data:`EXIT_BAD_INPUT`).
+    """
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = int(code)
+
+    def __repr__(self) -> str:
+        return f"CLIError({self.message!r}, code={self.code})"
+
+
+class _NoSteps:
+    """Stand-in for :class:`~figaroh.cli.progress.Steps` when no bar is wanted."""
+
+    def start(self, name: str) -> None:  # noqa: D102 - trivial
+        logger.debug("step: %s", name)
+
+
+def one_line(exc: BaseException | str) -> str:
+    """A one-line description of an exception (newlines and runs of spaces collapsed)."""
+    if isinstance(exc, str):
+        text = exc
+    elif isinstance(exc, KeyError) and exc.args:
+        text = f"missing key {exc.args[0]!r}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+@contextlib.contextmanager
+def input_phase(what: str) -> Iterator[None]:
+    """Turn the input errors raised inside the block into :class:`CLIError` (exit 2)."""
+    from figaroh.utils.error_handling import CalibrationError
+
+    try:
+        yield
+    except CLIError:
+        raise
+    except FileNotFoundError as exc:
+        raise CLIError(f"{what}: {one_line(exc)}") from exc
+    except (*INPUT_ERRORS, CalibrationError) as exc:
+        raise CLIError(f"{what}: {one_line(exc)}") from exc
+    except Exception as exc:  # noqa: BLE001 - yaml and loader errors have their own types
+        if type(exc).__module__.startswith("yaml"):
+            raise CLIError(f"{what}: invalid YAML: {one_line(exc)}") from exc
+        raise
+
+
+def require_file(path: str | os.PathLike, what: str, directory_ok: bool = False) -> Path:
+    """Check that ``path`` exists (a file, or a folder when ``directory_ok``).
+
+    Raises:
+        CLIError: ``"<what> not found: <path>"`` (exit 2).
+    """
+    p = Path(path)
+    if p.is_file() or (directory_ok and p.is_dir()):
+        return p
+    if p.exists():
+        raise CLIError(f"{what} is not a file: {p}")
+    raise CLIError(f"{what} not found: {p}")
+
+
+def load_robot_model(
+    urdf: str | os.PathLike,
+    package_dirs: Sequence[str] | None = None,
+    free_flyer: bool = False,
+):
+    """A dynamics-only :class:`~figaroh.tools.robot.Robot` (meshes are not needed).
+
+    Args:
+        urdf: URDF file. ``package://`` mesh URIs are never resolved here.
+        package_dirs: Extra folders holding ``package://`` packages.
+        free_flyer: Add a floating-base (free-flyer) root joint.
+
+    Raises:
+        CLIError: The URDF is missing or invalid (exit 2).
+    """
+    require_file(urdf, "URDF")
+    with input_phase(f"cannot load the URDF {urdf}"):
+        from figaroh.tools.exceptions import RobotLoadError
+        from figaroh.tools.robot import Robot
+
+        try:
+            return Robot(
+                str(urdf),
+                package_dirs=list(package_dirs) if package_dirs else None,
+                isFext=free_flyer,
+                load_geometry=False,
+            )
+        except RobotLoadError as exc:
+            raise ValueError(one_line(exc)) from exc
+
+
+def parse_threshold(text: str) -> tuple[str, Dict[str, Any]]:
+    """Parse ``NAME=VALUE[:min|max]`` (default ``max``) into a threshold entry.
+
+    Example: ``validation_rmse:elbow_joint=1.5`` or ``validation_correlation=0.9:min``.
+
+    Raises:
+        CLIError: Malformed text (exit 2).
+    """
+    name, sep, rest = text.rpartition("=")
+    if not sep or not name:
+        raise CLIError(f"--threshold {text!r}: expected NAME=VALUE[:min|max]")
+    value, _, comparison = rest.partition(":")
+    comparison = comparison or "max"
+    if comparison not in ("min", "max"):
+        raise CLIError(f"--threshold {text!r}: the comparison must be 'min' or 'max'")
+    try:
+        threshold = float(value)
+    except ValueError:
+        raise CLIError(f"--threshold {text!r}: {value!r} is not a number") from None
+    return name, {"threshold": threshold, "comparison": comparison}
+
+
+def build_thresholds(
+    texts: Sequence[str] | None, per_metric: Mapping[str, float] | None = None
+) -> Dict[str, Dict[str, Any]]:
+    """Thresholds from ``--threshold`` texts plus ``{metric: maximum}`` limits."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for name, value in (per_metric or {}).items():
+        out[name] = {"threshold": float(value), "comparison": "max"}
+    for text in texts or ():
+        name, entry = parse_threshold(text)
+        out[name] = entry
+    return out
+
+
+def write_parameter_csv(
+    path: str | os.PathLike, names: Sequence[str], columns: Mapping[str, Sequence[float]]
+) -> Path:
+    """Write ``parameter,<column>...`` rows with 17 significant digits (exact round trip).
+
+    Args:
+        path: Destination file (parent folders are created).
+        names: Parameter names, one per row.
+        columns: Column name → values aligned with ``names``.
+
+    Returns:
+        The written path.
+    """
+    import csv
+
+    from figaroh.data.source import atomic_write_text
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["parameter", *columns])
+    cols = [list(map(float, v)) for v in columns.values()]
+    for k, name in enumerate(names):
+        writer.writerow([name, *(format(c[k], ".17g") for c in cols)])
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, buf.getvalue())
+    return path
+
+
+# ---------------------------------------------------------------------------
+# identification
+# ---------------------------------------------------------------------------
+def run_identification(
+    config: str | os.PathLike,
+    urdf: str | os.PathLike,
+    data: str | os.PathLike,
+    *,
+    validation: str | os.PathLike | None = None,
+    select_stage: str | None = None,
+    decimate: int | None = None,
+    wls: bool | None = None,
+    package_dirs: Sequence[str] | None = None,
+    free_flyer: bool = False,
+    show_report: bool = True,
+    require_inertials: bool = False,
+    steps: Any = None,
+):
+    """Identify the base parameters from CSV logs with :class:`CSVIdentification`.
+
+    Args:
+        config: Unified configuration YAML (``tasks.identification``).
+        urdf: Robot URDF.
+        data: Training log (CSV file or folder, see :mod:`figaroh.cli.csv_identification`).
+        validation: Held-out log; overrides ``data.validation_data_file``.
+        select_stage: ``fit``, ``reconstruction`` or ``physical_fit``;
+            overrides ``tasks.identification.select_stage``.
+        decimate: Low-pass and keep every ``decimate``-th sample before the
+            fit (None: no decimation).
+        wls: Weighted least squares (None: ``problem.wls`` of the configuration).
+        package_dirs: Extra ``package://`` folders.
+        free_flyer: Floating-base robot.
+        show_report: Let :meth:`solve` print the quality report on stdout.
+        require_inertials: Refuse (before any computation) a run whose
+            selected stage has no per-link inertials (``fit``): a URDF export
+            was asked for.
+        steps: A :class:`~figaroh.cli.progress.Steps` to advance (optional).
+
+    Returns:
+        The solved :class:`~figaroh.cli.csv_identification.CSVIdentification`.
+
+    Raises:
+        CLIError: Bad input (exit 2).
+    """
+    steps = steps or _NoSteps()
+    require_file(config, "configuration file")
+    require_file(data, "trajectory data", directory_ok=True)
+    if validation is not None:
+        require_file(validation, "validation data", directory_ok=True)
+    steps.start("load robot")
+    robot = load_robot_model(urdf, package_dirs, free_flyer)
+    steps.start("read configuration")
+    with input_phase(f"invalid configuration {config}"):
+        from figaroh.cli.csv_identification import CSVIdentification, resolve_csv_path
+
+        ident = CSVIdentification(robot, config, data_dir=data)
+        if select_stage is not None:
+            ident.identif_config["select_stage"] = select_stage
+        if validation is not None:
+            ident.identif_config["validation_data_file"] = str(validation)
+    stage = str(ident.identif_config.get("select_stage") or "fit")
+    if require_inertials and stage == "fit":
+        raise CLIError(
+            "a URDF export needs per-link inertials: select the 'physical_fit' or "
+            "'reconstruction' stage (--select-stage or tasks.identification.select_stage)"
+        )
+    steps.start("load data and build the regressor")
+    with input_phase("invalid trajectory data"):
+        resolve_csv_path(data)
+        source = ident.identif_config.get("validation_data_file") or ""
+        if source:
+            resolve_csv_path(ident.resolve_validation_source(source))
+        ident.initialize()
+    steps.start("solve")
+    sink = contextlib.nullcontext() if show_report else contextlib.redirect_stdout(io.StringIO())
+    use_wls = bool(ident.identif_config.get("wls", False)) if wls is None else bool(wls)
+    with sink:
+        ident.solve(
+            decimate=bool(decimate),
+            decimation_factor=int(decimate) if decimate else 10,
+            plotting=False,
+            save_results=False,
+            wls=use_wls,
+        )
+    return ident
+
+
+# ---------------------------------------------------------------------------
+# calibration
+# ---------------------------------------------------------------------------
+def run_calibration(
+    config: str | os.PathLike,
+    urdf: str | os.PathLike,
+    data: str | os.PathLike,
+    *,
+    validation: str | os.PathLike | None = None,
+    known_base_frame: bool = False,
+    known_tip_frame: bool = False,
+    measurement_std: Sequence[float] | None = None,
+    method: str = "lm",
+    max_iterations: int = 3,
+    package_dirs: Sequence[str] | None = None,
+    free_flyer: bool = False,
+    show_report: bool = True,
+    steps: Any = None,
+):
+    """Geometric calibration from a pose CSV with the generic ``BaseCalibration``.
+
+    The CSV layout is ``calibration.md`` §4.1: per marker ``i`` and measured
+    component ``x<i>, y<i>, z<i>`` [m] and ``phix<i>, phiy<i>, phiz<i>``
+    [rad, roll-pitch-yaw], then one column per active joint named as in the
+    URDF [rad or m]. The default cost (weighted body-frame log-map residuals)
+    is used.
+
+    Args:
+        config: Unified configuration YAML (``tasks.calibration``).
+        urdf: Robot URDF.
+        data: Calibration CSV.
+        validation: Held-out CSV (same layout).
+        known_base_frame: The base (measurement → robot) frame is known:
+            do not estimate ``base_*``.
+        known_tip_frame: The tool/marker frame is known: do not estimate
+            ``pEE*``/``phiEE*``.
+        measurement_std: ``(position [m], orientation [rad])`` measurement
+            noise; the residual rows are weighted by ``1/σ``.
+        method: ``scipy.optimize.least_squares`` method (``lm``, ``trf``, ``dogbox``).
+        max_iterations: Fits of the outlier-rejection loop.
+        package_dirs: Extra ``package://`` folders.
+        free_flyer: Floating-base robot.
+        show_report: Let :meth:`solve` print the quality report on stdout.
+        steps: A :class:`~figaroh.cli.progress.Steps` to advance (optional).
+
+    Returns:
+        The solved calibration.
+
+    Raises:
+        CLIError: Bad input (exit 2).
+    """
+    steps = steps or _NoSteps()
+    require_file(config, "configuration file")
+    require_file(data, "calibration data")
+    if validation is not None:
+        require_file(validation, "validation data")
+    steps.start("load robot")
+    robot = load_robot_model(urdf, package_dirs, free_flyer)
+    steps.start("read configuration")
+    with input_phase(f"invalid configuration {config}"):
+        from figaroh.calibration.base_calibration import BaseCalibration
+
+        calib = BaseCalibration(robot, str(config))
+        calib.calib_config["known_baseframe"] = bool(known_base_frame)
+        calib.calib_config["known_tipframe"] = bool(known_tip_frame)
+        if measurement_std is not None:
+            pos, rot = (float(v) for v in measurement_std)
+            if not (pos > 0 and rot > 0):
+                raise ValueError(f"--measurement-std must be positive, got {pos}, {rot}")
+            calib.calib_config["measurement_std"] = {"position": pos, "orientation": rot}
+    steps.start("load data")
+    with input_phase("invalid calibration data"):
+        calib.set_data_file(data)
+        if validation is not None:
+            calib.set_data_file(validation, validation=True)
+        calib.initialize()
+    steps.start("solve")
+    sink = contextlib.nullcontext() if show_report else contextlib.redirect_stdout(io.StringIO())
+    with sink, warnings.catch_warnings():
+        # the default cost is what this generic path means to use
+        warnings.filterwarnings("ignore", message="Using default cost function")
+        calib.solve(method=method, max_iterations=max_iterations, enable_logging=False)
+    return calib

@@ -1,0 +1,1225 @@
+"""Optimal exciting trajectories for dynamic identification (cubic splines + IPOPT).
+
+A trajectory segment is the piecewise cubic of
+:mod:`figaroh.utils.cubic_spline` through ``n_wps`` waypoints ``t_s`` seconds
+apart (rest at every waypoint), sampled at ``freq``. The first waypoint is
+fixed; the others, ``X`` (waypoint-major, ``(n_wps − 1)·n_active`` values
+[rad]), are optimised by IPOPT to minimise a criterion of the base regressor
+``W_b(X)`` (the columns fixed once by :class:`BaseParameterComputer`,
+optionally stacked under the previous segment's ``W_stack``), computed from
+the eigenvalues of the information matrix ``W_bᵀW_b`` (accumulated per
+interval; ``σ_i = sqrt(λ_i)``):
+
+* ``"condition_number"`` (upstream): ``cond₂(W_b) = σ_max/σ_min``. Its
+  gradient jumps whenever the largest or smallest singular values cross,
+  which stalls IPOPT's quasi-Newton model; by default
+  (``cond_smoothing = 16``) IPOPT minimises the Schatten-p condition number
+  ``‖σ‖_p‖1/σ‖_p``, a smooth upper bound that tends to cond₂ (for 48 base
+  parameters it is at most 1.6·cond₂); every reported condition number is the
+  exact 2-norm one. A rank-deficient ``W_b`` gives :data:`FAILED_OBJECTIVE`.
+* ``"d_optimality"``: ``−(1/n_b)·Σ log(λ_i(D⁻¹ W_bᵀW_b D⁻¹) / n_rows + ε)``
+  with ``D`` the column RMS of the reference random trajectory's base
+  regressor (unit-free information per row) and ``ε = d_opt_epsilon``.
+  Every eigenvalue of the regularised matrix is ≥ ε, so the criterion and its
+  gradient (bounded by ``‖∂M‖/(n_rows·ε)``) stay finite even when ``W_b`` is
+  rank-deficient, where the condition number is undefined.
+
+subject to joint position, velocity and effort limits (softened by
+``soft_lim``) and self-collision clearance (see
+:mod:`figaroh.optimal.contraints`).
+
+Derivatives. The spline is linear in the waypoints, and moving waypoint ``w``
+only changes the two polynomial pieces that touch it. The objective gradient
+and the effort derivatives are forward differences (step 1e-6 rad, ``n + 1``
+criterion values per gradient) in which every probe rebuilds the regressor on
+the affected samples only (all probes in one regressor batch); position and
+peak-velocity constraints are linear (exact Jacobian); collision rows use the
+analytic distance gradient (witness points). The constraint Jacobian is
+declared sparse.
+
+Result selection. IPOPT's objective is not monotone and an iteration-limit
+stop may be infeasible: the returned segment is the lowest-criterion point
+among IPOPT's final point and its iterates that satisfies every constraint
+(to :data:`FEASIBILITY_TOL`) and whose whole spline keeps half the collision
+margin at ``collision_check_frequency``; the feasible initial guess is the
+last resort, and a segment with none is reported infeasible.
+
+Efforts are ``τ = W(q, dq, ddq)·φ_std`` with the standard parameters of the
+model (URDF inertias + the configured friction/armature/offset values), i.e.
+inverse dynamics plus joint effects, computed from the same regressor.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import Any, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from figaroh.identification.config import fill_active_joint_indices
+from figaroh.tools.regressor import build_regressor_basic
+from figaroh.tools.robotipopt import (
+    BaseOptimizationProblem,
+    IPOPTConfig,
+    RobotIPOPTSolver,
+)
+from figaroh.utils.cubic_spline import (
+    CubicSpline,
+    WaypointsGeneration,
+    calc_torque,
+    peak_velocities,
+    sample_times,
+    spline_basis,
+)
+
+from .base_parameter import BaseParameterComputer
+from .config import load_param, validate_trajectory_config
+from .contraints import TrajectoryConstraintManager
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "BaseOptimalTrajectory",
+    "BaseTrajectoryIPOPTProblem",
+    "BaseParameterComputer",
+    "FAILED_OBJECTIVE",
+]
+
+#: Objective value returned when the criterion cannot be evaluated.
+FAILED_OBJECTIVE = 1e10
+#: Forward-difference step [rad].
+FD_STEP = 1e-6
+#: Largest constraint violation accepted for a returned trajectory (rad, rad/s, N·m, m).
+FEASIBILITY_TOL = 1e-4
+
+
+def _fmt_cond(value: float) -> str:
+    """Condition number for logs: a number, or an explicit rank-deficiency notice."""
+    if not np.isfinite(value) or value >= FAILED_OBJECTIVE:
+        return "undefined (rank-deficient base regressor)"
+    return f"{value:.4g}"
+
+
+def _criterion_from_gram(
+    G: np.ndarray,
+    n_rows: int,
+    objective: str,
+    scale: np.ndarray | None,
+    eps: float,
+    cond_p: float = 0.0,
+) -> float:
+    """Criterion value from the information matrix ``G = W_bᵀW_b``.
+
+    The singular values of ``W_b`` are ``σ = sqrt(eig(G))``.
+    ``condition_number``: ``σ_max/σ_min`` when ``cond_p`` is 0, else the
+    Schatten-p condition number ``‖σ‖_p·‖1/σ‖_p`` (smooth; ``cond₂ ≤ value ≤
+    n_b^{2/p}·cond₂``); a rank-deficient ``W_b`` (``σ_min ≤ 1e-7·σ_max``, the
+    resolution of ``G``) gives :data:`FAILED_OBJECTIVE`. ``d_optimality``:
+    ``−mean log(eig(D⁻¹ G D⁻¹)/n_rows + ε)``, finite for any ``W_b``.
+    """
+    if objective == "d_optimality":
+        Gs = G / np.outer(scale, scale)
+        lam = np.clip(np.linalg.eigvalsh(Gs), 0.0, None)
+        return float(-np.mean(np.log(lam / n_rows + eps)))
+    lam = np.linalg.eigvalsh(G)
+    if not np.all(np.isfinite(lam)) or lam[-1] <= 0 or lam[0] <= lam[-1] * 1e-14:
+        return FAILED_OBJECTIVE
+    s = np.sqrt(lam[::-1])
+    if cond_p:
+        value = np.sum((s / s[0]) ** cond_p) ** (1 / cond_p)
+        value *= np.sum((s[-1] / s) ** cond_p) ** (1 / cond_p) * (s[0] / s[-1])
+    else:
+        value = s[0] / s[-1]
+    return float(min(value, FAILED_OBJECTIVE))
+
+
+class _SegmentEvaluator:
+    """Fast evaluation of one segment's trajectory, criterion, efforts and derivatives."""
+
+    def __init__(self, opt_traj: BaseOptimalTrajectory, tps, vel_wps, wp_init, W_stack, Ns):
+        self.ot = opt_traj
+        CB = opt_traj.CB
+        self.n = len(CB.act_idxq)
+        self.n_wps = CB.num_waypoints
+        self.tps = np.asarray(tps, dtype=float).ravel()
+        self.t = sample_times(opt_traj.trajectory_config["freq"], self.tps)
+        if len(self.t) != Ns:
+            raise ValueError(f"segment has {len(self.t)} samples, Ns = {Ns} was given")
+        self.Ns = Ns
+        self.basis = spline_basis(self.tps, self.t)
+        self.vel_wps = np.zeros(CB.dim_v) if vel_wps is None else np.asarray(vel_wps, dtype=float)
+        self.wp_init = np.asarray(wp_init, dtype=float).ravel()
+        self.groups = [np.flatnonzero(self.basis.interval == m) for m in range(self.n_wps - 1)]
+        self.base_cols = opt_traj.base_columns
+        self.phi = opt_traj.phi_std
+        self.objective_name = opt_traj.trajectory_config["objective"]
+        self.eps = float(opt_traj.trajectory_config["d_opt_epsilon"])
+        self.scale = opt_traj.column_scale
+        self.cond_p = float(opt_traj.trajectory_config.get("cond_smoothing", 0) or 0)
+        self.G_stack = None
+        self.n_stack = 0
+        if W_stack is not None:
+            W_stack = np.asarray(W_stack, dtype=float)
+            self.G_stack = W_stack.T @ W_stack
+            self.n_stack = W_stack.shape[0]
+        self.n_rows = self.n_stack + Ns * opt_traj.model.nv
+        self._cache: OrderedDict[bytes, dict] = OrderedDict()
+        self._dcache: OrderedDict[bytes, dict] = OrderedDict()
+
+    # -- trajectory ------------------------------------------------------------
+    def waypoints(self, X: np.ndarray) -> np.ndarray:
+        return np.column_stack([self.wp_init, np.asarray(X, dtype=float).reshape(-1, self.n).T])
+
+    def trajectory(self, X: np.ndarray):
+        qa, dqa, ddqa = self.basis.evaluate(self.waypoints(X), self.vel_wps)
+        return self.ot.CB.to_full(qa, dqa, ddqa)
+
+    def _regressor(self, q, v, a):
+        """Full regressor (rows joint-major) and efforts (N, nv) of the given samples."""
+        ot = self.ot
+        W = build_regressor_basic(ot.robot, q, v, a, ot.identif_config)
+        tau = (W @ self.phi).reshape(ot.model.nv, -1).T
+        return W, tau
+
+    def _gram(self, W: np.ndarray, n_samples: int, parts: Sequence[slice]) -> List[np.ndarray]:
+        """Information matrices ``W_bᵀW_b`` of sample slices of a joint-major regressor."""
+        nv = self.ot.model.nv
+        Wb = W[:, self.base_cols].reshape(nv, n_samples, -1)
+        out = []
+        for sl in parts:
+            block = Wb[:, sl].reshape(-1, Wb.shape[2])
+            out.append(block.T @ block)
+        return out
+
+    def _criterion(self, G_blocks: Sequence[np.ndarray]) -> float:
+        G = np.sum(G_blocks, axis=0)
+        if self.G_stack is not None:
+            G = G + self.G_stack
+        return _criterion_from_gram(
+            G, self.n_rows, self.objective_name, self.scale, self.eps, self.cond_p
+        )
+
+    def evaluate(self, X: np.ndarray) -> dict:
+        X = np.asarray(X, dtype=float).ravel()
+        key = X.tobytes()
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        q, v, a = self.trajectory(X)
+        W, tau = self._regressor(q, v, a)
+        # the pieces are contiguous runs of samples
+        slices = [slice(g[0], g[-1] + 1) for g in self.groups]
+        G_blocks = self._gram(W, self.Ns, slices)
+        out = {"q": q, "v": v, "a": a, "tau": tau, "G": G_blocks}
+        out["f"] = self._criterion(G_blocks)
+        self._cache[key] = out
+        if len(self._cache) > 4:
+            self._cache.popitem(last=False)
+        return out
+
+    def derivatives(self, X: np.ndarray) -> dict:
+        """Forward-difference gradient of the criterion and effort derivatives.
+
+        Every probe ``X + h·e_i`` (waypoint ``w``, joint ``j``) changes the two
+        pieces touching waypoint ``w`` only; the regressor of all probes'
+        affected samples is built in one batch.
+        """
+        X = np.asarray(X, dtype=float).ravel()
+        key = X.tobytes()
+        hit = self._dcache.get(key)
+        if hit is not None:
+            return hit
+        base = self.evaluate(X)
+        n, n_wps = self.n, self.n_wps
+        act_q, act_v = self.ot.CB.act_idxq, self.ot.CB.act_idxv
+        B = self.basis
+        probes = []
+        Q, V, A = [], [], []
+        for i in range(X.size):
+            w, j = divmod(i, n)
+            w += 1
+            pieces = [m for m in (w - 1, w) if m <= n_wps - 2]
+            samples = np.concatenate([self.groups[m] for m in pieces])
+            q, v, a = base["q"][samples], base["v"][samples], base["a"][samples]
+            q[:, act_q[j]] += FD_STEP * B.pos_y[samples, w]
+            v[:, act_v[j]] += FD_STEP * B.vel_y[samples, w]
+            a[:, act_v[j]] += FD_STEP * B.acc_y[samples, w]
+            probes.append((w, j, pieces, samples))
+            Q.append(q)
+            V.append(v)
+            A.append(a)
+        W_all, tau_all = self._regressor(np.vstack(Q), np.vstack(V), np.vstack(A))
+        nv = self.ot.model.nv
+        n_all = tau_all.shape[0]
+        Wb_all = W_all[:, self.base_cols].reshape(nv, n_all, -1)
+        grad = np.zeros(X.size)
+        # dtau[s, j_out, w - 1, j_in] = ∂τ_{j_out}(s) / ∂wp_{w, j_in}
+        dtau = np.zeros((self.Ns, n, n_wps - 1, n))
+        start = 0
+        for i, (w, j, pieces, samples) in enumerate(probes):
+            G_blocks = list(base["G"])
+            offset = start
+            for m in pieces:
+                g = self.groups[m]
+                block = Wb_all[:, offset : offset + len(g)].reshape(-1, Wb_all.shape[2])
+                G_blocks[m] = block.T @ block
+                offset += len(g)
+            tau_p = tau_all[start : start + len(samples)][:, act_v]
+            dtau[samples, :, w - 1, j] = (tau_p - base["tau"][samples][:, act_v]) / FD_STEP
+            grad[i] = (self._criterion(G_blocks) - base["f"]) / FD_STEP
+            start += len(samples)
+        out = {"grad": grad, "dtau": dtau}
+        self._dcache.clear()
+        self._dcache[key] = out
+        return out
+
+
+class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
+    """IPOPT problem of one trajectory segment (see the module docstring).
+
+    Args:
+        opt_traj: The initialised :class:`BaseOptimalTrajectory`.
+        n_joints: Number of active joints.
+        n_wps: Number of waypoints.
+        Ns: Number of samples of the segment.
+        tps: Waypoint times (n_wps,) or (n_wps, 1) [s].
+        vel_wps, acc_wps: Waypoint velocities/accelerations (n_joints, n_wps).
+        wp_init, vel_wp_init, acc_wp_init: Initial waypoint (fixed) and its
+            velocity/acceleration (n_joints,).
+        W_stack: Base regressor of previous data to stack under this segment's, or None.
+        problem_name: Name used in logs.
+
+    Attributes:
+        n_vars: ``n_joints·(n_wps − 1)`` decision variables (waypoints 2…n_wps,
+            waypoint-major).
+        evaluator: The segment evaluator (trajectory, criterion, derivatives).
+    """
+
+    def __init__(
+        self,
+        opt_traj: BaseOptimalTrajectory,
+        n_joints: int,
+        n_wps: int,
+        Ns: int,
+        tps,
+        vel_wps,
+        acc_wps,
+        wp_init,
+        vel_wp_init,
+        acc_wp_init,
+        W_stack,
+        problem_name: str = "TrajectoryOptimization",
+    ):
+        super().__init__(problem_name)
+        self.opt_traj = opt_traj
+        self.n_joints = int(n_joints)
+        self.n_wps = int(n_wps)
+        self.Ns = int(Ns)
+        self.tps = np.asarray(tps, dtype=float).ravel()
+        self.vel_wps = vel_wps
+        self.acc_wps = acc_wps
+        self.wp_init = np.asarray(wp_init, dtype=float).ravel()
+        self.vel_wp_init = vel_wp_init
+        self.acc_wp_init = acc_wp_init
+        self.W_stack = W_stack
+        self.n_vars = self.n_joints * (self.n_wps - 1)
+        self.opt_cb: Dict[str, Any] = {}
+        self._x0 = np.zeros(self.n_vars)
+        self.evaluator = _SegmentEvaluator(opt_traj, self.tps, vel_wps, self.wp_init, W_stack, Ns)
+        self.cm: TrajectoryConstraintManager = opt_traj.constraint_manager
+        self._collision_cache: Dict[bytes, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._build_structure()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(name={self.name!r}, n_vars={self.n_vars}, Ns={self.Ns}, "
+            f"n_constraints={self.cm.n_constraints(self.Ns)})"
+        )
+
+    # -- bounds / initial guess ------------------------------------------------
+    def get_variable_bounds(self) -> Tuple[List[float], List[float]]:
+        CB = self.opt_traj.CB
+        return (
+            np.tile(CB.lower_q, self.n_wps - 1).tolist(),
+            np.tile(CB.upper_q, self.n_wps - 1).tolist(),
+        )
+
+    def get_constraint_bounds(self) -> Tuple[List[float], List[float]]:
+        lower, upper = self.cm.get_constraint_bounds(self.Ns)
+        return lower.tolist(), upper.tolist()
+
+    def get_initial_guess(self) -> List[float]:
+        return self._x0.tolist()
+
+    # -- functions -------------------------------------------------------------
+    def objective(self, X: np.ndarray) -> float:
+        try:
+            return self.evaluator.evaluate(X)["f"]
+        except Exception as exc:  # noqa: BLE001 - upstream contract: failures give 1e10
+            self.logger.debug("objective evaluation failed: %s", exc)
+            return FAILED_OBJECTIVE
+
+    def _collision(self, X: np.ndarray, with_gradient: bool):
+        key = np.asarray(X, dtype=float).tobytes()
+        hit = self._collision_cache.get(key)
+        if hit is not None and (hit[2] is not None or not with_gradient):
+            return hit
+        q = self.evaluator.evaluate(X)["q"]
+        if with_gradient:
+            values, sample, grad = self.cm.collision_constraints_and_gradients(
+                q, self.tps, self.evaluator.t
+            )
+        else:
+            values, sample = self.cm._collision_minima(q, self.tps, self.evaluator.t)
+            grad = None
+        self._collision_cache = {key: (values, sample, grad)}
+        return values, sample, grad
+
+    def _effort(self, X: np.ndarray):
+        ev = self.evaluator.evaluate(X)
+        if "ks" not in ev:
+            tau_act = ev["tau"][:, self.opt_traj.CB.act_idxv]
+            ev["ks"] = self.cm.effort_rows(tau_act, self.evaluator.groups)
+        return ev["ks"]
+
+    def constraints(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=float).ravel()
+        ev = self.evaluator
+        vel = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps)[0]
+        tau_max, tau_min, _, _ = self._effort(X)
+        blocks = [X, vel, tau_max, tau_min]
+        if self.cm.n_pairs:
+            blocks.append(self._collision(X, with_gradient=False)[0].ravel())
+        return np.concatenate(blocks)
+
+    # -- derivatives -----------------------------------------------------------
+    def gradient(self, X: np.ndarray) -> np.ndarray:
+        """Forward-difference gradient (step 1e-6, ``n + 1`` criterion values)."""
+        return self.evaluator.derivatives(X)["grad"].copy()
+
+    def _build_structure(self) -> None:
+        n, n_wps = self.n_joints, self.n_wps
+        n_int = n_wps - 1
+        m = n_int * n
+        rows, cols = [np.arange(self.n_vars)], [np.arange(self.n_vars)]
+        # velocity rows (k, j): joint j of the interval's free end waypoints
+        vel_r, vel_c, vel_sel = [], [], []
+        # effort rows (k, j_out): every joint of the interval's free end waypoints
+        eff_r, eff_c, eff_idx = [], [], []
+        for k in range(n_int):
+            for end, w in enumerate((k, k + 1)):
+                if w < 1:
+                    continue
+                for j in range(n):
+                    vel_r.append(self.n_vars + k * n + j)
+                    vel_c.append((w - 1) * n + j)
+                    vel_sel.append((end, k, j))
+                for j_out in range(n):
+                    for j_in in range(n):
+                        eff_r.append(self.n_vars + m + k * n + j_out)
+                        eff_c.append((w - 1) * n + j_in)
+                        eff_idx.append((k, j_out, w - 1, j_in))
+        self._vel_sel = np.asarray(vel_sel, dtype=int).reshape(-1, 3)
+        self._eff_idx = np.asarray(eff_idx, dtype=int).reshape(-1, 4)
+        eff_r = np.asarray(eff_r, dtype=int)
+        rows += [np.asarray(vel_r, dtype=int), eff_r, eff_r + m]
+        cols += [np.asarray(vel_c, dtype=int)] + [np.asarray(eff_c, dtype=int)] * 2
+        # collision rows (interval k, pair p): all joints of waypoints k and k + 1 (≥ 1)
+        n_pairs = self.cm.n_pairs
+        coll_r, coll_c, coll_idx = [], [], []
+        base = self.n_vars + 3 * m
+        for k in range(n_int):
+            for w in (k, k + 1):
+                if w < 1:
+                    continue
+                for p in range(n_pairs):
+                    for j in range(n):
+                        coll_r.append(base + k * n_pairs + p)
+                        coll_c.append((w - 1) * n + j)
+                        coll_idx.append((k, p, w, j))
+        if coll_r:
+            rows.append(np.asarray(coll_r, dtype=int))
+            cols.append(np.asarray(coll_c, dtype=int))
+        self._coll_index = np.asarray(coll_idx, dtype=int).reshape(-1, 4)
+        self._jac_rows = np.concatenate(rows).astype(int)
+        self._jac_cols = np.concatenate(cols).astype(int)
+
+    def jacobianstructure(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Row and column indices of the constraint Jacobian's structural non-zeros."""
+        return self._jac_rows, self._jac_cols
+
+    def jacobian(self, X: np.ndarray) -> np.ndarray:
+        """Non-zero values of the constraint Jacobian, in :meth:`jacobianstructure` order.
+
+        Position rows: identity; peak velocities: exact; KS efforts: softmax
+        weights times the forward-difference effort derivatives; collision
+        rows: analytic distance gradient.
+        """
+        X = np.asarray(X, dtype=float).ravel()
+        ev = self.evaluator
+        d = ev.derivatives(X)
+        _, dy0, dy1 = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps)
+        end, k, j = self._vel_sel.T
+        vel_vals = np.where(end == 0, dy0[k, j], dy1[k, j])
+        _, _, w_hi, w_lo = self._effort(X)
+        dtau = d["dtau"]
+        n_int = self.n_wps - 1
+        # dKS_k/dX = Σ_s w[s, j_out] dτ[s, j_out, :, :] over the samples of interval k
+        g_hi = np.stack(
+            [np.einsum("sj,sjwi->jwi", w_hi[kk], dtau[ev.groups[kk]]) for kk in range(n_int)]
+        )
+        g_lo = np.stack(
+            [np.einsum("sj,sjwi->jwi", w_lo[kk], dtau[ev.groups[kk]]) for kk in range(n_int)]
+        )
+        kk, jo, ww, ji = self._eff_idx.T
+        parts = [np.ones(self.n_vars), vel_vals, g_hi[kk, jo, ww, ji], g_lo[kk, jo, ww, ji]]
+        if self.cm.n_pairs:
+            _, sample, grad = self._collision(X, with_gradient=True)
+            k, p, w, j = self._coll_index.T
+            act_v = np.asarray(self.opt_traj.CB.act_idxv)
+            s = sample[k, p]
+            parts.append(grad[k, p, act_v[j]] * ev.basis.pos_y[s, w])
+        return np.concatenate(parts)
+
+    def dense_jacobian(self, X: np.ndarray) -> np.ndarray:
+        """The constraint Jacobian as a dense (m, n) array (for checks)."""
+        J = np.zeros((self.cm.n_constraints(self.Ns), self.n_vars))
+        np.add.at(J, (self._jac_rows, self._jac_cols), self.jacobian(X))
+        return J
+
+    # -- solving ---------------------------------------------------------------
+    def _is_feasible(self, X: np.ndarray, tol: float = FEASIBILITY_TOL) -> bool:
+        """Every variable and constraint within its bounds ± ``tol``."""
+        return self.max_violation(X) <= tol
+
+    def max_violation(self, X: np.ndarray) -> float:
+        """Largest bound violation of the variables and constraints at ``X``."""
+        X = np.asarray(X, dtype=float).ravel()
+        lb, ub = (np.asarray(b) for b in self.get_variable_bounds())
+        cl, cu = (np.asarray(b) for b in self.get_constraint_bounds())
+        g = self.constraints(X)
+        viol = np.concatenate([lb - X, X - ub, cl - g, g - cu])
+        return float(max(0.0, viol.max()))
+
+    def constraint_report(self, X: np.ndarray) -> Dict[str, float]:
+        """Largest violation of each constraint block at ``X`` (in the block's unit)."""
+        X = np.asarray(X, dtype=float).ravel()
+        g = self.constraints(X)
+        cl, cu = (np.asarray(b) for b in self.get_constraint_bounds())
+        viol = np.maximum(cl - g, g - cu)
+        units = {
+            "position": "rad",
+            "velocity": "rad/s",
+            "effort_max": "N·m",
+            "effort_min": "N·m",
+            "collision": "m",
+        }
+        report, start = {}, 0
+        for name, size in self.cm.block_sizes().items():
+            block = viol[start : start + size]
+            report[f"{name} [{units[name]}]"] = float(max(0.0, block.max())) if size else 0.0
+            start += size
+        return report
+
+    def _is_collision_free(self, X: np.ndarray) -> bool:
+        """Whole-spline clearance ≥ half the collision margin (the optimiser enforces the
+        full margin at the check samples only)."""
+        wps = self.evaluator.waypoints(X)
+        return self.cm.trajectory_clear(
+            self.tps, wps, self.evaluator.vel_wps, None, margin=0.5 * self.cm.margin
+        )
+
+    def _select_iterate(self, results: Dict[str, Any]) -> Tuple[np.ndarray | None, str]:
+        """Best feasible, collision-free point among IPOPT's final point and iterates.
+
+        Candidates are tried by increasing objective value; the initial guess
+        (feasible by construction) is the last resort.
+
+        Returns:
+            ``(x, origin)`` with origin ``"final"``, ``"iterate <k>"`` or
+            ``"initial guess"``; ``(None, reason)`` when no candidate qualifies.
+        """
+        candidates = [(float(results["obj_val"]), -1, np.asarray(results["x_opt"]))]
+        for it in results.get("iterates", []):
+            if it["inf_pr"] <= 1e-3:
+                candidates.append((it["obj_val"], it["iteration"], it["x"]))
+        candidates.sort(key=lambda c: c[0])
+        tried = 0
+        reasons = {"infeasible": 0, "collision": 0}
+        for _, k, x in candidates[:25]:
+            tried += 1
+            if self.max_violation(x) > FEASIBILITY_TOL:
+                reasons["infeasible"] += 1
+                continue
+            if not self._is_collision_free(x):
+                reasons["collision"] += 1
+                continue
+            return x, "final" if k < 0 else f"iterate {k}"
+        self.logger.debug("iterate selection: %d candidates rejected (%s)", tried, reasons)
+        if self.max_violation(self._x0) <= FEASIBILITY_TOL and self._is_collision_free(self._x0):
+            return self._x0.copy(), "initial guess"
+        return None, f"none of {tried} candidate points is feasible and collision-free"
+
+    def solve_with_waypoints(self, wps: np.ndarray) -> Tuple[bool, Dict[str, Any]]:
+        """Optimise from initial waypoints ``wps`` (n_joints, n_wps).
+
+        IPOPT settings: :meth:`IPOPTConfig.for_trajectory_optimization` with
+        ``tol = 1e-3``, ``acceptable_tol = 1e-2``, ``max_iter =
+        trajectory_config["max_iterations"]``, print level
+        ``ipopt_print_level`` and ``mu_strategy = adaptive``.
+
+        The returned point is the best (lowest objective) point that satisfies
+        every bound and constraint (to ``FEASIBILITY_TOL`` = 1e-4) and whose whole spline is
+        collision-free (:meth:`TrajectoryConstraintManager.trajectory_clear`),
+        among IPOPT's final point and its iterates — IPOPT's objective is not
+        monotone and an iteration-limit stop may be infeasible.
+
+        Returns:
+            ``(success, results)``. On success ``results`` holds the
+            :meth:`RobotIPOPTSolver.solve` keys plus ``x_selected``,
+            ``selected_from``, ``t_f, p_f, v_f, a_f`` (the trajectory at the
+            selected point), ``final_waypoint``, ``waypoints``, ``feasible``,
+            ``max_violation`` (of IPOPT's final point) and ``iter_data``
+            (``converged`` True only when IPOPT itself converged). On failure
+            ``results`` says why: ``error``, ``infeasible`` (explicit flag,
+            with the violation of each block logged) or ``collision``.
+        """
+        try:
+            wps = np.asarray(wps, dtype=float)
+            if wps.shape != (self.n_joints, self.n_wps):
+                raise ValueError(
+                    f"wps must have shape {(self.n_joints, self.n_wps)}, got {wps.shape}"
+                )
+            self._x0 = wps[:, 1:].T.ravel().copy()
+            tc = self.opt_traj.trajectory_config
+            config = IPOPTConfig.for_trajectory_optimization()
+            config.tolerance = 1e-3
+            config.acceptable_tolerance = 1e-2
+            config.max_iterations = int(tc.get("max_iterations", 200))
+            config.print_level = int(tc.get("ipopt_print_level", 3))
+            config.custom_options = {"mu_strategy": "adaptive"}
+            solver = RobotIPOPTSolver(
+                self, config, progress=self.opt_traj.progress, keep_iterates=True
+            )
+            success, results = solver.solve()
+            if "error" in results:
+                return False, results
+            converged = success
+            violation = self.max_violation(results["x_opt"])
+            results["max_violation"] = violation
+            if violation > FEASIBILITY_TOL:
+                self.logger.warning(
+                    "%s: IPOPT stopped (%s) at an infeasible point (violations: %s)",
+                    self.name,
+                    results["status_name"],
+                    self.constraint_report(results["x_opt"]),
+                )
+            x_sel, origin = self._select_iterate(results)
+            results["infeasible"] = x_sel is None
+            results["feasible"] = x_sel is not None
+            if x_sel is None:
+                self.logger.error(
+                    "%s: INFEASIBLE — %s (IPOPT status %s); relax the limits or the "
+                    "collision margin, or change the initial guess",
+                    self.name,
+                    origin,
+                    results["status_name"],
+                )
+                results["collision"] = True
+                return False, results
+            if origin != "final":
+                self.logger.warning(
+                    "%s: using the best feasible collision-free point (%s) instead of "
+                    "IPOPT's final point (status %s)",
+                    self.name,
+                    origin,
+                    results["status_name"],
+                )
+            results["x_selected"] = x_sel
+            results["selected_from"] = origin
+            f_opt = self.opt_traj.objective_function(
+                x_sel, self.opt_cb, self.tps, self.vel_wps, self.acc_wps, self.wp_init, self.W_stack
+            )
+            results["obj_val"] = f_opt
+            final_waypoint = np.asarray(x_sel).reshape(self.n_wps - 1, self.n_joints)[-1]
+            results.update(
+                {
+                    "t_f": self.opt_cb["t_f"],
+                    "p_f": self.opt_cb["p_f"],
+                    "v_f": self.opt_cb["v_f"],
+                    "a_f": self.opt_cb["a_f"],
+                    "final_waypoint": final_waypoint,
+                    "waypoints": self.evaluator.waypoints(x_sel),
+                    "iter_data": {
+                        "iterations": list(self.iteration_data["iterations"]),
+                        "obj_values": list(self.iteration_data["obj_values"]),
+                        "solve_time": results["solve_time"],
+                        "status": results["status"],
+                        "converged": converged,
+                        "final_waypoint": final_waypoint,
+                    },
+                }
+            )
+            return True, results
+        except Exception as exc:  # noqa: BLE001 - documented: errors are returned
+            self.logger.error("%s failed: %s", self.name, exc)
+            return False, {"error": f"{type(exc).__name__}: {exc}"}
+
+
+class BaseOptimalTrajectory:
+    """Optimal exciting trajectory: stacked cubic-spline segments optimised by IPOPT.
+
+    Args:
+        robot: Robot (with collision geometry to enforce self-collision avoidance).
+        active_joints: Names of the joints to excite.
+        config_file: Unified configuration (``identification`` and
+            ``optimal_trajectory`` tasks), or a parsed configuration mapping.
+        rng: Generator or seed for the random waypoints (None: NumPy's global
+            random state, as upstream).
+        progress: Show a tqdm progress bar per segment.
+
+    Attributes:
+        robot, model, active_joints, trajectory_config, identif_config: As loaded.
+        results: ``T_F, P_F, V_F, A_F`` (per segment: times (Ns, 1) [s],
+            q (Ns, nq), v, a), ``iteration_data``, ``final_regressor_shape``,
+            plus, per solved segment, ``initial_waypoints`` and ``waypoints``
+            (n_active, n_wps) [rad], ``initial_condition_number`` and
+            ``condition_number`` (exact 2-norm, stacked under the previous
+            segment's regressor), ``objective_values``, ``feasible`` and
+            ``initial_guess_feasible``; ``failures`` (``{segment, attempt,
+            reason, initial_guess_feasible}`` of every failed attempt) and
+            ``objective``. Segment times follow upstream: segment ``s`` starts
+            at ``s·t_s`` (use :meth:`stacked_trajectory` for one continuous
+            time base).
+        final_condition_number: Condition number of the last segment's base
+            regressor (stacked with the previous one when ``stack_reps > 1``).
+    """
+
+    def __init__(
+        self,
+        robot,
+        active_joints: Sequence[str],
+        config_file: Any = "config/robot_config.yaml",
+        *,
+        rng: Any = None,
+        progress: bool = False,
+    ):
+        self.robot = robot
+        self.model = robot.model
+        if isinstance(active_joints, str) or not len(active_joints):
+            raise ValueError("active_joints must be a non-empty list of joint names")
+        self.active_joints = [str(j) for j in active_joints]
+        self.logger = logging.getLogger(f"{__name__}.{type(self).__name__}")
+        self.trajectory_config, self.identif_config = load_param(robot, config_file)
+        self._set_active_joints()
+        self.rng = (
+            rng
+            if rng is None or isinstance(rng, np.random.Generator)
+            else np.random.default_rng(rng)
+        )
+        self.progress = bool(progress)
+        self.results: Dict[str, Any] = {
+            "T_F": [],
+            "P_F": [],
+            "V_F": [],
+            "A_F": [],
+            "iteration_data": [],
+            "final_regressor_shape": None,
+        }
+        self.final_condition_number = 0.0
+        self._initialized = False
+
+    def __repr__(self) -> str:
+        tc = self.trajectory_config
+        return (
+            f"{type(self).__name__}(robot={self.model.name!r}, joints={len(self.active_joints)}, "
+            f"n_wps={tc['n_wps']}, t_s={tc['t_s']} s, freq={tc['freq']} Hz, "
+            f"objective={tc['objective']!r}, segments_solved={len(self.results['T_F'])})"
+        )
+
+    def _set_active_joints(self) -> None:
+        cfg = self.identif_config
+        if list(cfg.get("active_joints") or []) != self.active_joints:
+            for key in ("act_idxq", "act_idxv", "act_Jid", "act_J", "idx_act_joints"):
+                cfg.pop(key, None)
+        cfg["active_joints"] = list(self.active_joints)
+        fill_active_joint_indices(self.model, cfg)
+
+    # ------------------------------------------------------------------ set-up
+    def initialize(self) -> None:
+        """Build the spline, waypoint generator, base columns and constraint manager."""
+        self.trajectory_config = validate_trajectory_config(self.trajectory_config)
+        self._set_active_joints()
+        tc = self.trajectory_config
+        n_active = len(self.active_joints)
+        soft_lim = tc["soft_lim"]
+        self.soft_lim_pool = np.full((3, n_active), soft_lim)
+        self.CB = CubicSpline(self.robot, tc["n_wps"], self.active_joints, soft_lim)
+        self.WP = WaypointsGeneration(
+            self.robot, tc["n_wps"], self.active_joints, soft_lim, rng=self.rng
+        )
+        self.base_computer = BaseParameterComputer(
+            self.robot, self.identif_config, self.active_joints, self.soft_lim_pool, rng=self.rng
+        )
+        self.constraint_manager = TrajectoryConstraintManager(
+            self.robot, self.CB, tc, self.identif_config
+        )
+        self.idx_e, self.idx_b = self.base_computer.compute_base_indices()
+        self.base_columns = self.base_computer.base_columns
+        self.base_param_names = list(self.base_computer.base_names)
+        params = np.array(list(self.base_computer.params_std.values()), dtype=float)
+        self.phi_std = params[: self._n_regressor_columns()]
+        rms = np.sqrt(np.mean(self.base_computer.W_reference**2, axis=0))
+        self.column_scale = np.where(rms > 0, rms, 1.0)
+        self._initialized = True
+        self.logger.info(
+            "Initialised: %d active joints, %d base parameters, %d collision pairs, objective %s",
+            n_active,
+            len(self.base_columns),
+            self.constraint_manager.n_pairs,
+            tc["objective"],
+        )
+
+    def _n_regressor_columns(self) -> int:
+        zeros = np.zeros((1, len(self.active_joints)))
+        q, v, a = self.CB.to_full(zeros, zeros, zeros)
+        return build_regressor_basic(self.robot, q, v, a, self.identif_config).shape[1]
+
+    def _require_initialized(self) -> None:
+        if not self._initialized:
+            raise RuntimeError(f"{type(self).__name__}: call initialize() before solve()")
+
+    def create_ipopt_problem(
+        self,
+        n_joints: int,
+        n_wps: int,
+        Ns: int,
+        tps,
+        vel_wps,
+        acc_wps,
+        wp_init,
+        vel_wp_init,
+        acc_wp_init,
+        W_stack,
+    ) -> BaseTrajectoryIPOPTProblem:
+        """IPOPT problem of one segment (robot subclasses override it to name the problem)."""
+        return BaseTrajectoryIPOPTProblem(
+            self,
+            n_joints,
+            n_wps,
+            Ns,
+            tps,
+            vel_wps,
+            acc_wps,
+            wp_init,
+            vel_wp_init,
+            acc_wp_init,
+            W_stack,
+            problem_name=f"{self.model.name}TrajectoryOptimization",
+        )
+
+    # ------------------------------------------------------------------ criterion
+    def _stack_base_regressors(self, q, v, a, W_stack=None) -> np.ndarray:
+        """Base regressor ``W[:, base columns]`` of (q, v, a), stacked under ``W_stack``."""
+        W = build_regressor_basic(self.robot, q, v, a, self.identif_config)
+        W_b = W[:, self.base_columns]
+        if W_stack is not None:
+            W_b = np.vstack([np.asarray(W_stack), W_b])
+        return W_b
+
+    def criterion(self, W_b: np.ndarray) -> float:
+        """The configured criterion of a base regressor (see module docstring)."""
+        tc = self.trajectory_config
+        W_b = np.asarray(W_b, dtype=float)
+        return _criterion_from_gram(
+            W_b.T @ W_b,
+            W_b.shape[0],
+            tc["objective"],
+            self.column_scale,
+            float(tc["d_opt_epsilon"]),
+            float(tc.get("cond_smoothing", 0) or 0),
+        )
+
+    def condition_number(self, q, v, a, W_stack=None) -> float:
+        """2-norm condition number of the base regressor of (q, v, a) (inf when singular)."""
+        return float(np.linalg.cond(self._stack_base_regressors(q, v, a, W_stack)))
+
+    def objective_function(
+        self, X, opt_cb: Dict[str, Any], tps, vel_wps, acc_wps, wp_init, W_stack=None
+    ) -> float:
+        """Criterion of the segment whose free waypoints are ``X``.
+
+        Stores ``t_f, p_f, v_f, a_f`` of the trajectory in ``opt_cb``. Any
+        failure returns 1e10 (logged at DEBUG).
+        """
+        try:
+            n = len(self.active_joints)
+            wps = np.column_stack(
+                [
+                    np.asarray(wp_init, dtype=float).ravel(),
+                    np.asarray(X, dtype=float).reshape(-1, n).T,
+                ]
+            )
+            t_f, p_f, v_f, a_f = self.CB.get_full_config(
+                self.trajectory_config["freq"], tps, wps, vel_wps, acc_wps
+            )
+            opt_cb.update({"t_f": t_f, "p_f": p_f, "v_f": v_f, "a_f": a_f})
+            return self.criterion(self._stack_base_regressors(p_f, v_f, a_f, W_stack))
+        except Exception as exc:  # noqa: BLE001 - upstream contract
+            self.logger.debug("objective_function failed: %s", exc)
+            return FAILED_OBJECTIVE
+
+    # ------------------------------------------------------------------ initial guess
+    def _limit_waypoint_steps(self, wps: np.ndarray) -> np.ndarray:
+        """Clip consecutive waypoint steps so the rest-to-rest peak speed stays below the limit.
+
+        A rest-to-rest cubic over ``t_s`` peaks at ``1.5·|Δq|/t_s``: each step is
+        limited to ``0.9·(2/3)·t_s·|upper_dq|`` (per joint), cumulatively from
+        the first waypoint (unchanged); a clamped waypoint moves toward its
+        predecessor, so values stay within the original range.
+        """
+        wps = np.asarray(wps, dtype=float)
+        out = wps.copy()
+        max_step = 0.9 * (2.0 / 3.0) * self.trajectory_config["t_s"] * np.abs(self.CB.upper_dq)
+        for w in range(1, out.shape[1]):
+            step = np.clip(wps[:, w] - out[:, w - 1], -max_step, max_step)
+            out[:, w] = out[:, w - 1] + step
+        return out
+
+    def _segment_trajectory(self, tps, wps, vel, acc):
+        t, p, v, a = self.CB.get_full_config(self.trajectory_config["freq"], tps, wps, vel, acc)
+        tau = calc_torque(len(t), self.robot, p, v, a).reshape(self.model.nv, -1).T
+        return t, p, v, a, tau
+
+    def _within_soft_limits(self, wps: np.ndarray, v: np.ndarray, tau: np.ndarray) -> bool:
+        """Waypoints, sampled velocities and efforts within the softened limits."""
+        CB = self.CB
+        va, ta = v[:, CB.act_idxv], tau[:, CB.act_idxv]
+        lo, hi = CB.lower_q[:, None], CB.upper_q[:, None]
+        return bool(
+            np.all((wps >= lo) & (wps <= hi))
+            and np.all((va >= CB.lower_dq) & (va <= CB.upper_dq))
+            and np.all((ta >= CB.lower_effort) & (ta <= CB.upper_effort))
+        )
+
+    def _interval_feasible(self, tps, wps, vel, k: int) -> bool:
+        """Limits and clearance of the piece between waypoints ``k − 1`` and ``k``."""
+        CB = self.CB
+        tc = self.trajectory_config
+        t_pair = np.asarray(tps, dtype=float).ravel()[k - 1 : k + 1]
+        y, v_wp = wps[:, k - 1 : k + 1], vel[:, k - 1 : k + 1]
+        if np.any(y[:, 1] < CB.lower_q) or np.any(y[:, 1] > CB.upper_q):
+            return False
+        if np.any(np.abs(y[:, 1] - y[:, 0]) < 1e-3):
+            return False  # a still joint: sign(dq) = 0, the Coulomb column jumps when it moves
+        peak = peak_velocities(t_pair, y, v_wp)[0][0]
+        if np.any(peak < CB.lower_dq) or np.any(peak > CB.upper_dq):
+            return False
+        t = sample_times(tc["freq"], t_pair)
+        qa, dqa, ddqa = spline_basis(t_pair, t).evaluate(y, v_wp)
+        q, v, a = CB.to_full(qa, dqa, ddqa)
+        tau = calc_torque(len(t), self.robot, q, v, a).reshape(self.model.nv, -1).T
+        ta = tau[:, CB.act_idxv]
+        if np.any(ta < CB.lower_effort) or np.any(ta > CB.upper_effort):
+            return False
+        cm = self.constraint_manager
+        if not cm.n_pairs:
+            return True
+        t_c = sample_times(cm.check_frequency, t_pair)
+        q_c = CB.to_full(spline_basis(t_pair, t_c).evaluate(y, v_wp)[0], qa[:1], qa[:1])[0]
+        return all(cm.configuration_clear(qi) for qi in q_c)
+
+    def _draw_waypoint(self, previous: np.ndarray) -> np.ndarray:
+        """Random pool waypoint differing from ``previous``, step-limited (see below)."""
+        pool = self.WP.pool_q
+        out = np.empty_like(previous)
+        for j in range(pool.shape[1]):
+            out[j] = self.WP._choice(pool[pool[:, j] != previous[j], j], 1)[0]
+        return self._limit_waypoint_steps(np.column_stack([previous, out]))[:, 1]
+
+    def _generate_feasible_initial_guess(self, wp_init, vel_wp_init, acc_wp_init):
+        """Random waypoints satisfying every limit and collision-free along the spline.
+
+        A random draw (``WaypointsGeneration.gen_rand_wp`` then
+        :meth:`_limit_waypoint_steps`) is repaired piece by piece: a piece that
+        violates a limit or the clearance gets its end waypoint redrawn (up to
+        20 times) before the draw is abandoned. With zero waypoint velocities
+        every piece depends on its two waypoints only, so the repaired
+        trajectory is feasible as a whole; it is checked again as a whole.
+
+        Returns:
+            ``(tps (n_wps, 1), wps, vel_wps, acc_wps, feasible)``; after
+            ``max_attempts`` failed draws the last one is returned with
+            ``feasible=False`` (and an error is logged).
+        """
+        tc = self.trajectory_config
+        tps = tc["t_s"] * np.arange(tc["n_wps"]).reshape(-1, 1)
+        attempts = max(1, tc["max_attempts"])
+        for attempt in range(attempts):
+            wps, vel, acc = self.WP.gen_rand_wp(wp_init, vel_wp_init, acc_wp_init)
+            wps = self._limit_waypoint_steps(wps)
+            repaired = True
+            for k in range(1, wps.shape[1]):
+                for _ in range(20):
+                    if self._interval_feasible(tps, wps, vel, k):
+                        break
+                    wps[:, k] = self._draw_waypoint(wps[:, k - 1])
+                else:
+                    repaired = False
+                    break
+            if not repaired:
+                continue
+            _, p, v, _, tau = self._segment_trajectory(tps, wps, vel, acc)
+            if self.CB.check_cfg_constraints(p, v, tau) or not self._within_soft_limits(
+                wps, v, tau
+            ):
+                continue
+            if self.constraint_manager.trajectory_clear(tps, wps, vel, acc):
+                self.logger.debug("feasible initial guess after %d draw(s)", attempt + 1)
+                return tps, wps, vel, acc, True
+        self.logger.error(
+            "No feasible initial guess in %d random draws (limits or self-collision violated); "
+            "IPOPT starts from an infeasible point. Increase max_attempts or soft_lim.",
+            attempts,
+        )
+        return tps, wps, vel, acc, False
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, stack_reps: int = 2) -> Dict[str, Any]:
+        """Optimise ``stack_reps`` consecutive segments.
+
+        Segment ``s`` starts at the previous segment's last waypoint and its
+        base regressor is stacked under the previous segment's (only). A
+        failed segment stops the loop (earlier segments are kept).
+
+        Returns:
+            :attr:`results`.
+        """
+        self._require_initialized()
+        if int(stack_reps) != stack_reps or stack_reps < 1:
+            raise ValueError(f"stack_reps must be a positive integer, got {stack_reps!r}")
+        for key in (
+            "T_F",
+            "P_F",
+            "V_F",
+            "A_F",
+            "iteration_data",
+            "initial_waypoints",
+            "waypoints",
+            "initial_condition_number",
+            "condition_number",
+            "objective_values",
+            "feasible",
+            "initial_guess_feasible",
+            "failures",
+        ):
+            self.results[key] = []
+        self.results["objective"] = self.trajectory_config["objective"]
+        try:
+            self.WP.gen_rand_pool(self.soft_lim_pool)
+            n_active = len(self.active_joints)
+            pick = (
+                np.random.randint(0, self.WP.n_set, n_active)
+                if self.rng is None
+                else self.rng.integers(0, self.WP.n_set, n_active)
+            )
+            wp_init = self.WP.pool_q[pick, np.arange(n_active)]
+            vel_wp_init = np.zeros(n_active)
+            acc_wp_init = np.zeros(n_active)
+            W_stack = None
+            self._last_W_b = None
+            for s in range(int(stack_reps)):
+                ok = self._solve_segment(s, wp_init, vel_wp_init, acc_wp_init, W_stack)
+                if not ok:
+                    self.logger.error("Segment %d failed; keeping %d solved segment(s)", s, s)
+                    break
+                if s < stack_reps - 1:
+                    wp_init, W_stack = self._prepare_next_segment()
+            self.results["final_regressor_shape"] = (
+                None if self._last_W_b is None else tuple(self._last_W_b.shape)
+            )
+        except Exception:
+            self.logger.exception("Optimal trajectory generation failed")
+            raise
+        return self.results
+
+    def _solve_segment(self, s: int, wp_init, vel_wp_init, acc_wp_init, W_stack) -> bool:
+        tc = self.trajectory_config
+        n_active = len(self.active_joints)
+        for attempt in range(max(1, tc["segment_attempts"])):
+            tps, wps, vel_wps, acc_wps, feasible = self._generate_feasible_initial_guess(
+                wp_init, vel_wp_init, acc_wp_init
+            )
+            tps = tps + tc["t_s"] * s  # upstream time offset (one t_s per segment)
+            t0, p0, v0, a0, _ = self._segment_trajectory(tps, wps, vel_wps, acc_wps)
+            cond0 = self.condition_number(p0, v0, a0, W_stack)
+            self.logger.info(
+                "Segment %d attempt %d: initial guess %s, base-regressor condition number %s",
+                s,
+                attempt,
+                "feasible" if feasible else "INFEASIBLE",
+                _fmt_cond(cond0),
+            )
+            problem = self.create_ipopt_problem(
+                n_active,
+                tc["n_wps"],
+                len(t0),
+                tps,
+                vel_wps,
+                acc_wps,
+                wp_init,
+                vel_wp_init,
+                acc_wp_init,
+                W_stack,
+            )
+            success, data = problem.solve_with_waypoints(wps)
+            if not success:
+                reason = data.get("error") or (
+                    "collision along the spline"
+                    if data.get("collision")
+                    else "infeasible"
+                    if data.get("infeasible")
+                    else data.get("status_name", "?")
+                )
+                self.logger.error("Segment %d attempt %d failed: %s", s, attempt, reason)
+                self.results["failures"].append(
+                    {
+                        "segment": s,
+                        "attempt": attempt,
+                        "reason": reason,
+                        "initial_guess_feasible": feasible,
+                    }
+                )
+                continue
+            p_f, v_f, a_f = data["p_f"], data["v_f"], data["a_f"]
+            self._last_W_b = self._stack_base_regressors(p_f, v_f, a_f, None)
+            cond = self.condition_number(p_f, v_f, a_f, W_stack)
+            self.final_condition_number = cond
+            self.results["T_F"].append(data["t_f"])
+            self.results["P_F"].append(p_f)
+            self.results["V_F"].append(v_f)
+            self.results["A_F"].append(a_f)
+            self.results["initial_waypoints"].append(wps)
+            self.results["waypoints"].append(data["waypoints"])
+            self.results["initial_condition_number"].append(cond0)
+            self.results["condition_number"].append(cond)
+            self.results["objective_values"].append(data["obj_val"])
+            self.results["feasible"].append(bool(data["feasible"]))
+            self.results["initial_guess_feasible"].append(bool(feasible))
+            iter_data = dict(data["iter_data"], attempt=attempt)
+            self.results["iteration_data"].append(iter_data)
+            self._last_final_waypoint = data["final_waypoint"]
+            self.logger.info(
+                "Segment %d solved in %.1f s (%d iterations, %s, %s point): "
+                "condition number %s → %s",
+                s,
+                data["solve_time"],
+                len(iter_data["iterations"]),
+                data["status_name"],
+                data["selected_from"],
+                _fmt_cond(cond0),
+                _fmt_cond(cond),
+            )
+            return True
+        return False
+
+    def _prepare_next_segment(self):
+        """``(last waypoint of the last segment, its base regressor)`` for the next segment."""
+        return np.asarray(self._last_final_waypoint, dtype=float), self._last_W_b
+
+    # ------------------------------------------------------------------ output
+    def stacked_trajectory(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """All solved segments joined into one continuous trajectory.
+
+        Segments are concatenated in order, dropping each later segment's first
+        sample (it repeats the previous segment's last one), with times
+        re-based to ``i/freq``.
+
+        Returns:
+            ``(t (N,), q (N, nq), v (N, nv), a (N, nv))``.
+        """
+        if not self.results["P_F"]:
+            raise RuntimeError("no solved segment: call solve() first")
+        parts = [
+            [arr if i == 0 else arr[1:] for i, arr in enumerate(self.results[key])]
+            for key in ("P_F", "V_F", "A_F")
+        ]
+        q, v, a = (np.vstack(p) for p in parts)
+        t = np.arange(len(q)) / float(self.trajectory_config["freq"])
+        return t, q, v, a
+
+    def plot_results(self):
+        """Positions, velocities and accelerations of every segment per active joint.
+
+        Returns:
+            The matplotlib Figure, or None when there is nothing to plot.
+        """
+        if not self.results["T_F"]:
+            self.logger.warning("plot_results: no solved segment")
+            return None
+        import matplotlib.pyplot as plt
+
+        CB = self.CB
+        fig, axes = plt.subplots(3, 1, sharex=True, figsize=(12, 9))
+        for seg, (t, p, v, a) in enumerate(
+            zip(
+                self.results["T_F"],
+                self.results["P_F"],
+                self.results["V_F"],
+                self.results["A_F"],
+                strict=True,
+            )
+        ):
+            t = np.asarray(t).ravel()
+            for j, name in enumerate(self.active_joints):
+                label = name if seg == 0 else None
+                axes[0].plot(t, p[:, CB.act_idxq[j]], color=f"C{j}", label=label)
+                axes[1].plot(t, v[:, CB.act_idxv[j]], color=f"C{j}")
+                axes[2].plot(t, a[:, CB.act_idxv[j]], color=f"C{j}")
+        for ax, label in zip(axes, ("q [rad]", "dq [rad/s]", "ddq [rad/s²]"), strict=True):
+            ax.set_ylabel(label)
+            ax.grid(True, alpha=0.3)
+        axes[0].legend(fontsize="small", ncol=3)
+        axes[-1].set_xlabel("t [s]")
+        fig.suptitle(
+            f"{self.model.name}: optimal exciting trajectory "
+            f"(condition number {self.final_condition_number:.4g})"
+        )
+        fig.tight_layout()
+        return fig
+
+    def save_results(self, output_dir: str = "results") -> Dict[str, str] | None:
+        """Save the segments with the results manager (YAML + NPZ).
+
+        Returns:
+            ``{format: path}``, or None before :meth:`solve`.
+        """
+        if not self.results["T_F"]:
+            self.logger.warning("save_results: nothing to save, call solve() first")
+            return None
+        from figaroh.utils.results_manager import ResultsManager
+
+        res = self.results
+        history = [d.get("obj_values", []) for d in res["iteration_data"]]
+        results_dict = {
+            "trajectory_segments": len(res["T_F"]),
+            "condition_number": float(self.final_condition_number),
+            "initial_condition_number": [float(c) for c in res["initial_condition_number"]],
+            "segment_condition_number": [float(c) for c in res["condition_number"]],
+            "objective": res["objective"],
+            "feasible": list(res["feasible"]),
+            "joint_names": list(self.active_joints),
+            "configuration": dict(
+                (k, v) for k, v in self.trajectory_config.items() if not isinstance(v, np.ndarray)
+            ),
+            "waypoints": [np.asarray(w) for w in res["waypoints"]],
+            "time_segments": [np.asarray(t).ravel() for t in res["T_F"]],
+            "position_segments": [np.asarray(p) for p in res["P_F"]],
+            "velocity_segments": [np.asarray(v) for v in res["V_F"]],
+            "acceleration_segments": [np.asarray(a) for a in res["A_F"]],
+            "condition_number_history": history,
+        }
+        manager = ResultsManager("optimal_trajectory", self.model.name)
+        return manager.save_results(results_dict, output_dir, save_formats=["yaml", "npz"])
