@@ -47,13 +47,13 @@ CONFIG = ROOT / "config" / "ur10_unified_config.yaml"
 
 #: Settings of the example (override the configuration's optimal_trajectory task):
 #: nine waypoints one second apart (an 8 s segment) sampled at 50 Hz for the
-#: optimisation, five clearance checks per interval, 250 IPOPT iterations
-#: (≈ 30 s on two cores).
+#: optimisation, eight clearance checks per interval, 250 IPOPT iterations
+#: (≈ 30–40 s on two cores).
 UR10_TRAJECTORY_SETTINGS: Dict[str, Any] = {
     "n_wps": 9,
     "t_s": 1.0,
     "freq": 50,
-    "collision_checks_per_interval": 5,
+    "collision_checks_per_interval": 8,
     "max_iterations": 250,
     "ipopt_print_level": 0,
 }

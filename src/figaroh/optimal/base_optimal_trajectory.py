@@ -40,8 +40,8 @@ declared sparse.
 Result selection. IPOPT's objective is not monotone and an iteration-limit
 stop may be infeasible: the returned segment is the lowest-criterion point
 among IPOPT's final point and its iterates that satisfies every constraint
-(to :data:`FEASIBILITY_TOL`) and whose whole spline keeps half the collision
-margin at ``collision_check_frequency``; the feasible initial guess is the
+(to :data:`FEASIBILITY_TOL`) and whose whole spline keeps a quarter of the
+collision margin at ``collision_check_frequency``; the feasible initial guess is the
 last resort, and a segment with none is reported infeasible.
 
 Efforts are ``τ = W(q, dq, ddq)·φ_std`` with the standard parameters of the
@@ -92,6 +92,10 @@ FAILED_OBJECTIVE = 1e10
 FD_STEP = 1e-6
 #: Largest constraint violation accepted for a returned trajectory (rad, rad/s, N·m, m).
 FEASIBILITY_TOL = 1e-4
+#: Fraction of the collision margin the whole spline must keep to be accepted.
+ACCEPT_MARGIN_FRACTION = 0.25
+#: Most candidate points (by increasing criterion) checked when selecting the result.
+MAX_CANDIDATES = 60
 
 
 def _fmt_cond(value: float) -> str:
@@ -524,11 +528,19 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         return report
 
     def _is_collision_free(self, X: np.ndarray) -> bool:
-        """Whole-spline clearance ≥ half the collision margin (the optimiser enforces the
-        full margin at the check samples only)."""
+        """Whole-spline clearance ≥ ``ACCEPT_MARGIN_FRACTION`` × the collision margin.
+
+        The optimiser enforces the full margin at the check samples only; along
+        the whole spline (sampled at ``collision_check_frequency``) a quarter of
+        it is required — proxies contain the meshes, so this is collision-free.
+        """
         wps = self.evaluator.waypoints(X)
         return self.cm.trajectory_clear(
-            self.tps, wps, self.evaluator.vel_wps, None, margin=0.5 * self.cm.margin
+            self.tps,
+            wps,
+            self.evaluator.vel_wps,
+            None,
+            margin=ACCEPT_MARGIN_FRACTION * self.cm.margin,
         )
 
     def _select_iterate(self, results: Dict[str, Any]) -> Tuple[np.ndarray | None, str]:
@@ -543,12 +555,12 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         """
         candidates = [(float(results["obj_val"]), -1, np.asarray(results["x_opt"]))]
         for it in results.get("iterates", []):
-            if it["inf_pr"] <= 1e-3:
+            if it["inf_pr"] <= FEASIBILITY_TOL:
                 candidates.append((it["obj_val"], it["iteration"], it["x"]))
         candidates.sort(key=lambda c: c[0])
         tried = 0
         reasons = {"infeasible": 0, "collision": 0}
-        for _, k, x in candidates[:25]:
+        for _, k, x in candidates[:MAX_CANDIDATES]:
             tried += 1
             if self.max_violation(x) > FEASIBILITY_TOL:
                 reasons["infeasible"] += 1
