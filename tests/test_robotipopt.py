@@ -192,6 +192,9 @@ def test_jacobian_without_constraints_is_empty():
     np.testing.assert_allclose(results["x_opt"], [1.0, 1.0], atol=1e-5)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:All-NaN slice:RuntimeWarning", "ignore:All-NaN slice:UserWarning"
+)
 def test_non_finite_numerical_gradient_raises():
     class Singular(Rosenbrock):
         def objective(self, x):
@@ -246,7 +249,7 @@ def test_infeasible_problem_is_reported_explicitly(caplog):
     assert not success
     assert results["infeasible"] is True
     assert results["status_name"] in ("Infeasible_Problem_Detected", "Restoration_Failed")
-    assert "locally infeasible" in caplog.text
+    assert "locally infeasible" in caplog.text or "restoration phase failed" in caplog.text
 
 
 def test_iteration_limit_is_not_success():

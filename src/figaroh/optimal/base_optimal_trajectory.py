@@ -98,6 +98,13 @@ ACCEPT_MARGIN_FRACTION = 0.25
 MAX_CANDIDATES = 60
 
 
+def _smoothing_schedule(value: Any) -> List[float]:
+    """``cond_smoothing`` as a list of Schatten exponents (one per IPOPT run)."""
+    if isinstance(value, (list, tuple)):
+        return [float(v or 0) for v in value] or [0.0]
+    return [float(value or 0)]
+
+
 def _fmt_cond(value: float) -> str:
     """Condition number for logs: a number, or an explicit rank-deficiency notice."""
     if not np.isfinite(value) or value >= FAILED_OBJECTIVE:
@@ -160,7 +167,7 @@ class _SegmentEvaluator:
         self.objective_name = opt_traj.trajectory_config["objective"]
         self.eps = float(opt_traj.trajectory_config["d_opt_epsilon"])
         self.scale = opt_traj.column_scale
-        self.cond_p = float(opt_traj.trajectory_config.get("cond_smoothing", 0) or 0)
+        self.cond_p = _smoothing_schedule(opt_traj.trajectory_config.get("cond_smoothing", 0))[0]
         self.G_stack = None
         self.n_stack = 0
         if W_stack is not None:
@@ -543,6 +550,13 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
             margin=ACCEPT_MARGIN_FRACTION * self.cm.margin,
         )
 
+    def _set_smoothing(self, p: float) -> None:
+        """Use Schatten-``p`` smoothing of the condition number from now on."""
+        if p != self.evaluator.cond_p:
+            self.evaluator.cond_p = float(p)
+            self.evaluator._cache.clear()
+            self.evaluator._dcache.clear()
+
     def _select_iterate(self, results: Dict[str, Any]) -> Tuple[np.ndarray | None, str]:
         """Best feasible, collision-free point among IPOPT's final point and iterates.
 
@@ -580,7 +594,10 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         IPOPT settings: :meth:`IPOPTConfig.for_trajectory_optimization` with
         ``tol = 1e-3``, ``acceptable_tol = 1e-2``, ``max_iter =
         trajectory_config["max_iterations"]``, print level
-        ``ipopt_print_level`` and ``mu_strategy = adaptive``.
+        ``ipopt_print_level`` and ``mu_strategy = adaptive``. With
+        ``ipopt_restarts = k``, an unconverged run is restarted (fresh barrier
+        parameter and quasi-Newton memory) from its selected point up to ``k``
+        times; the best point over all runs is kept.
 
         The returned point is the best (lowest objective) point that satisfies
         every bound and constraint (to ``FEASIBILITY_TOL`` = 1e-4) and whose whole spline is
@@ -612,23 +629,52 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
             config.max_iterations = int(tc.get("max_iterations", 200))
             config.print_level = int(tc.get("ipopt_print_level", 3))
             config.custom_options = {"mu_strategy": "adaptive"}
-            solver = RobotIPOPTSolver(
-                self, config, progress=self.opt_traj.progress, keep_iterates=True
+            schedule = (
+                _smoothing_schedule(tc.get("cond_smoothing", 0))
+                if tc.get("objective") == "condition_number"
+                else [0.0]
             )
-            success, results = solver.solve()
-            if "error" in results:
-                return False, results
-            converged = success
-            violation = self.max_violation(results["x_opt"])
-            results["max_violation"] = violation
-            if violation > FEASIBILITY_TOL:
-                self.logger.warning(
-                    "%s: IPOPT stopped (%s) at an infeasible point (violations: %s)",
-                    self.name,
-                    results["status_name"],
-                    self.constraint_report(results["x_opt"]),
+            restarts = max(int(tc.get("ipopt_restarts", 0)), len(schedule) - 1)
+            x_start = self._x0.copy()
+            selected = []  # (x, origin, results) of every run
+            history = {"iterations": [], "obj_values": []}
+            total_time, converged = 0.0, False
+            x_sel, origin = None, "IPOPT did not run"
+            for run in range(1 + restarts):
+                self._set_smoothing(schedule[min(run, len(schedule) - 1)])
+                self._x0 = x_start.copy()
+                solver = RobotIPOPTSolver(
+                    self, config, progress=self.opt_traj.progress, keep_iterates=True
                 )
-            x_sel, origin = self._select_iterate(results)
+                success, results = solver.solve()
+                if "error" in results:
+                    return False, results
+                offset = len(history["iterations"])
+                history["iterations"] += [offset + k for k in self.iteration_data["iterations"]]
+                history["obj_values"] += list(self.iteration_data["obj_values"])
+                total_time += results["solve_time"]
+                converged = success
+                violation = self.max_violation(results["x_opt"])
+                results["max_violation"] = violation
+                if violation > FEASIBILITY_TOL:
+                    self.logger.warning(
+                        "%s: IPOPT stopped (%s) at an infeasible point (violations: %s)",
+                        self.name,
+                        results["status_name"],
+                        self.constraint_report(results["x_opt"]),
+                    )
+                x_sel, origin = self._select_iterate(results)
+                if x_sel is None:
+                    break
+                selected.append((x_sel, origin if run == 0 else f"{origin} of run {run}", results))
+                if (success and run >= len(schedule) - 1) or run == restarts:
+                    break
+                x_start = x_sel  # warm restart: fresh barrier and quasi-Newton memory
+            if selected:  # the best run by the final criterion
+                x_sel, origin, results = min(selected, key=lambda c: self.objective(c[0]))
+            results["solve_time"] = total_time
+            self.iteration_data["iterations"] = history["iterations"]
+            self.iteration_data["obj_values"] = history["obj_values"]
             results["infeasible"] = x_sel is None
             results["feasible"] = x_sel is not None
             if x_sel is None:
@@ -851,7 +897,7 @@ class BaseOptimalTrajectory:
             tc["objective"],
             self.column_scale,
             float(tc["d_opt_epsilon"]),
-            float(tc.get("cond_smoothing", 0) or 0),
+            _smoothing_schedule(tc.get("cond_smoothing", 0))[-1],
         )
 
     def condition_number(self, q, v, a, W_stack=None) -> float:

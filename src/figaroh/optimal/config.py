@@ -16,7 +16,8 @@ returns ``(trajectory_config, identif_config)``:
     ``max_attempts`` (1000), ``max_iterations`` (200), ``segment_attempts`` (1),
     ``objective`` (``"condition_number"``), ``d_opt_epsilon`` (1e-6),
     ``cond_smoothing`` (16), ``effort_ks_sharpness`` (200),
-    ``ipopt_print_level`` (3) ← ``problem.<key>``;
+    ``ipopt_print_level`` (3), ``ipopt_restarts`` (0: warm restarts of IPOPT
+    from the selected point when it stops unconverged) ← ``problem.<key>``;
   - ``collision_margin`` [m] (0.01), ``collision_screen`` [m] (0.1),
     ``collision_checks_per_interval`` (10), ``collision_check_frequency`` [Hz]
     (200), ``collision_hull_chunks`` (4), ``collision_prune_samples`` (100) ←
@@ -30,8 +31,9 @@ regularised, normalised information matrix, see
 :mod:`figaroh.optimal.base_optimal_trajectory`). ``cond_smoothing = p > 0``
 makes IPOPT minimise the smooth Schatten-p condition number
 ``‖σ‖_p·‖1/σ‖_p`` (≥ cond₂, → cond₂ as p → ∞) instead of the non-smooth
-``σ_max/σ_min`` (0: exact, as upstream); reported condition numbers are always
-the exact 2-norm ones. The collision keys are described in
+``σ_max/σ_min`` (0: exact, as upstream); a list ``[p1, p2, …]`` is a
+continuation: IPOPT run k (a warm restart from run k−1's result) uses ``p_k``.
+Reported condition numbers are always the exact 2-norm ones. The collision keys are described in
 :mod:`figaroh.optimal.contraints`. Template keys
 ``trajectory.joint_limit_margin``, ``constraints.*`` are not read.
 """
@@ -81,6 +83,7 @@ TRAJECTORY_DEFAULTS: Dict[str, Any] = {
     "ipopt_print_level": 3,
     "effort_ks_sharpness": 200.0,
     "cond_smoothing": 16.0,
+    "ipopt_restarts": 0,
 }
 
 #: Objectives understood by :class:`~figaroh.optimal.base_optimal_trajectory.BaseOptimalTrajectory`.
@@ -146,6 +149,7 @@ def create_config(task_cfg: Mapping[str, Any]) -> Dict[str, Any]:
         "ipopt_print_level",
         "effort_ks_sharpness",
         "cond_smoothing",
+        "ipopt_restarts",
     ):
         raw[key] = problem.get(key, TRAJECTORY_DEFAULTS[key])
     for key, default in COLLISION_DEFAULTS.items():
@@ -184,9 +188,20 @@ def validate_trajectory_config(raw: Mapping[str, Any]) -> Dict[str, Any]:
             f"trajectory config 'objective' must be one of {OBJECTIVES}, got {cfg['objective']!r}"
         )
     out["d_opt_epsilon"] = _number(cfg["d_opt_epsilon"], "d_opt_epsilon", "-", minimum=0)
-    out["cond_smoothing"] = _number(
-        cfg["cond_smoothing"] or 0, "cond_smoothing", "-", minimum=0, strict=False
+    out["ipopt_restarts"] = _number(
+        cfg["ipopt_restarts"], "ipopt_restarts", "-", integer=True, minimum=0, strict=False
     )
+    smoothing = cfg["cond_smoothing"]
+    if isinstance(smoothing, (list, tuple)):
+        if not smoothing:
+            raise ValueError("trajectory config 'cond_smoothing' must not be an empty list")
+        out["cond_smoothing"] = [
+            _number(p or 0, "cond_smoothing", "-", minimum=0, strict=False) for p in smoothing
+        ]
+    else:
+        out["cond_smoothing"] = _number(
+            smoothing or 0, "cond_smoothing", "-", minimum=0, strict=False
+        )
     out["effort_ks_sharpness"] = _number(
         cfg["effort_ks_sharpness"], "effort_ks_sharpness", "-", minimum=0
     )

@@ -743,15 +743,20 @@ class RobotIPOPTSolver:
         self.last_info = info
         self.logger.info("Optimization completed in %.2f seconds", solve_time)
         self.logger.info("Status: %d (%s) - %s", status, IPOPT_STATUS.get(status, "?"), msg)
-        if infeasible:
+        if status == 2:
             self.logger.error(
-                "IPOPT found problem '%s' locally infeasible (status %d, %s): no point satisfies "
-                "the constraints near the initial guess; relax limits or change the start",
+                "IPOPT found problem '%s' locally infeasible (status 2, "
+                "Infeasible_Problem_Detected): no point near the iterates satisfies the "
+                "constraints; relax limits or change the start",
                 self.problem.name,
-                status,
-                IPOPT_STATUS.get(status, "?"),
             )
-        else:
+        elif status == -2:
+            self.logger.error(
+                "IPOPT's restoration phase failed on problem '%s' (status -2): it could not "
+                "reduce the constraint violation from the current point",
+                self.problem.name,
+            )
+        if not infeasible:
             self.logger.info("Final objective: %.6e", float(info["obj_val"]))
         results = {
             "success": success,
