@@ -31,7 +31,7 @@ from typing import Any, Dict, Mapping, Sequence
 import numpy as np
 import pinocchio as pin
 
-from figaroh.optimal import BaseOptimalTrajectory, BaseTrajectoryIPOPTProblem
+from figaroh.optimal import BaseOptimalTrajectory
 from figaroh.tools.robot import Robot
 from figaroh.utils.config_parser import parse_configuration
 
@@ -53,43 +53,13 @@ TIAGO_TRAJECTORY_TASK: Dict[str, Any] = {
 }
 
 
-class TiagoTrajectoryIPOPTProblem(BaseTrajectoryIPOPTProblem):
-    """IPOPT problem of one TIAGo trajectory segment."""
-
-    def __init__(self, opt_traj, *args, **kwargs):
-        kwargs["problem_name"] = "TiagoTrajectoryOptimization"
-        super().__init__(opt_traj, *args, **kwargs)
-
-
 class OptimalTrajectoryIPOPT(BaseOptimalTrajectory):
-    """TIAGo optimal exciting trajectory."""
+    """TIAGo optimal exciting trajectory.
 
-    def create_ipopt_problem(
-        self,
-        n_joints,
-        n_wps,
-        Ns,
-        tps,
-        vel_wps,
-        acc_wps,
-        wp_init,
-        vel_wp_init,
-        acc_wp_init,
-        W_stack,
-    ) -> TiagoTrajectoryIPOPTProblem:
-        return TiagoTrajectoryIPOPTProblem(
-            self,
-            n_joints,
-            n_wps,
-            Ns,
-            tps,
-            vel_wps,
-            acc_wps,
-            wp_init,
-            vel_wp_init,
-            acc_wp_init,
-            W_stack,
-        )
+    The base class already does everything (its IPOPT problem is named after
+    the model); a robot subclass only overrides what differs, e.g.
+    ``create_ipopt_problem`` to return a customised problem.
+    """
 
 
 def models_dir(data_dir: str | Path) -> Path:

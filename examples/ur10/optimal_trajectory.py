@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from simulate import UR10_FS, UR10_FV, UR10_JOINTS, ur10_urdf  # noqa: E402
 
-from figaroh.optimal import BaseOptimalTrajectory, BaseTrajectoryIPOPTProblem  # noqa: E402
+from figaroh.optimal import BaseOptimalTrajectory  # noqa: E402
 from figaroh.tools.randomdata import get_torque_rand  # noqa: E402
 from figaroh.tools.regressor import build_regressor_basic  # noqa: E402
 from figaroh.tools.robot import Robot  # noqa: E402
@@ -61,43 +61,13 @@ UR10_TRAJECTORY_SETTINGS: Dict[str, Any] = {
 }
 
 
-class UR10TrajectoryIPOPTProblem(BaseTrajectoryIPOPTProblem):
-    """IPOPT problem of one UR10 trajectory segment."""
-
-    def __init__(self, opt_traj, *args, **kwargs):
-        kwargs["problem_name"] = "UR10TrajectoryOptimization"
-        super().__init__(opt_traj, *args, **kwargs)
-
-
 class OptimalTrajectoryIPOPT(BaseOptimalTrajectory):
-    """UR10 optimal exciting trajectory."""
+    """UR10 optimal exciting trajectory.
 
-    def create_ipopt_problem(
-        self,
-        n_joints,
-        n_wps,
-        Ns,
-        tps,
-        vel_wps,
-        acc_wps,
-        wp_init,
-        vel_wp_init,
-        acc_wp_init,
-        W_stack,
-    ) -> UR10TrajectoryIPOPTProblem:
-        return UR10TrajectoryIPOPTProblem(
-            self,
-            n_joints,
-            n_wps,
-            Ns,
-            tps,
-            vel_wps,
-            acc_wps,
-            wp_init,
-            vel_wp_init,
-            acc_wp_init,
-            W_stack,
-        )
+    The base class already does everything (its IPOPT problem is named after
+    the model); a robot subclass only overrides what differs, e.g.
+    ``create_ipopt_problem`` to return a customised problem.
+    """
 
 
 def load_ur10_with_geometry(urdf: str | None = None) -> Robot:
