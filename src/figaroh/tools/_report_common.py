@@ -1466,3 +1466,80 @@ _PANEL_SCRIPT = r"""
 """
 
 _SERIES_CHART_SCRIPT = _CHART_ENGINE_SCRIPT + _PANEL_SCRIPT
+
+
+# ---------------------------------------------------------------------------
+# Pieces shared by the identification and calibration report pages
+# ---------------------------------------------------------------------------
+
+#: Insight shown when no rule fired.
+HEALTHY_INSIGHT = "No issues detected — fit looks healthy."
+#: Most parameter names listed in one insight.
+MAX_NAMES_IN_INSIGHT = 6
+_ARROW_STYLE = """
+.arrow-good { color:var(--good); font-weight:600; }
+.arrow-bad { color:var(--poor); font-weight:600; }
+"""
+
+
+def _names_text(names: Sequence[str]) -> str:
+    """The first ``MAX_NAMES_IN_INSIGHT`` names, comma-separated, then ``...``."""
+    text = ", ".join(names[:MAX_NAMES_IN_INSIGHT])
+    return text + (", ..." if len(names) > MAX_NAMES_IN_INSIGHT else "")
+
+
+def _change_cell(before: Any, after: Any) -> str:
+    """Table cell with the relative change after vs before: ↓ better, ↑ worse."""
+    b, a = _finite_or_none(before), _finite_or_none(after)
+    if b is None or a is None or b == 0:
+        return "<td>—</td>"
+    pct = (b - a) / b * 100.0
+    if pct >= 0:
+        return f'<td><span class="arrow-good">↓ {_esc(f"{pct:.1f}")}%</span></td>'
+    return f'<td><span class="arrow-bad">↑ {_esc(f"{-pct:.1f}")}%</span></td>'
+
+
+def _report_section(section_id: str, heading: str, inner_html: str, card: bool = True) -> str:
+    """``<section>`` of a report page; ``heading`` is escaped, ``inner_html`` is trusted markup."""
+    body = f'<div class="card">{inner_html}</div>' if card else inner_html
+    return (
+        f'  <section id="{_esc(section_id)}">\n    <h2>{_esc(heading)}</h2>\n    {body}\n'
+        "  </section>\n"
+    )
+
+
+def _report_document(
+    title: str, sections: Sequence[str], footer: str, extra_style: str = ""
+) -> str:
+    """Self-contained report page: inline CSS and chart script, no external resource."""
+    timestamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_esc(title)}</title>
+<style>{_STYLE}{_ARROW_STYLE}{extra_style}</style>
+</head>
+<body>
+<div class="page">
+  <h1>{_esc(title)}</h1>
+  <p class="subtitle">Generated {_esc(timestamp)}</p>
+
+{chr(10).join(sections)}
+  <footer>{_esc(footer)}</footer>
+</div>
+<script>{_SERIES_CHART_SCRIPT}</script>
+</body>
+</html>
+"""
+
+
+def _write_report(doc: str, output_path: Any, what: str) -> None:
+    """Write a report page atomically when ``output_path`` is given."""
+    if output_path is None:
+        return
+    path = Path(output_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, doc)
+    logger.info("%s report written to %s", what, path)
