@@ -116,6 +116,46 @@ def test_extra_entries_only_for_active_dofs(ur10_robot):
     np.testing.assert_array_equal(fs[8:12, 2], np.sign(v[:, 2]))
 
 
+@pytest.mark.parametrize("dofs", [list(range(6)), [0, 2, 5]])
+def test_large_batch_extra_columns_written_by_helper_thread_match_rnea(ur10_robot, dofs):
+    """Above the inline threshold a helper thread writes the extra columns."""
+    from figaroh.tools import regressor as regressor_module
+
+    model = ur10_robot.model
+    n = regressor_module._OVERLAP_MIN_BYTES // (8 * 6 * 84) + 50
+    rng = np.random.default_rng(3)
+    q, v, a = _samples(model, n, rng)
+    v[::7] = 0.0  # sign(0) = 0 in the Coulomb block
+    cfg = {
+        "has_friction": True,
+        "has_actuator_inertia": True,
+        "has_joint_offset": True,
+        "act_idxv": dofs,
+        "fv": rng.uniform(0.1, 2.0, 6).tolist(),
+        "fs": rng.uniform(0.1, 2.0, 6).tolist(),
+        "Ia": rng.uniform(0.01, 0.5, 6).tolist(),
+        "off": rng.uniform(-1.0, 1.0, 6).tolist(),
+    }
+    W = build_regressor_basic(ur10_robot, q, v, a, cfg)
+    assert W.nbytes >= regressor_module._OVERLAP_MIN_BYTES
+    phi = np.array(list(get_standard_parameters(model, cfg).values()))
+    expected = _expected(model, q, v, a, cfg, dofs)
+    np.testing.assert_allclose(W @ phi, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
+    # identical to the inline path, sample by sample
+    small = build_regressor_basic(ur10_robot, q[:40], v[:40], a[:40], cfg)
+    W3 = W.reshape(6, n, 84)
+    np.testing.assert_array_equal(W3[:, :40].reshape(-1, 84), small)
+
+
+def test_background_copy_reraises_in_join():
+    from figaroh.tools.regressor import _BackgroundCopy
+
+    worker = _BackgroundCopy(np.zeros((2, 3)), np.zeros((4, 5)))
+    worker.start()
+    with pytest.raises(ValueError):
+        worker.join()
+
+
 def test_armature_block_starts_right_after_inertial_block_without_friction(ur10_robot):
     rng = np.random.default_rng(2)
     q, v, a = _samples(ur10_robot.model, 3, rng)

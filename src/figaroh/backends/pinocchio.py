@@ -194,11 +194,17 @@ class PinocchioBackend(DynamicsBackend):
         if out is None:
             out = np.empty((self.nv, n, ncols))
         regressor = pin.computeJointTorqueRegressor
-        # One view per sample (out[:, i, :ncols]); writing through a list of
-        # views avoids re-parsing an index tuple on every iteration.
-        targets = list(out.transpose(1, 0, 2)[:, :, :ncols])
-        for target, q, v, a in zip(targets, Q, V, A, strict=True):
-            target[...] = regressor(model, data, q, v, a)
+        if not (len(Q) == len(V) == len(A) == out.shape[1]):
+            raise ValueError(
+                f"Q, V, A and out must hold the same number of samples, got "
+                f"{len(Q)}, {len(V)}, {len(A)} and {out.shape[1]}"
+            )
+        # target[i] is out[:, i, :ncols]; an integer index is the cheapest
+        # numpy setitem. (A plain bytecode loop also lets a helper thread take
+        # the GIL, see regressor._BackgroundCopy; a C-driven map would not.)
+        target = out.transpose(1, 0, 2)[:, :, :ncols]
+        for i, q, v, a in zip(range(n), Q, V, A, strict=True):
+            target[i] = regressor(model, data, q, v, a)
         return out
 
     def compute_inverse_dynamics_batch(

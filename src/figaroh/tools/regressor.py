@@ -21,13 +21,16 @@ Units: q [rad, m], dq [rad/s], ddq [rad/s²]; the inertial columns multiply
 m [kg], m·c [kg·m], I [kg·m²]; fv [N·m·s/rad], fs [N·m], Ia [kg·m²], off [N·m].
 
 The regressor loop over samples is the one irreducible Python loop: each sample
-is one call to Pinocchio, written straight into a preallocated array; the extra
-blocks are filled vectorised over samples.
+is one call to Pinocchio, written straight into a preallocated array. The extra
+blocks are one strided copy, vectorised over samples; for large arrays a second
+thread does it during the Pinocchio loop (the elements are disjoint), which also
+takes the kernel's first-touch page zeroing off the loop's path.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -105,6 +108,63 @@ def _as_samples(x, width: int, name: str) -> np.ndarray:
             f"clean or interpolate the data first"
         )
     return arr
+
+
+# Arrays smaller than this fill the extra columns inline (a thread costs ~0.1 ms).
+_OVERLAP_MIN_BYTES = 4 << 20
+
+
+def _extra_block_diagonals(W3: np.ndarray, start: int, n_blocks: int) -> np.ndarray:
+    """Writable (n_blocks, nv, N) view of the extra-block entries of ``W3``.
+
+    Element ``[b, j, i]`` is ``W3[j, i, start + b·nv + j]``: DOF ``j``'s entry of
+    block ``b`` in DOF ``j``'s row at sample ``i``. ``W3`` must be C-contiguous
+    with ``start + n_blocks·nv`` columns.
+    """
+    nv, N, ncols = W3.shape
+    if not W3.flags.c_contiguous or ncols != start + n_blocks * nv:
+        raise ValueError("internal: W3 must be C-contiguous with start + n_blocks·nv columns")
+    item = W3.itemsize
+    return np.lib.stride_tricks.as_strided(
+        W3.reshape(-1)[start:],
+        shape=(n_blocks, nv, N),
+        strides=(nv * item, (N * ncols + 1) * item, ncols * item),
+        writeable=True,
+    )
+
+
+class _BackgroundCopy(threading.Thread):
+    """``np.copyto(dst, src)`` in a thread, for an array too large to copy inline.
+
+    ``start`` returns once the thread is about to copy, so the caller's next
+    Python bytecode runs while numpy copies without the GIL (otherwise the
+    thread would wait for the caller's switch interval, ~5 ms, to begin).
+    ``join`` re-raises the thread's exception.
+    """
+
+    def __init__(self, dst: np.ndarray, src: np.ndarray):
+        super().__init__(name="figaroh-regressor-extras", daemon=True)
+        self._dst, self._src = dst, src
+        self._error: BaseException | None = None
+        self._copying = threading.Event()
+
+    def start(self) -> None:
+        super().start()
+        self._copying.wait()
+
+    def run(self) -> None:
+        try:
+            self._copying.set()
+            np.copyto(self._dst, self._src)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in join()
+            self._error = exc
+        finally:
+            self._copying.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        super().join(timeout)
+        if self._error is not None:
+            raise self._error
 
 
 class RegressorBuilder:
@@ -206,11 +266,14 @@ class RegressorBuilder:
         raise ValueError("Must specify either joint_torques or external_wrench mode")
 
     # ------------------------------------------------------------------ modes
-    def _inertial_block(self, Q, V, A, N, ncols: int) -> np.ndarray:
-        """(nv, N, ncols) array with the inertial regressor in its first 10·nbodies columns."""
+    def _inertial_block(self, Q, V, A, N, ncols: int, out: np.ndarray | None = None) -> np.ndarray:
+        """(nv, N, ncols) array with the inertial regressor in its first 10·nbodies columns.
+
+        Writes only those columns of ``out`` (allocated zeroed when ``None``).
+        """
         # zeros: the kernel maps zeroed pages as they are first written, so the
         # extra columns need no separate zeroing pass
-        W3 = np.zeros((self.nv, N, ncols))
+        W3 = np.zeros((self.nv, N, ncols)) if out is None else out
         batch = getattr(self.backend, "compute_regressor_batch", None)
         if batch is not None:
             batch(Q, V, A, out=W3)
@@ -221,27 +284,48 @@ class RegressorBuilder:
                 W3[:, i, :n_in] = Y.reshape(self.nv, -1)[:, :n_in]
         return W3
 
-    def _build_joint_torque_regressor(self, Q, V, A, N, identif_config) -> np.ndarray:
+    def _extra_signals(self, V, A, N, identif_config) -> np.ndarray:
+        """(n_blocks, nv, N) entries of the extra blocks; zero rows for inactive DOFs."""
         blocks = self.config.extra_blocks()
-        W3 = self._inertial_block(Q, V, A, N, self.n_columns)
-        if blocks:
-            dofs = self._active_dofs(identif_config)
-            start = 10 * self.nbodies
-            for block in blocks:
-                # DOF j's rows get its own signal in column start + j (a loop
-                # over DOFs; every assignment is vectorised over the samples)
-                for j in dofs:
-                    column = W3[j, :, start + j]
-                    if block == "fv":
-                        column[:] = V[:, j]
-                    elif block == "fs":
-                        np.sign(V[:, j], out=column)
-                    elif block == "Ia":
-                        column[:] = A[:, j]
-                    else:
-                        column[:] = 1.0
-                start += self.nv
-        return W3.reshape(self.nv * N, self.n_columns)
+        dofs = self._active_dofs(identif_config)
+        S = np.zeros((len(blocks), self.nv, N))
+        VT, AT = V.T, A.T
+        for b, block in enumerate(blocks):
+            if block == "fv":
+                S[b, dofs] = VT[dofs]
+            elif block == "fs":
+                S[b, dofs] = np.sign(VT[dofs])
+            elif block == "Ia":
+                S[b, dofs] = AT[dofs]
+            else:
+                S[b, dofs] = 1.0
+        return S
+
+    def _build_joint_torque_regressor(self, Q, V, A, N, identif_config) -> np.ndarray:
+        ncols = self.n_columns
+        W3 = np.zeros((self.nv, N, ncols))
+        if not self.config.extra_blocks():
+            self._inertial_block(Q, V, A, N, ncols, out=W3)
+            return W3.reshape(self.nv * N, ncols)
+        S = self._extra_signals(V, A, N, identif_config)
+        extra = _extra_block_diagonals(W3, 10 * self.nbodies, S.shape[0])
+        if W3.nbytes < _OVERLAP_MIN_BYTES:
+            np.copyto(extra, S)
+            self._inertial_block(Q, V, A, N, ncols, out=W3)
+        else:
+            # The extra columns and the inertial columns are disjoint elements
+            # of W3, so a second thread can write the former while this one
+            # runs the Pinocchio loop. numpy releases the GIL during the copy,
+            # and its first touch of every page moves the kernel's page
+            # zeroing (most of the cost of a fresh array of this size) off the
+            # loop's path.
+            writer = _BackgroundCopy(extra, S)
+            writer.start()
+            try:
+                self._inertial_block(Q, V, A, N, ncols, out=W3)
+            finally:
+                writer.join()
+        return W3.reshape(self.nv * N, ncols)
 
     def _build_external_wrench_regressor(self, Q, V, A, N, identif_config) -> np.ndarray:
         root = self.model.joints[1] if self.model.njoints > 1 else None
