@@ -23,6 +23,11 @@ interval; ``σ_i = sqrt(λ_i)``):
   Every eigenvalue of the regularised matrix is ≥ ε, so the criterion and its
   gradient (bounded by ``‖∂M‖/(n_rows·ε)``) stay finite even when ``W_b`` is
   rank-deficient, where the condition number is undefined.
+* ``"condition_number"`` with ``information_weight = w > 0``:
+  ``cond·exp(w·D)`` (``log cond + w·D``, ``D`` the d-optimality criterion
+  above). The condition number is scale-free: alone it can fall because the
+  whole regressor shrinks (slower wrists, lower σ_max) while every parameter
+  is estimated less precisely; the D term rewards the information it loses.
 
 subject to joint position, velocity and effort limits (softened by
 ``soft_lim``) and self-collision clearance (see
@@ -119,6 +124,7 @@ def _criterion_from_gram(
     scale: np.ndarray | None,
     eps: float,
     cond_p: float = 0.0,
+    information_weight: float = 0.0,
 ) -> float:
     """Criterion value from the information matrix ``G = W_bᵀW_b``.
 
@@ -128,11 +134,19 @@ def _criterion_from_gram(
     n_b^{2/p}·cond₂``); a rank-deficient ``W_b`` (``σ_min ≤ 1e-7·σ_max``, the
     resolution of ``G``) gives :data:`FAILED_OBJECTIVE`. ``d_optimality``:
     ``−mean log(eig(D⁻¹ G D⁻¹)/n_rows + ε)``, finite for any ``W_b``.
+    ``information_weight = w > 0`` multiplies the condition number by
+    ``exp(w·d_optimality)``.
     """
     if objective == "d_optimality":
         Gs = G / np.outer(scale, scale)
         lam = np.clip(np.linalg.eigvalsh(Gs), 0.0, None)
         return float(-np.mean(np.log(lam / n_rows + eps)))
+    if information_weight:
+        value = _criterion_from_gram(G, n_rows, objective, scale, eps, cond_p)
+        if value >= FAILED_OBJECTIVE:
+            return value
+        d_opt = _criterion_from_gram(G, n_rows, "d_optimality", scale, eps)
+        return float(min(value * np.exp(information_weight * d_opt), FAILED_OBJECTIVE))
     lam = np.linalg.eigvalsh(G)
     if not np.all(np.isfinite(lam)) or lam[-1] <= 0 or lam[0] <= lam[-1] * 1e-14:
         return FAILED_OBJECTIVE
@@ -168,6 +182,9 @@ class _SegmentEvaluator:
         self.eps = float(opt_traj.trajectory_config["d_opt_epsilon"])
         self.scale = opt_traj.column_scale
         self.cond_p = _smoothing_schedule(opt_traj.trajectory_config.get("cond_smoothing", 0))[0]
+        self.information_weight = float(
+            opt_traj.trajectory_config.get("information_weight", 0.0) or 0.0
+        )
         self.G_stack = None
         self.n_stack = 0
         if W_stack is not None:
@@ -208,7 +225,13 @@ class _SegmentEvaluator:
         if self.G_stack is not None:
             G = G + self.G_stack
         return _criterion_from_gram(
-            G, self.n_rows, self.objective_name, self.scale, self.eps, self.cond_p
+            G,
+            self.n_rows,
+            self.objective_name,
+            self.scale,
+            self.eps,
+            self.cond_p,
+            self.information_weight,
         )
 
     def evaluate(self, X: np.ndarray) -> dict:
@@ -898,6 +921,7 @@ class BaseOptimalTrajectory:
             self.column_scale,
             float(tc["d_opt_epsilon"]),
             _smoothing_schedule(tc.get("cond_smoothing", 0))[-1],
+            float(tc.get("information_weight", 0.0) or 0.0),
         )
 
     def condition_number(self, q, v, a, W_stack=None) -> float:

@@ -17,7 +17,8 @@ returns ``(trajectory_config, identif_config)``:
     ``objective`` (``"condition_number"``), ``d_opt_epsilon`` (1e-6),
     ``cond_smoothing`` (16), ``effort_ks_sharpness`` (200),
     ``ipopt_print_level`` (3), ``ipopt_restarts`` (0: warm restarts of IPOPT
-    from the selected point when it stops unconverged) ← ``problem.<key>``;
+    from the selected point when it stops unconverged), ``information_weight``
+    (0) ← ``problem.<key>``;
   - ``collision_margin`` [m] (0.01), ``collision_screen`` [m] (0.1),
     ``collision_checks_per_interval`` (10), ``collision_check_frequency`` [Hz]
     (200), ``collision_hull_chunks`` (4), ``collision_prune_samples`` (100) ←
@@ -33,6 +34,11 @@ makes IPOPT minimise the smooth Schatten-p condition number
 ``‖σ‖_p·‖1/σ‖_p`` (≥ cond₂, → cond₂ as p → ∞) instead of the non-smooth
 ``σ_max/σ_min`` (0: exact, as upstream); a list ``[p1, p2, …]`` is a
 continuation: IPOPT run k (a warm restart from run k−1's result) uses ``p_k``.
+``information_weight = w > 0`` (condition-number objective only) minimises
+``cond·exp(w·D)`` with ``D`` the d-optimality criterion, i.e. ``log cond + w·D``:
+the condition number is scale-free, so on its own it may buy a lower value by
+exciting the robot less (smaller σ_max) and lose precision; the D term keeps
+the information up (0: the plain condition number, as upstream).
 Reported condition numbers are always the exact 2-norm ones. The collision keys are described in
 :mod:`figaroh.optimal.contraints`. Template keys
 ``trajectory.joint_limit_margin``, ``constraints.*`` are not read.
@@ -84,6 +90,7 @@ TRAJECTORY_DEFAULTS: Dict[str, Any] = {
     "effort_ks_sharpness": 200.0,
     "cond_smoothing": 16.0,
     "ipopt_restarts": 0,
+    "information_weight": 0.0,
 }
 
 #: Objectives understood by :class:`~figaroh.optimal.base_optimal_trajectory.BaseOptimalTrajectory`.
@@ -150,6 +157,7 @@ def create_config(task_cfg: Mapping[str, Any]) -> Dict[str, Any]:
         "effort_ks_sharpness",
         "cond_smoothing",
         "ipopt_restarts",
+        "information_weight",
     ):
         raw[key] = problem.get(key, TRAJECTORY_DEFAULTS[key])
     for key, default in COLLISION_DEFAULTS.items():
@@ -188,6 +196,13 @@ def validate_trajectory_config(raw: Mapping[str, Any]) -> Dict[str, Any]:
             f"trajectory config 'objective' must be one of {OBJECTIVES}, got {cfg['objective']!r}"
         )
     out["d_opt_epsilon"] = _number(cfg["d_opt_epsilon"], "d_opt_epsilon", "-", minimum=0)
+    out["information_weight"] = _number(
+        cfg.get("information_weight", 0.0) or 0.0,
+        "information_weight",
+        "-",
+        minimum=0,
+        strict=False,
+    )
     out["ipopt_restarts"] = _number(
         cfg["ipopt_restarts"], "ipopt_restarts", "-", integer=True, minimum=0, strict=False
     )
