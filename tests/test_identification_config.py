@@ -553,3 +553,20 @@ def test_deprecation_message_names_cli():
         "python -m figaroh.utils.config_migration --input <legacy.yaml> --output <unified.yaml>"
         in _LEGACY_CONFIG_DEPRECATION_MESSAGE
     )
+
+
+def test_one_identification_error_class_catches_every_identification_failure():
+    from figaroh.identification import exceptions as ie
+    from figaroh.utils import error_handling as eh
+
+    assert ie.IdentificationError is eh.IdentificationError
+    for cls, builtin in (
+        (ie.IdentificationConfigError, ValueError),
+        (ie.IdentificationDataError, ValueError),
+        (ie.IdentificationStateError, AssertionError),
+    ):
+        with pytest.raises(eh.IdentificationError):
+            raise cls("x")
+        with pytest.raises(builtin):
+            raise cls("x")
+        assert issubclass(cls, eh.FigarohError)

@@ -1,14 +1,24 @@
 """Named exceptions of :mod:`figaroh.identification`.
 
-Each subclasses ``ValueError`` (bad input) or ``AssertionError``/``RuntimeError``
-(workflow misuse) so that callers' existing ``except`` clauses keep working.
+Every class derives from :class:`IdentificationError` — the same class as
+:class:`figaroh.utils.error_handling.IdentificationError` (a
+:class:`~figaroh.utils.error_handling.FigarohError` and ``RuntimeError``), so a
+single ``except IdentificationError`` catches every identification failure,
+whichever module raised it. Bad input is also a ``ValueError`` and workflow
+misuse also an ``AssertionError``, so that callers' existing ``except`` clauses
+keep working.
 """
 
 from __future__ import annotations
 
+from figaroh.utils.error_handling import IdentificationError
 
-class IdentificationError(Exception):
-    """Base class of every error raised by :mod:`figaroh.identification`."""
+__all__ = [
+    "IdentificationError",
+    "IdentificationConfigError",
+    "IdentificationDataError",
+    "IdentificationStateError",
+]
 
 
 class IdentificationConfigError(IdentificationError, ValueError):
@@ -19,7 +29,7 @@ class IdentificationDataError(IdentificationError, ValueError):
     """Trajectory data (positions, velocities, torques, timestamps) is unusable."""
 
 
-class IdentificationStateError(IdentificationError, AssertionError, RuntimeError):
+class IdentificationStateError(IdentificationError, AssertionError):
     """A workflow step was called before the steps it depends on.
 
     Subclasses ``AssertionError`` (what the API documents for unmet
