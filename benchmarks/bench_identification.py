@@ -7,8 +7,8 @@ validation sample. Prints both times and the ratio (best of several repeats).
 
     .venv/bin/python benchmarks/bench_identification.py [--samples 10000] [--repeats 3]
 
-The ratio depends on BLAS threading: on a 2-vCPU VM it measured 3.86–3.89
-with ``OPENBLAS_NUM_THREADS=1`` and 4.8–5.0 with OpenBLAS's default two threads
+The ratio depends on BLAS threading: on a 2-vCPU VM it measured 3.67–3.89
+with ``OPENBLAS_NUM_THREADS=1`` and 3.8–5.0 (run to run) with OpenBLAS's default two threads
 (the single-threaded parts after a matrix call, e.g. the validation regressor
 loop, ran up to 2× slower).
 """
