@@ -198,6 +198,12 @@ def main(argv=None) -> int:
         "--objective", choices=("condition_number", "d_optimality"), default="condition_number"
     )
     parser.add_argument("--max-iterations", type=int, default=150, help="per IPOPT run")
+    parser.add_argument(
+        "--information-weight",
+        type=float,
+        default=UR10_TRAJECTORY_SETTINGS["information_weight"],
+        help="w in cond·exp(w·D) for the condition-number objective (0: plain cond)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="results/ur10_optimal_trajectory")
     parser.add_argument("--plot", action="store_true", help="show the joint trajectories")
@@ -215,6 +221,7 @@ def main(argv=None) -> int:
         t_s=args.segment_duration,
         objective=args.objective,
         max_iterations=args.max_iterations,
+        information_weight=args.information_weight,
     )
     opt.solve(stack_reps=args.segments)
     if not opt.results["P_F"]:
