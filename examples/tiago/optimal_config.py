@@ -26,7 +26,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Sequence
+from typing import Sequence
 
 from figaroh.optimal.base_optimal_calibration import (
     BaseOptimalCalibration,
@@ -76,23 +76,6 @@ def make_optimizer(
     return opt
 
 
-def summary(opt: BaseOptimalCalibration) -> Dict[str, Any]:
-    """Figures of a selection run."""
-    rd = opt.results_data
-    return {
-        "feasible": rd.get("feasible"),
-        "message": rd.get("message"),
-        "n_chosen": rd.get("n_chosen"),
-        "n_candidates": rd.get("n_candidates"),
-        "min_nb_chosen": opt.minNbChosen,
-        "n_base_params": rd.get("n_base_params"),
-        "detroot_whole": opt.detroot_whole,
-        "log_det_information": rd.get("log_det_information"),
-        "weight_sum": rd.get("weight_sum"),
-        "d_efficiency_bound": rd.get("d_efficiency_bound"),
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-root", default=str(SHARED), help="shared data folder")
@@ -117,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InfeasibleDesignError as exc:
         print(f"infeasible design: {exc}", file=sys.stderr)
         return 1
-    s = summary(opt)
+    s = opt.results_data  # the selection's figures (see BaseOptimalCalibration)
     print(
         f"selected {s['n_chosen']} of {s['n_candidates']} postures "
         f"(minimum {s['min_nb_chosen']}, {s['n_base_params']} base parameters)"

@@ -25,7 +25,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -117,23 +117,6 @@ def make_optimizer(
     return opt
 
 
-def summary(opt: BaseOptimalCalibration) -> Dict[str, Any]:
-    """Figures of a selection run."""
-    rd = opt.results_data
-    return {
-        "feasible": rd.get("feasible"),
-        "message": rd.get("message"),
-        "n_chosen": rd.get("n_chosen"),
-        "n_candidates": rd.get("n_candidates"),
-        "selection_ratio": (rd["n_chosen"] / rd["n_candidates"]) if rd.get("n_chosen") else None,
-        "min_nb_chosen": opt.minNbChosen,
-        "n_base_params": rd.get("n_base_params"),
-        "detroot_whole": opt.detroot_whole,
-        "log_det_information": rd.get("log_det_information"),
-        "weight_sum": rd.get("weight_sum"),
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=str(CONFIG), help="unified config")
@@ -155,10 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InfeasibleDesignError as exc:
         print(f"infeasible design: {exc}", file=sys.stderr)
         return 1
-    s = summary(opt)
+    s = opt.results_data  # the selection's figures (see BaseOptimalCalibration)
     print(
         f"selected {s['n_chosen']} of {s['n_candidates']} postures "
-        f"(ratio {s['selection_ratio']:.3f}, minimum {s['min_nb_chosen']}, "
+        f"(ratio {s['n_chosen'] / s['n_candidates']:.3f}, minimum {s['min_nb_chosen']}, "
         f"{s['n_base_params']} base parameters)"
     )
     print(f"detroot_whole: {s['detroot_whole']:.6g}")

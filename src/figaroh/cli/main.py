@@ -359,6 +359,30 @@ def _archive(obj: Any, out: Path, thresholds: Dict[str, Any], scope: str) -> str
 # ---------------------------------------------------------------------------
 # commands
 # ---------------------------------------------------------------------------
+def _write_verdict_report_archive(task, args, out: Path, thresholds, scope) -> List[Path]:
+    """Verification JSON, then the HTML report (``--report``) and archive (``--archive``)."""
+    written = [
+        Path(
+            task.export_verification_report(
+                output_dir=str(out), thresholds=thresholds or None, scope=scope
+            )
+        )
+    ]
+    if args.report:
+        written.append(Path(task.export_html_report(output_dir=str(out))))
+    if args.archive:
+        written.append(Path(_archive(task, out, thresholds, scope)))
+    return written
+
+
+def _report_outcome(args, verdict, scope, written: Sequence[Path]) -> int:
+    """Print the verdict line and the written files; exit code from the verdict."""
+    _say(args, _verdict_line(verdict, scope))
+    for path in written:
+        _say(args, f"wrote {path}")
+    return EXIT_OK if verdict.passed else EXIT_FAILED
+
+
 def _cmd_identify(args: argparse.Namespace) -> int:
     from figaroh.cli.workflows import run_identification, write_parameter_csv
 
@@ -403,17 +427,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:
                     out / "selected_parameters.csv", list(sel.names), {"value": sel.values}
                 )
             )
-        written.append(
-            Path(
-                ident.export_verification_report(
-                    output_dir=str(out), thresholds=thresholds or None, scope=scope
-                )
-            )
-        )
-        if args.report:
-            written.append(Path(ident.export_html_report(output_dir=str(out))))
-        if args.archive:
-            written.append(Path(_archive(ident, out, thresholds, scope)))
+        written += _write_verdict_report_archive(ident, args, out, thresholds, scope)
         if args.export_urdf:
             steps.start("URDF export")
             try:
@@ -427,10 +441,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:
         f"identified {len(ident.phi_base)} base parameters of {ident.model.name}: "
         f"effort RMSE {rmse:.4g}, condition number {ident.result['condition number']:.4g}",
     )
-    _say(args, _verdict_line(verdict, scope))
-    for path in written:
-        _say(args, f"wrote {path}")
-    return EXIT_OK if verdict.passed else EXIT_FAILED
+    return _report_outcome(args, verdict, scope, written)
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
@@ -470,17 +481,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         if std is not None and len(std) == len(names_):
             columns["std_dev"] = std
         written = [write_parameter_csv(out / "calibration_parameters.csv", names_, columns)]
-        written.append(
-            Path(
-                calib.export_verification_report(
-                    output_dir=str(out), thresholds=thresholds or None, scope=scope
-                )
-            )
-        )
-        if args.report:
-            written.append(Path(calib.export_html_report(output_dir=str(out))))
-        if args.archive:
-            written.append(Path(_archive(calib, out, thresholds, scope)))
+        written += _write_verdict_report_archive(calib, args, out, thresholds, scope)
         if args.export_urdf:
             steps.start("URDF export")
             from figaroh.tools.urdf_exporter import export_urdf
@@ -494,10 +495,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         f"calibrated {len(names_)} parameters of {calib.model.name} on "
         f"{calib.calib_config.get('NbSample')} postures: RMSE {rmse:.4g}",
     )
-    _say(args, _verdict_line(verdict, scope))
-    for path in written:
-        _say(args, f"wrote {path}")
-    return EXIT_OK if verdict.passed else EXIT_FAILED
+    return _report_outcome(args, verdict, scope, written)
 
 
 def _load_json(path: Path, what: str) -> Dict[str, Any]:

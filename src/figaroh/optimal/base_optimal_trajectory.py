@@ -110,6 +110,11 @@ def _smoothing_schedule(value: Any) -> List[float]:
     return [float(value or 0)]
 
 
+def _information_weight(tc: Dict[str, Any]) -> float:
+    """``information_weight`` of a trajectory config (0 when absent)."""
+    return float(tc.get("information_weight") or 0.0)
+
+
 def _fmt_cond(value: float) -> str:
     """Condition number for logs: a number, or an explicit rank-deficiency notice."""
     if not np.isfinite(value) or value >= FAILED_OBJECTIVE:
@@ -182,9 +187,7 @@ class _SegmentEvaluator:
         self.eps = float(opt_traj.trajectory_config["d_opt_epsilon"])
         self.scale = opt_traj.column_scale
         self.cond_p = _smoothing_schedule(opt_traj.trajectory_config.get("cond_smoothing", 0))[0]
-        self.information_weight = float(
-            opt_traj.trajectory_config.get("information_weight", 0.0) or 0.0
-        )
+        self.information_weight = _information_weight(opt_traj.trajectory_config)
         self.G_stack = None
         self.n_stack = 0
         if W_stack is not None:
@@ -921,7 +924,7 @@ class BaseOptimalTrajectory:
             self.column_scale,
             float(tc["d_opt_epsilon"]),
             _smoothing_schedule(tc.get("cond_smoothing", 0))[-1],
-            float(tc.get("information_weight", 0.0) or 0.0),
+            _information_weight(tc),
         )
 
     def condition_number(self, q, v, a, W_stack=None) -> float:

@@ -197,11 +197,7 @@ def validate_trajectory_config(raw: Mapping[str, Any]) -> Dict[str, Any]:
         )
     out["d_opt_epsilon"] = _number(cfg["d_opt_epsilon"], "d_opt_epsilon", "-", minimum=0)
     out["information_weight"] = _number(
-        cfg.get("information_weight", 0.0) or 0.0,
-        "information_weight",
-        "-",
-        minimum=0,
-        strict=False,
+        cfg["information_weight"], "information_weight", "-", minimum=0, strict=False
     )
     out["ipopt_restarts"] = _number(
         cfg["ipopt_restarts"], "ipopt_restarts", "-", integer=True, minimum=0, strict=False
