@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
 import subprocess
 import sys
 
@@ -84,16 +86,64 @@ def test_from_model_shares_model_and_data(ur10_robot):
     assert ur10_robot.backend is backend  # lazily created once
 
 
-def test_registry():
-    assert list_backends()["pinocchio"] is True
-    assert list_backends()["mujoco"] is False
+def test_registry(ur10_urdf):
+    mujoco_installed = importlib.util.find_spec("mujoco") is not None
+    assert list_backends() == {
+        "pinocchio": True,
+        "mujoco": mujoco_installed,
+        "genesis": False,
+        "isaacsim": False,
+    }
     assert get_backend_info("Pinocchio")["available"] is True
+    assert get_backend_info("mujoco")["install"] == 'pip install "figaroh[mujoco]"'
+    assert list(inspect.signature(get_backend_info).parameters) == ["backend"]
     with pytest.raises(ValueError, match="Unknown backend"):
         get_backend_info("bullet")
     with pytest.raises(ValueError, match="not available"):
-        get_backend("mujoco", "x.xml")
+        get_backend("genesis", "x.xml")
     with pytest.raises(ValueError, match="model_path is required"):
         get_backend("pinocchio")
+    assert isinstance(get_backend("PINOCCHIO", str(ur10_urdf)), PinocchioBackend)
+
+
+def test_pinocchio_backend_configuration_space(backend):
+    model = backend.get_model_object()
+    assert isinstance(model, pin.Model) and model is backend.model
+    for _ in range(10):
+        q = backend.random_configuration()
+        assert np.all(q >= model.lowerPositionLimit) and np.all(q <= model.upperPositionLimit)
+    q = backend.random_configuration()
+    v = np.linspace(-1.0, 1.0, 6)
+    np.testing.assert_allclose(backend.compute_integrate(q, v), q + v)  # revolute joints
+    np.testing.assert_allclose(backend.compute_difference(q, backend.compute_integrate(q, v)), v)
+    assert backend.get_frame_id("tool0") == model.getFrameId("tool0")
+    with pytest.raises(ValueError, match="Unknown frame 'nope'"):
+        backend.get_frame_id("nope")
+
+
+def test_optional_interface_methods_raise_not_implemented():
+    class Minimal(DynamicsBackend):
+        nq = nv = 1
+        model_format = "none"
+
+        def compute_mass_matrix(self, q):
+            return np.eye(1)
+
+        compute_coriolis_matrix = compute_gravity_vector = compute_mass_matrix
+        compute_forward_kinematics = compute_jacobian = compute_mass_matrix
+        compute_regressor = compute_inverse_dynamics = compute_mass_matrix
+        compute_forward_dynamics = compute_mass_matrix
+
+    backend = Minimal("x")
+    for call in (
+        lambda: backend.compute_integrate(np.zeros(1), np.zeros(1)),
+        lambda: backend.get_frame_id("f"),
+        backend.random_configuration,
+        backend.get_model_object,
+        backend.get_inertias,
+    ):
+        with pytest.raises(NotImplementedError, match="Minimal does not implement"):
+            call()
 
 
 def test_load_failure_is_runtime_error(tmp_path):
@@ -109,11 +159,14 @@ def test_abstract_interface_cannot_be_instantiated():
 
 
 def test_import_figaroh_is_cheap():
+    """Importing figaroh, the backends, integration and visualisation pulls no optional engine."""
     code = (
         "import sys, figaroh, figaroh.tools.robot, figaroh.tools.regressor, "
-        "figaroh.identification.parameter\n"
-        "heavy = [m for m in ('matplotlib', 'picos', 'viser', 'cyipopt', 'cvxopt', 'yourdfpy') "
-        "if m in sys.modules]\n"
+        "figaroh.identification.parameter, figaroh.backends, figaroh.backends.mujoco, "
+        "figaroh.integration, figaroh.integration.api, figaroh.visualisation, "
+        "figaroh.visualisation.colors, figaroh.visualisation.visualizer\n"
+        "heavy = [m for m in ('matplotlib', 'picos', 'viser', 'cyipopt', 'cvxopt', 'yourdfpy', "
+        "'mujoco', 'meshcat', 'pinocchio.visualize', 'pandas') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

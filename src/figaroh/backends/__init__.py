@@ -1,17 +1,34 @@
 """Dynamics backends: the engines figaroh's numerical tools compute through.
 
-Only the Pinocchio backend ships; ``list_backends`` reports the others as
-unavailable so scripts can test for them.
+Two backends ship: ``"pinocchio"`` (core dependency) and ``"mujoco"`` (optional,
+``pip install "figaroh[mujoco]"``). The names ``"genesis"`` and ``"isaacsim"``
+are known but not shipped, so :func:`list_backends` reports them unavailable.
+
+Importing this package does not import MuJoCo: :class:`MuJoCoBackend` imports
+it when an instance is created, and raises an ``ImportError`` naming the extra
+when it is missing.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from typing import Any
 
 from .base import DynamicsBackend
+from .mujoco import MuJoCoBackend
 from .pinocchio import PinocchioBackend
 
-_BACKENDS = {"pinocchio": PinocchioBackend}
+#: Backend name → (module, class, Python package it needs, install command).
+_REGISTRY = {
+    "pinocchio": ("figaroh.backends.pinocchio", "PinocchioBackend", "pinocchio", "pip install pin"),
+    "mujoco": (
+        "figaroh.backends.mujoco",
+        "MuJoCoBackend",
+        "mujoco",
+        'pip install "figaroh[mujoco]"',
+    ),
+}
 
 _INFO = {
     "pinocchio": {
@@ -25,12 +42,15 @@ _INFO = {
     },
     "mujoco": {
         "name": "MuJoCo",
-        "description": "Physics simulator (not shipped with this figaroh)",
+        "description": (
+            "Physics simulator (DeepMind); rigid-body dynamics of MJCF and URDF models, "
+            "regressor through a Pinocchio mirror of the compiled model"
+        ),
         "formats": ["mjcf", "urdf"],
         "license": "Apache-2.0",
-        "performance": "fast",
-        "use_cases": ["simulation"],
-        "install": "not available in this release",
+        "performance": "fast (C with Python bindings)",
+        "use_cases": ["identification", "simulation", "MJCF models"],
+        "install": 'pip install "figaroh[mujoco]"',
     },
     "genesis": {
         "name": "Genesis",
@@ -53,21 +73,35 @@ _INFO = {
 }
 
 
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # pragma: no cover - broken installs
+        return False
+
+
 def list_backends() -> dict[str, bool]:
-    """Availability of every known backend name."""
-    return {name: name in _BACKENDS for name in _INFO}
+    """Availability of every known backend name (no backend is imported)."""
+    return {name: name in _REGISTRY and _installed(_REGISTRY[name][2]) for name in _INFO}
 
 
-def get_backend_info(name: str) -> dict:
+def get_backend_info(backend: str) -> dict:
     """Static information about a backend, plus ``available``.
+
+    Args:
+        backend: Backend name (case-insensitive).
+
+    Returns:
+        ``{"name", "description", "formats", "license", "performance",
+        "use_cases", "install", "available"}``.
 
     Raises:
         ValueError: Unknown backend name.
     """
-    key = str(name).lower()
+    key = str(backend).lower()
     if key not in _INFO:
-        raise ValueError(f"Unknown backend '{name}'. Known backends: {sorted(_INFO)}")
-    return {**_INFO[key], "available": key in _BACKENDS}
+        raise ValueError(f"Unknown backend '{backend}'. Known backends: {sorted(_INFO)}")
+    return {**_INFO[key], "available": list_backends()[key]}
 
 
 def get_backend(
@@ -75,21 +109,35 @@ def get_backend(
 ) -> DynamicsBackend:
     """Create a backend by name.
 
+    Args:
+        backend: ``"pinocchio"`` or ``"mujoco"`` (case-insensitive).
+        model_path: Robot description file (URDF; MJCF or URDF for MuJoCo).
+        **kwargs: Options of the backend class.
+
     Raises:
-        ValueError: Unknown/unavailable backend, or no ``model_path``.
+        ValueError: Unknown backend, backend whose package is not installed
+            (the message names the install command), or no ``model_path``.
     """
     key = str(backend).lower()
-    if key not in _BACKENDS:
-        available = [n for n, ok in list_backends().items() if ok]
+    available = [n for n, ok in list_backends().items() if ok]
+    if key not in _REGISTRY:
         raise ValueError(f"Backend '{backend}' not available. Available backends: {available}")
+    module_name, class_name, package, install = _REGISTRY[key]
+    if not _installed(package):
+        raise ValueError(
+            f"Backend '{backend}' not available: the '{package}' package is not installed. "
+            f"Install with: {install}. Available backends: {available}"
+        )
     if model_path is None:
         raise ValueError("model_path is required")
-    return _BACKENDS[key](model_path, **kwargs)
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(model_path, **kwargs)
 
 
 __all__ = [
     "DynamicsBackend",
     "PinocchioBackend",
+    "MuJoCoBackend",
     "get_backend",
     "list_backends",
     "get_backend_info",

@@ -107,6 +107,31 @@ class DynamicsBackend(ABC):
         """Frame names (optional)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement get_frame_names")
 
+    def get_frame_id(self, frame: str) -> int:
+        """Backend index of the frame called ``frame`` (optional).
+
+        Raises:
+            ValueError: No such frame (implementations list the known ones).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_frame_id")
+
+    def compute_integrate(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Lie-group integration ``q ⊕ v`` (nq,): the configuration reached from
+        ``q`` by the constant velocity ``v`` [rad/s, m/s] in unit time (optional).
+
+        It is the inverse of :meth:`compute_difference`:
+        ``compute_difference(q, compute_integrate(q, v)) == v``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement compute_integrate")
+
+    def random_configuration(self) -> np.ndarray:
+        """A random valid configuration (nq,) within the position limits (optional)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement random_configuration")
+
+    def get_model_object(self) -> Any:
+        """The engine's native model object (e.g. ``pinocchio.Model``, ``mujoco.MjModel``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_model_object")
+
     # ------------------------------------------------------------------ context manager
     def __enter__(self) -> DynamicsBackend:
         return self

@@ -229,7 +229,12 @@ class PinocchioBackend(DynamicsBackend):
         )
 
     def random_configuration(self) -> np.ndarray:
-        """A random configuration within the model's (finite) position limits."""
+        """A random configuration within the model's position limits.
+
+        ``pinocchio.randomConfiguration``: uniform between ``lowerPositionLimit``
+        and ``upperPositionLimit`` (finite limits required), uniformly random
+        unit quaternions for spherical and free-flyer joints.
+        """
         return np.array(pin.randomConfiguration(self._model), copy=True)
 
     def get_inertias(self) -> list:
