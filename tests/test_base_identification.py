@@ -44,9 +44,11 @@ def clean_data(tmp_path_factory, robot):
     )
 
 
-def _identify(robot, data, *, validation=True, solve=True, **solve_kw):
+def _identify(robot, data, *, validation=True, solve=True, median_padding=None, **solve_kw):
     train, val = data
     ident = UR10Identification(robot, CONFIG, data_dir=train)
+    if median_padding is not None:
+        ident.filter_config["filter_params"]["median_padding"] = median_padding
     if validation:
         ident.identif_config["validation_data_file"] = str(val)
     ident.initialize()
@@ -64,7 +66,9 @@ def _true_base(ident):
 
 
 def test_noise_free_data_recovers_base_parameters(robot, clean_data, capsys):
-    ident = _identify(robot, clean_data)
+    # Edge-repeating median: the 1.0.2 zero padding corrupts the first and last
+    # samples of this moving trajectory (see tests/test_compat_identification.py).
+    ident = _identify(robot, clean_data, median_padding="nearest")
     truth = _true_base(ident)
     err = np.abs(ident.phi_base - truth)
     assert err.max() < 0.02, (ident.params_base[int(err.argmax())], err.max())
@@ -127,7 +131,11 @@ def test_decimation_and_wls(robot, noisy_data):
     plain = _identify(robot, noisy_data, validation=False)
     dec = _identify(robot, noisy_data, validation=False, decimate=True, decimation_factor=5)
     assert dec.result["torque processed"].shape[0] == 6 * int(np.ceil(N / 5))
-    np.testing.assert_allclose(dec.phi_base[:3], plain.phi_base[:3], rtol=0.05)
+    assert dec.params_base == plain.params_base
+    # well-determined parameters (relative std < 2 %) agree within 5 %
+    sure = np.flatnonzero(np.asarray(plain.std_relative) < 2.0)
+    assert sure.size >= 10
+    np.testing.assert_allclose(dec.phi_base[sure], plain.phi_base[sure], rtol=0.05)
     wls = _identify(robot, noisy_data, validation=False, wls=True)
     assert "wls_std_deviations" in wls.result
     assert len(wls.result["wls_std_deviations"]) == len(wls.phi_base)
@@ -256,11 +264,18 @@ def test_bad_torque_fit_joints(robot, noisy_data, joints, match):
         ident.solve(decimate=False, plotting=False)
 
 
-def test_missing_validation_file(robot, noisy_data):
+def test_missing_validation_file_disables_validation(robot, noisy_data, caplog):
+    # The value goes to load_trajectory_data unchanged; a loader that fails on it
+    # leaves the run without held-out validation (a warning), as in 1.0.2.
     ident = UR10Identification(robot, CONFIG, data_dir=noisy_data[0])
     ident.identif_config["validation_data_file"] = "/nonexistent/heldout"
-    with pytest.raises(FileNotFoundError, match="validation_data_file"):
+    with caplog.at_level("WARNING"):
         ident.initialize()
+    assert "Validation data unavailable" in caplog.text and "/nonexistent/heldout" in caplog.text
+    assert ident._val_available is False
+    ident.solve(decimate=False, plotting=False)
+    val = ident.result["validation_metrics"]
+    assert val["validation_source"] == "identification_data_fallback"
 
 
 def test_solve_before_process_data(robot, noisy_data):

@@ -393,31 +393,40 @@ def test_low_pass_filter_keeps_slow_signal_removes_fast():
     fast = 0.5 * np.sin(2 * np.pi * 200.0 * t)
     data = np.column_stack((slow + fast, 2.0 * slow))
     cfg = {"ts": ts, "cut_off_frequency_butterworth": 20.0}
-    out = low_pass_filter_data(data, cfg, nbutter=5)
+    out = low_pass_filter_data(data, cfg, nbutter=5, cutoff_in_hz=True)
     assert out.shape == (n - 50, 2)
     inner = slice(200, -200)  # away from the padding transients
     np.testing.assert_allclose(out[inner, 0], slow[25:-25][inner], atol=2e-3)  # zero phase
     np.testing.assert_allclose(out[inner, 1], 2.0 * slow[25:-25][inner], atol=2e-3)
-    out_1d = low_pass_filter_data(slow + fast, cfg, nbutter=4)
+    out_1d = low_pass_filter_data(slow + fast, cfg, nbutter=4, cutoff_in_hz=True)
     assert out_1d.shape == (n - 40,)
     np.testing.assert_allclose(out_1d[inner], slow[20:-20][inner], atol=2e-3)
 
 
-def test_low_pass_filter_cutoff_is_in_hertz():
-    # 40 Hz passes a 45 Hz cut-off but not a 20 Hz one (fs = 1 kHz).
+def test_low_pass_filter_cutoff_in_hz_option():
+    # cutoff_in_hz=True: 40 Hz passes a 60 Hz cut-off but not a 10 Hz one (fs = 1 kHz).
     ts, n = 1e-3, 4000
     t = np.arange(n) * ts
     x = np.sin(2 * np.pi * 40.0 * t)
-    kept = low_pass_filter_data(x, {"ts": ts, "cut_off_frequency_butterworth": 60.0})
-    cut = low_pass_filter_data(x, {"ts": ts, "cut_off_frequency_butterworth": 10.0})
+    kept = low_pass_filter_data(
+        x, {"ts": ts, "cut_off_frequency_butterworth": 60.0}, cutoff_in_hz=True
+    )
+    cut = low_pass_filter_data(
+        x, {"ts": ts, "cut_off_frequency_butterworth": 10.0}, cutoff_in_hz=True
+    )
     assert np.ptp(kept[500:-500]) > 1.9
     assert np.ptp(cut[500:-500]) < 0.01
 
 
-@pytest.mark.parametrize("cutoff", [50.0, 60.0, 1e4])
-def test_low_pass_filter_rejects_cutoff_at_or_above_nyquist(cutoff):
+@pytest.mark.parametrize("cutoff_in_hz,cutoff", [(True, 50.0), (True, 60.0), (False, 200.0)])
+def test_low_pass_filter_rejects_cutoff_at_or_above_nyquist(cutoff_in_hz, cutoff):
+    # 1.0.2 normalisation: Wn = ts·fc/2 reaches 1 at fc = 2/ts = 200 Hz (ts = 0.01 s).
     with pytest.raises(ValueError, match="Nyquist"):
-        low_pass_filter_data(np.zeros(500), {"ts": 0.01, "cut_off_frequency_butterworth": cutoff})
+        low_pass_filter_data(
+            np.zeros(500),
+            {"ts": 0.01, "cut_off_frequency_butterworth": cutoff},
+            cutoff_in_hz=cutoff_in_hz,
+        )
 
 
 def test_low_pass_filter_input_errors():

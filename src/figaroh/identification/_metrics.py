@@ -7,7 +7,7 @@ samples of joint ``j``); all vectorised over samples.
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -151,11 +151,16 @@ def validation_metrics(
 
 def joint_block_variances(
     W_b: np.ndarray, tau: np.ndarray, phi: np.ndarray, n_blocks: int
-) -> np.ndarray:
-    """Per-row residual variance ``σ_j²`` of each joint block (Gautier's WLS).
+) -> tuple[np.ndarray, np.ndarray]:
+    """Residual variance ``σ_j²`` of each joint block (Gautier's WLS).
 
     ``σ_j² = mean(r_j²)`` over block ``j`` of the residual ``r = τ − W_b φ``
-    (1e-6 for an empty block), repeated over the block's rows.
+    (1e-6 for an empty block) [(N·m)² or N²].
+
+    Returns:
+        ``(sig_ro_joint, diag_SIGMA)``: the ``n_blocks`` variances, and the
+        same repeated over each block's rows (the diagonal of the
+        noise covariance ``Σ``).
 
     Raises:
         ValueError: The row count is not a multiple of ``n_blocks``.
@@ -168,25 +173,93 @@ def joint_block_variances(
         )
     r = (tau - W_b @ phi).reshape(n_blocks, -1)
     var = (r**2).mean(axis=1) if r.shape[1] else np.full(n_blocks, 1e-6)
-    return np.repeat(var, r.shape[1])
+    return var, np.repeat(var, r.shape[1])
+
+
+def wls_row_weights(diag_sigma: np.ndarray) -> np.ndarray:
+    """``sqrt(w)`` per row with ``w = 1/(σ² + 1e-12)`` (the offset guards σ² = 0)."""
+    return 1.0 / np.sqrt(np.asarray(diag_sigma, dtype=float) + 1e-12)
 
 
 def weighted_solve(
-    W_b: np.ndarray, tau: np.ndarray, row_variance: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Weighted least squares with weights ``1/σ²`` per row.
+    W_b: np.ndarray, tau: np.ndarray, diag_sigma: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted least squares with weights ``w = 1/σ²`` per row.
+
+    With ``W_w = sqrt(w)·W_b`` and ``τ_w = sqrt(w)·τ``:
+    ``C_X = (W_wᵀ W_w)⁻¹`` and ``φ = C_X W_wᵀ τ_w``, computed from the QR
+    factorisation ``W_w = Q R`` (``φ = R⁻¹ Qᵀ τ_w``, ``C_X = R⁻¹ R⁻ᵀ``), which
+    avoids squaring the condition number. ``C_X`` is the covariance of ``φ``
+    when the weights are the inverse noise variances.
 
     Returns:
-        ``(phi, std_percent, sqrt_weights)`` where ``std_percent`` is
-        ``100·sqrt(diag C)/|φ|`` with ``C = (W_wᵀW_w)⁻¹`` (2 decimals).
+        ``(phi, C_X)``.
     """
-    sqrt_w = 1.0 / np.sqrt(row_variance + 1e-12)
+    sqrt_w = wls_row_weights(diag_sigma)
     Ww = W_b * sqrt_w[:, None]
     tw = tau * sqrt_w
     q, r = np.linalg.qr(Ww)
     phi = np.linalg.solve(r, q.T @ tw)
     r_inv = np.linalg.solve(r, np.eye(r.shape[0]))
-    var = np.sum(r_inv**2, axis=1)
+    return phi, r_inv @ r_inv.T
+
+
+def wls_relative_std(C_X: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """``round(100·sqrt(diag C_X)/|φ|, 2)`` [%] (``inf`` where ``φ_i = 0``)."""
+    var = np.diag(np.asarray(C_X, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
-        std = np.round(100.0 * np.sqrt(var) / np.abs(phi), 2)
-    return phi, std, sqrt_w
+        return np.round(100.0 * np.sqrt(var) / np.abs(np.asarray(phi, dtype=float)), 2)
+
+
+#: Speed [rad/s or m/s] under which a sample counts as at rest for the Coulomb
+#: diagnostic when no dead band is configured.
+REST_SPEED = 1e-3
+
+#: Fraction of effort rows at rest from which a run without dead band is
+#: reported as affected (below it, the rows are zero crossings of the motion).
+REST_FRACTION = 0.01
+
+
+def coulomb_at_rest(
+    velocities: np.ndarray, joint_names: Sequence[str], deadband: float = 0.0
+) -> dict:
+    """Samples whose Coulomb-friction direction is undefined (joint at rest).
+
+    A sample of joint ``j`` is at rest when ``|dq_j| < threshold`` with
+    ``threshold = deadband`` if a dead band is set (those entries of the
+    Coulomb column are 0), else :data:`REST_SPEED`. Without a dead band the
+    column holds ``sign(dq)`` of filtered noise there: ±1 at random.
+
+    Args:
+        velocities: (N, n) joint velocities of the fitted joints [rad/s or m/s].
+        joint_names: The n joint names.
+        deadband: The configured ``coulomb_deadband`` [rad/s or m/s] (0: none).
+
+    Returns:
+        ``{"rows_at_rest", "rows", "threshold", "deadband", "per_joint": {joint: count}}``
+        (``rows`` = N·n effort rows).
+    """
+    v = np.abs(np.asarray(velocities, dtype=float))
+    threshold = float(deadband) if deadband > 0 else REST_SPEED
+    counts = (v < threshold).sum(axis=0)
+    return {
+        "rows_at_rest": int(counts.sum()),
+        "rows": int(v.size),
+        "threshold": threshold,
+        "deadband": float(deadband),
+        "per_joint": {name: int(c) for name, c in zip(joint_names, counts, strict=True)},
+    }
+
+
+def coulomb_at_rest_message(summary: Mapping) -> str:
+    """One line describing :func:`coulomb_at_rest` for logs and reports."""
+    n, rows, thr = summary["rows_at_rest"], summary["rows"], summary["threshold"]
+    if summary["deadband"] > 0:
+        return (
+            f"{n} of {rows} effort rows inside the Coulomb dead band |dq| < {thr:g} rad/s "
+            "(Coulomb sign set to 0 there)"
+        )
+    return (
+        f"{n} of {rows} effort rows at rest (|dq| < {thr:g} rad/s): the Coulomb sign is "
+        "undefined there (set problem.coulomb_deadband to zero it)"
+    )

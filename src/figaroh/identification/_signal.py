@@ -1,7 +1,7 @@
 """Signal conditioning for identification: filtering, differentiation, decimation.
 
-Every function acts on whole ``(N, n)`` arrays (one column per joint) at once;
-none loops over samples.
+Every function acts on ``(N, n)`` arrays (one column per joint); none loops
+over samples.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from scipy import ndimage, signal
+from scipy import signal
 
 logger = logging.getLogger(__name__)
 
@@ -33,14 +33,26 @@ def low_pass(
     f_butter: float = 2.0,
     med_fil: int = 5,
     f_sample: float = 100.0,
+    median_padding: str = "zero",
 ) -> np.ndarray:
     """Median filter then zero-phase Butterworth low-pass, column by column.
 
-    The median filter (window ``med_fil`` samples, edges padded with the
-    nearest value so the first and last samples are not pulled toward zero)
-    removes isolated spikes; the Butterworth filter of order ``nbutter`` and
-    cut-off ``f_butter`` [Hz] is applied forward and backward (second-order
-    sections), so the output has no phase lag and the same length.
+    For each column ``x_k``:
+
+    1. a running median over ``med_fil`` samples. With ``median_padding="zero"``
+       (figaroh 1.0.2) it is ``scipy.signal.medfilt(x_k, med_fil)``: the signal
+       is padded with **zeros** beyond both ends, so the first and last
+       ``med_fil // 2`` samples of a moving signal far from zero are replaced
+       by a neighbour's value (a step that the differentiated velocities and
+       accelerations turn into a spike). ``"nearest"`` repeats the edge
+       samples instead (a constant or monotonic edge is kept);
+    2. ``scipy.signal.filtfilt(b, a, ·, padtype="odd", padlen=3·(max(len(b),
+       len(a)) − 1))`` with the transfer function ``(b, a) = butter(nbutter,
+       f_butter / (f_sample / 2))``: forward and backward, so no phase lag and
+       the same number of samples (``padlen = 3·nbutter``).
+
+    This is the filter of figaroh 1.0.2's identification pipeline, reproduced
+    operation for operation so that the processed signals agree to round-off.
 
     Args:
         x: Signal (N,) or (N, n).
@@ -48,6 +60,7 @@ def low_pass(
         f_butter: Cut-off frequency [Hz]; must be below the Nyquist frequency.
         med_fil: Median window length [samples] (odd; 1 disables it).
         f_sample: Sampling frequency [Hz].
+        median_padding: ``"zero"`` (figaroh 1.0.2) or ``"nearest"``.
 
     Returns:
         The filtered signal, same shape as ``x``.
@@ -55,6 +68,11 @@ def low_pass(
     Raises:
         ValueError: Cut-off at or above Nyquist, bad parameters or too few samples.
     """
+    if median_padding not in ("zero", "nearest"):
+        raise ValueError(
+            "filter_params.median_padding must be 'zero' (figaroh 1.0.2) or 'nearest', got "
+            f"{median_padding!r}"
+        )
     arr, was_1d = _as_columns(x, "signal")
     f_sample = float(f_sample)
     f_butter = float(f_butter)
@@ -73,16 +91,22 @@ def low_pass(
     med_fil = int(med_fil)
     if med_fil < 1 or med_fil % 2 == 0:
         raise ValueError(f"filter_params.med_fil must be a positive odd window, got {med_fil}")
-    if med_fil > 1:
-        arr = ndimage.median_filter(arr, size=(med_fil, 1), mode="nearest")
-    sos = signal.butter(nbutter, f_butter / nyquist, btype="low", output="sos")
-    padlen = 3 * (2 * sos.shape[0] + 1)
+    b, a = signal.butter(nbutter, f_butter / nyquist, "low")
+    padlen = 3 * (max(len(b), len(a)) - 1)
     if arr.shape[0] <= padlen:
         raise ValueError(
             f"the low-pass filter needs more than {padlen} samples, got {arr.shape[0]}: "
             "record a longer trajectory or lower filter_params.nbutter"
         )
-    out = signal.sosfiltfilt(sos, arr, axis=0, padtype="odd", padlen=padlen)
+    out = np.empty_like(arr)
+    half = med_fil // 2
+    for k in range(arr.shape[1]):
+        col = arr[:, k]
+        if med_fil > 1 and median_padding == "zero":
+            col = signal.medfilt(col, med_fil)
+        elif med_fil > 1:
+            col = signal.medfilt(np.pad(col, half, mode="edge"), med_fil)[half : half + col.size]
+        out[:, k] = signal.filtfilt(b, a, col, padtype="odd", padlen=padlen)
     return out[:, 0] if was_1d else out
 
 

@@ -7,7 +7,8 @@ base class owns the workflow:
 1. :meth:`initialize` — load and condition the data (:meth:`process_data`:
    filtering, differentiation, full configurations), build the regressor
    ``W`` (:meth:`calculate_full_regressor`), the standard parameters
-   (:meth:`initialize_standard_parameters`) and the nominal torques;
+   (:meth:`initialize_standard_parameters`) and the nominal torques, then the
+   held-out trajectory named by ``validation_data_file``;
 2. :meth:`solve` — drop the columns that never affect the efforts, optionally
    decimate, keep the valid samples and the fitted joints, find the base
    parameters by QR decomposition, estimate them by (weighted) least squares,
@@ -15,6 +16,27 @@ base class owns the workflow:
 3. reports — :meth:`print_quality_report`, :meth:`plot_results`,
    :meth:`save_results`, :meth:`verify`, :meth:`export_html_report`,
    :meth:`export_verification_report`, :meth:`export_urdf`.
+
+Subclass hooks: the workflow calls these methods through ``self``, at fixed
+points and with fixed arguments, so an override takes effect exactly there:
+
+* ``load_trajectory_data(data_source=None)`` → raw data dict — by
+  :meth:`process_data` (``data_source`` omitted) and for the held-out set (the
+  ``validation_data_file`` value, unchanged, as ``data_source``);
+* ``process_kinematics_data(filter_config)`` — fills ``processed_data``
+  positions/velocities/accelerations (training and held-out data);
+* ``process_torque_data()`` → ``(N, n_active)`` efforts [N·m or N];
+* ``build_regressor(q, dq, ddq)`` → regressor (training and held-out data);
+* ``resolve_validation_source(source)`` → the held-out ``data_source``;
+* ``solve(decimate, decimation_factor, zero_tolerance, plotting,
+  save_results, html_report, wls)`` → ``phi_base`` (the entry point the
+  command-line and integration workflows call);
+* weighted least squares (``solve(wls=True)``):
+  ``_apply_weighted_least_squares()`` → ``(phi_wls, std_wls)``, which calls
+  ``_calculate_joint_variances(W_b, tau, n_active)`` →
+  ``(sig_ro_joint, diag_SIGMA)``,
+  ``_solve_weighted_least_squares(W_b, tau, diag_SIGMA)`` → ``(phi_wls, C_X)``
+  and ``_compute_wls_standard_deviations(C_X, phi_wls)`` → ``std_wls`` [%].
 
 Efforts are stacked joint-major (row ``j·N + i`` is joint ``j``, sample ``i``);
 units are N·m for revolute and N for prismatic joints.
@@ -27,7 +49,6 @@ import logging
 import os
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Dict
 
 import numpy as np
@@ -52,12 +73,35 @@ from figaroh.identification.parameter import (
     get_standard_parameters,
 )
 from figaroh.tools.qrdecomposition import QRDecomposer
-from figaroh.tools.regressor import build_regressor_basic, get_index_eliminate
+from figaroh.tools.regressor import (
+    build_regressor_basic,
+    build_regressor_reduced,
+    get_index_eliminate,
+)
+from figaroh.tools.solver import LinearSolver
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
     create_task_config,
     require_unified_config,
 )
+from figaroh.utils.results_manager import plot_with_fallback
+
+__all__ = [
+    "BaseIdentification",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "LinearSolver",
+    "UnifiedConfigParser",
+    "add_custom_parameters",
+    "add_standard_additional_parameters",
+    "build_regressor_basic",
+    "build_regressor_reduced",
+    "create_task_config",
+    "get_index_eliminate",
+    "get_standard_parameters",
+    "plot_with_fallback",
+    "require_unified_config",
+    "unified_to_legacy_identif_config",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -169,12 +213,19 @@ class BaseIdentification(ABC):
     # ------------------------------------------------------------------ data
     @abstractmethod
     def load_trajectory_data(self, data_source: str = None):
-        """Load the trajectory data (implemented by robot subclasses).
+        """Hook: load the trajectory data (implemented by robot subclasses).
+
+        Called by :meth:`process_data` as ``load_trajectory_data()`` for the
+        training data, and by :meth:`initialize` as
+        ``load_trajectory_data(data_source=<validation_data_file>)`` for the
+        held-out trajectory, the configured value passed unchanged (through
+        :meth:`resolve_validation_source`). An exception raised for the
+        held-out set only disables the held-out validation (a logged warning).
 
         Args:
-            data_source: Optional alternate dataset (e.g. the held-out
-                validation trajectory named by ``validation_data_file``);
-                ``None`` loads the usual training data.
+            data_source: Optional alternate dataset to load instead of the
+                usual training data (a folder, a file or any name the subclass
+                maps to a dataset); ``None`` loads the training data.
 
         Returns:
             A dict with keys ``"timestamps"`` (N, 1) [s], ``"positions"``
@@ -279,19 +330,31 @@ class BaseIdentification(ABC):
         return _signal.truncate_dict(data_dict, truncate)
 
     def process_kinematics_data(self, filter_config=None):
-        """Filter positions (and given velocities/accelerations) and derive missing ones."""
+        """Hook: fill ``processed_data`` with positions, velocities and accelerations.
+
+        Called by :meth:`process_data` (and for the held-out trajectory) as
+        ``process_kinematics_data(self.filter_config)`` after ``raw_data`` is
+        set; it must (re)create ``self.processed_data`` with ``"timestamps"``,
+        ``"positions"``, ``"velocities"`` and ``"accelerations"`` of shape
+        ``(N, n_active)``. The default is :meth:`filter_kinematics_data`.
+
+        Args:
+            filter_config: Filter settings (see :meth:`filter_kinematics_data`).
+        """
         self.filter_kinematics_data(filter_config)
 
     def filter_kinematics_data(self, filter_config=None):
         """Filter the kinematic signals and differentiate the missing derivatives.
 
         Positions, then velocities, then accelerations: a signal present in the
-        raw data is filtered (median + zero-phase Butterworth); an absent one is
-        the time derivative of the already processed previous signal.
+        raw data is filtered (:meth:`_apply_filters`: median + zero-phase
+        Butterworth); an absent one is the time derivative of the already
+        processed previous signal (not filtered again).
 
         Args:
             filter_config: ``{"differentiation_method", "filter_params": {nbutter,
-                f_butter [Hz], med_fil, f_sample [Hz]}}``; default ``self.filter_config``.
+                f_butter [Hz], med_fil, f_sample [Hz], median_padding}}``; default
+                ``self.filter_config``.
 
         Raises:
             ValueError: Missing timestamps/positions or bad filter parameters.
@@ -318,12 +381,37 @@ class BaseIdentification(ABC):
             previous = name
 
     @staticmethod
-    def _apply_filters(*signals, nbutter=4, f_butter=2, med_fil=5, f_sample=100):
+    def _apply_filters(
+        *signals, nbutter=4, f_butter=2, med_fil=5, f_sample=100, median_padding="zero"
+    ):
+        """Median + zero-phase Butterworth low-pass of each signal, column by column.
+
+        Per column: ``scipy.signal.medfilt`` (window ``med_fil``, zero-padded
+        edges unless ``median_padding="nearest"``), then ``filtfilt(b, a, x,
+        padtype="odd", padlen=3·(max(len(b), len(a)) − 1))`` with ``(b, a) =
+        butter(nbutter, f_butter / (f_sample / 2))``.
+
+        Args:
+            *signals: Arrays (N,) or (N, n), or None (passed through).
+            nbutter: Butterworth order.
+            f_butter: Cut-off [Hz].
+            med_fil: Median window [samples] (odd).
+            f_sample: Sampling frequency [Hz].
+            median_padding: ``"zero"`` (figaroh 1.0.2) or ``"nearest"``.
+
+        Returns:
+            The filtered array for one signal, else a tuple.
+        """
         out = tuple(
             None
             if s is None
             else _signal.low_pass(
-                s, nbutter=nbutter, f_butter=f_butter, med_fil=med_fil, f_sample=f_sample
+                s,
+                nbutter=nbutter,
+                f_butter=f_butter,
+                med_fil=med_fil,
+                f_sample=f_sample,
+                median_padding=median_padding,
             )
             for s in signals
         )
@@ -334,7 +422,20 @@ class BaseIdentification(ABC):
         return _signal.differentiate(time_vector, signal, method)
 
     def process_torque_data(self, **kwargs):
-        """Joint efforts (N, n_active) [N·m or N]; override for drive conversions."""
+        """Hook: joint efforts (N, n_active) [N·m or N] from ``raw_data["torques"]``.
+
+        Called without arguments by :meth:`process_data` (and for the held-out
+        trajectory) after :meth:`process_kinematics_data`; its return value
+        becomes ``processed_data["torques"]``. Override it for drive
+        conversions (currents to torques, gear ratios, gravity offsets). The
+        default returns the raw efforts unchanged.
+
+        Returns:
+            ndarray (N, n_active), columns in active-joint order.
+
+        Raises:
+            IdentificationDataError: No torque data.
+        """
         if self.raw_data.get("torques") is None:
             raise IdentificationDataError("Torque data is required for processing")
         self.processed_data["torques"] = np.asarray(self.raw_data["torques"], dtype=float)
@@ -435,45 +536,50 @@ class BaseIdentification(ABC):
     def initialize(self, truncate=None):
         """Process the data, build the regressor, the parameters and the nominal torques.
 
-        Also loads the held-out trajectory named by ``validation_data_file``.
+        Then, when ``identif_config["validation_data_file"]`` is non-empty, load
+        the held-out trajectory it names: the value (through
+        :meth:`resolve_validation_source`, which by default returns it unchanged)
+        is the ``data_source`` of :meth:`load_trajectory_data`, so it may be a
+        path, a folder or any name the subclass's loader understands. A loader
+        or processing error on the held-out set is logged as a warning
+        ("Validation data unavailable") and the validation metrics fall back to
+        the identification data; an error raised by
+        :meth:`resolve_validation_source` propagates.
 
-        Raises:
-            FileNotFoundError: ``validation_data_file`` names a path that does not exist.
+        Args:
+            truncate: Optional ``(start, end)`` sample range of the training data.
         """
         self.process_data(truncate)
         self.calculate_full_regressor()
         self.initialize_standard_parameters()
         self.compute_reference_torque()
+        self._val_available = False
         source = self.identif_config.get("validation_data_file") or ""
         if source:
-            resolved = self.resolve_validation_source(source)
+            data_source = self.resolve_validation_source(source)
             try:
-                self._load_validation_data(str(resolved))
+                self._load_validation_data(data_source)
             except Exception as exc:  # noqa: BLE001 - a bad validation set must not kill the fit
                 logger.warning("Validation data unavailable: %s", exc)
                 self._val_available = False
 
     def resolve_validation_source(self, source: str):
-        """Turn ``validation_data_file`` into the ``data_source`` of :meth:`load_trajectory_data`.
+        """Hook: turn ``validation_data_file`` into the ``data_source`` of the loader.
 
-        The default accepts an existing path, absolute, relative to the current
-        directory or to the configuration file. Override it to accept other
-        descriptions of a held-out dataset (e.g. a row range of the training log).
+        The default returns ``source`` unchanged, so the value is whatever the
+        subclass's :meth:`load_trajectory_data` accepts (a file, a folder, a
+        dataset name); a relative path is therefore relative to the current
+        directory. Override it to check or translate the value before loading
+        (e.g. refuse a held-out range that overlaps the training rows); an
+        exception raised here is not downgraded to a warning.
 
-        Raises:
-            FileNotFoundError: The path does not exist (the message names the key).
+        Args:
+            source: The configured ``validation_data_file`` (non-empty).
+
+        Returns:
+            The ``data_source`` passed to :meth:`load_trajectory_data`.
         """
-        candidates = [Path(source)]
-        if not Path(source).is_absolute():
-            candidates.append(Path(self._config_file_path).resolve().parent / source)
-        for path in candidates:
-            if path.exists():
-                return path
-        raise FileNotFoundError(
-            f"validation_data_file '{source}' (tasks.identification.data.validation_data_file) "
-            f"does not exist; looked in {[str(c) for c in candidates]}. Fix the path or set it "
-            "to an empty string to validate on the training data"
-        )
+        return source
 
     # ------------------------------------------------------------------ joints
     def fit_joints(self):
@@ -628,21 +734,90 @@ class BaseIdentification(ABC):
         return len(self._fit_blocks())
 
     def _apply_weighted_least_squares(self):
-        """Gautier's weighted least squares from the OLS estimate.
+        """Hook: Gautier's weighted least squares from the OLS estimate.
+
+        Called by :meth:`solve` with ``wls=True`` after the OLS fit; its return
+        value becomes ``phi_base`` and ``result["wls_std_deviations"]``. The
+        default runs three further hooks, each overridable on its own:
+
+        1. :meth:`_calculate_joint_variances` ``(W_b, tau, n_active)`` →
+           ``(sig_ro_joint, diag_SIGMA)``: noise variance per joint block;
+        2. :meth:`_solve_weighted_least_squares` ``(W_b, tau, diag_SIGMA)`` →
+           ``(phi_wls, C_X)``: weighted estimate and its covariance;
+        3. :meth:`_compute_wls_standard_deviations` ``(C_X, phi_wls)`` →
+           relative standard deviations [%].
+
+        ``W_b`` is ``dynamic_regressor_base`` and ``tau`` is ``tau_noised`` (the
+        fitted rows, joint-major), ``n_active`` the number of joint blocks in
+        the fit. The row weights ``1/sqrt(diag_SIGMA + 1e-12)`` are kept for
+        the physical fit.
 
         Returns:
             ``(phi_wls, std_wls)``: estimate and relative std-devs [%].
         """
         W_b, tau = self.dynamic_regressor_base, self.tau_noised
-        variance = self._calculate_joint_variances(W_b, tau, self._n_fit_blocks())
-        phi, std, sqrt_w = _metrics.weighted_solve(W_b, tau, variance)
-        self._wls_row_weight = sqrt_w
-        return phi, std
+        variances = self._calculate_joint_variances(W_b, tau, self._n_fit_blocks())
+        sig_ro_joint, diag_SIGMA = _variance_pair(variances, len(tau))
+        self._sig_ro_joint = sig_ro_joint
+        self._joint_variances = diag_SIGMA
+        phi_wls, C_X = _estimate_pair(
+            self._solve_weighted_least_squares(W_b, tau, diag_SIGMA), W_b, tau, diag_SIGMA
+        )
+        self._wls_covariance = C_X
+        std_wls = np.asarray(self._compute_wls_standard_deviations(C_X, phi_wls), dtype=float)
+        self._wls_row_weight = _metrics.wls_row_weights(diag_SIGMA)
+        return phi_wls, std_wls
 
-    def _calculate_joint_variances(self, W_b, tau, n_blocks):
-        variance = _metrics.joint_block_variances(W_b, tau, self.phi_base, n_blocks)
-        self._joint_variances = variance
-        return variance
+    def _calculate_joint_variances(self, W_b, tau, n_active):
+        """Hook: noise variance of each joint block of the OLS residual.
+
+        ``σ_j² = mean(r_j²)`` over the rows of block ``j`` of
+        ``r = tau − W_b·phi_base`` (blocks of equal length ``rows / n_active``).
+
+        Args:
+            W_b: Base regressor of the fitted rows (rows, n_base).
+            tau: Fitted efforts, stacked joint-major (rows,) [N·m or N].
+            n_active: Number of joint blocks in the fit.
+
+        Returns:
+            ``(sig_ro_joint, diag_SIGMA)``: the ``n_active`` variances
+            [(N·m)² or N²] and their per-row expansion (rows,). (A single
+            per-row array is also accepted from an override.)
+
+        Raises:
+            ValueError: ``rows`` is not a multiple of ``n_active``.
+        """
+        return _metrics.joint_block_variances(W_b, tau, self.phi_base, n_active)
+
+    def _solve_weighted_least_squares(self, W_b, tau, diag_SIGMA):
+        """Hook: weighted least squares with row weights ``1/(diag_SIGMA + 1e-12)``.
+
+        ``C_X = (W_bᵀ Σ⁻¹ W_b)⁻¹`` and ``phi_wls = C_X W_bᵀ Σ⁻¹ tau``
+        (evaluated by QR of the weighted regressor).
+
+        Args:
+            W_b: Base regressor (rows, n_base).
+            tau: Efforts (rows,) [N·m or N].
+            diag_SIGMA: Per-row noise variance (rows,).
+
+        Returns:
+            ``(phi_wls, C_X)``: the estimate (n_base,) and its covariance
+            (n_base, n_base). (An override may return ``phi_wls`` alone; the
+            covariance is then computed from ``diag_SIGMA``.)
+        """
+        return _metrics.weighted_solve(W_b, tau, diag_SIGMA)
+
+    def _compute_wls_standard_deviations(self, C_X, phi_wls):
+        """Hook: relative standard deviations ``round(100·sqrt(C_X[i, i])/|phi_wls[i]|, 2)`` [%].
+
+        Args:
+            C_X: Covariance of the weighted estimate (n_base, n_base).
+            phi_wls: The weighted estimate (n_base,).
+
+        Returns:
+            ndarray (n_base,) [%] (``inf`` for a zero parameter).
+        """
+        return _metrics.wls_relative_std(C_X, phi_wls)
 
     def solve(
         self,
@@ -655,6 +830,11 @@ class BaseIdentification(ABC):
         wls=False,
     ):
         """Identify the base parameters.
+
+        Hook: a subclass may override it (keeping this signature and return
+        value); the command-line and integration workflows call it as
+        ``solve(decimate=…, decimation_factor=…, plotting=False,
+        save_results=False, wls=…)``.
 
         Args:
             decimate: Low-pass and down-sample the rows by ``decimation_factor``.
@@ -702,20 +882,26 @@ class BaseIdentification(ABC):
             self.tau_identif = results["tau_estimated"]
         self._run_finished_at = datetime.now(timezone.utc).isoformat()
         self._compute_quality_metrics()
+        fit_metrics = {
+            "effort_rmse": (float(self.rms_error), "N·m or N (stacked joints)"),
+            "rows": len(self.tau_noised),
+            "base_parameters": len(self.phi_base),
+        }
+        at_rest = self._coulomb_at_rest()
+        if at_rest is not None:
+            fit_metrics["coulomb_rows_at_rest"] = (at_rest["rows_at_rest"], "rows")
         record_stage(
             self,
             "fit",
             "ok",
             "weighted least squares" if wls else "least squares",
-            {
-                "effort_rmse": (float(self.rms_error), "N·m or N (stacked joints)"),
-                "rows": len(self.tau_noised),
-                "base_parameters": len(self.phi_base),
-            },
+            fit_metrics,
         )
         self._store_results(results)
         if wls_std is not None:
             self.result["wls_std_deviations"] = wls_std
+        if at_rest is not None:
+            self.result["coulomb_at_rest"] = at_rest
         self.print_quality_report()
         if plotting:
             self.plot_results()
@@ -749,8 +935,6 @@ class BaseIdentification(ABC):
         Returns:
             ndarray: Identified base parameters.
         """
-        from figaroh.tools.solver import LinearSolver
-
         logger.info("Starting %s identification with custom solver...", self.__class__.__name__)
         self._validate_prerequisites()
         W_red, active_params = self._eliminate_zero_columns(zero_tolerance)
@@ -801,6 +985,37 @@ class BaseIdentification(ABC):
         return self.phi_base
 
     # ------------------------------------------------------------------ metrics
+    def _coulomb_at_rest(self) -> dict | None:
+        """Coulomb-friction rows at rest in the training data, or None when not relevant.
+
+        With friction identified, counts the samples of each fitted joint whose
+        processed velocity is below the dead band ``coulomb_deadband`` (if set;
+        the Coulomb column is 0 there) or below
+        :data:`~figaroh.identification._metrics.REST_SPEED` (the column is then
+        the sign of filtered noise, ±1 at random). Returns None without friction,
+        or without a dead band when fewer than
+        :data:`~figaroh.identification._metrics.REST_FRACTION` of the rows are at
+        rest (the zero crossings of a moving trajectory); logs a warning when
+        rows at rest keep a random sign.
+        """
+        cfg = self.identif_config
+        if not cfg.get("has_friction") or self.processed_data is None:
+            return None
+        deadband = float(cfg.get("coulomb_deadband") or 0.0)
+        fit = self._fit_blocks()
+        idxv = np.asarray(cfg["act_idxv"], dtype=int)[fit]
+        active = list(cfg["active_joints"])
+        v = np.asarray(self.processed_data["velocities"], dtype=float)[:, idxv]
+        summary = _metrics.coulomb_at_rest(v, [active[b] for b in fit], deadband)
+        if deadband <= 0 and summary["rows_at_rest"] < _metrics.REST_FRACTION * summary["rows"]:
+            return None  # zero crossings of a moving trajectory only
+        summary["message"] = _metrics.coulomb_at_rest_message(summary)
+        if deadband <= 0:
+            logger.warning("Coulomb friction: %s", summary["message"])
+        else:
+            logger.info("Coulomb friction: %s", summary["message"])
+        return summary
+
     def _compute_quality_metrics(self):
         qr = getattr(self, "_qr", None)
         r1 = qr.R1 if qr is not None and qr.W_b is self.dynamic_regressor_base else None
@@ -1136,7 +1351,6 @@ class BaseIdentification(ABC):
         if self.result is None:
             logger.warning("No identification results to plot. Run solve() first.")
             return None
-        from figaroh.utils.results_manager import plot_with_fallback
 
         def basic():
             from figaroh.identification.quality_report import basic_identification_plot
@@ -1171,3 +1385,37 @@ class BaseIdentification(ABC):
         for fmt, path in saved.items():
             logger.info("  %s: %s", fmt, path)
         return saved
+
+
+def _variance_pair(variances, rows: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(sig_ro_joint, diag_SIGMA)`` from a :meth:`_calculate_joint_variances` result."""
+    if isinstance(variances, tuple) and len(variances) == 2:
+        sig, diag = variances
+        sig = None if sig is None else np.asarray(sig, dtype=float).ravel()
+    else:
+        sig, diag = None, variances
+    diag = np.asarray(diag, dtype=float).ravel()
+    if diag.shape != (rows,):
+        raise ValueError(
+            f"_calculate_joint_variances must return (sig_ro_joint, diag_SIGMA) with one "
+            f"variance per fitted row ({rows}), got diag_SIGMA of shape {diag.shape}"
+        )
+    return sig, diag
+
+
+def _estimate_pair(out, W_b, tau, diag_SIGMA) -> tuple[np.ndarray, np.ndarray]:
+    """``(phi_wls, C_X)`` from a :meth:`_solve_weighted_least_squares` result."""
+    if isinstance(out, tuple) and len(out) == 2:
+        first, second = (np.asarray(v, dtype=float) for v in out)
+        phi, cov = (second, first) if first.ndim == 2 else (first, second)
+    else:
+        phi = np.asarray(out, dtype=float)
+        cov = _metrics.weighted_solve(W_b, tau, diag_SIGMA)[1]
+    n_base = W_b.shape[1]
+    phi = phi.ravel()
+    if phi.shape != (n_base,) or cov.shape != (n_base, n_base):
+        raise ValueError(
+            f"_solve_weighted_least_squares must return (phi_wls ({n_base},), C_X "
+            f"({n_base}, {n_base})), got {phi.shape} and {cov.shape}"
+        )
+    return phi, cov

@@ -30,9 +30,11 @@ __all__ = [
     "PHYSICAL_FIT_DEFAULTS",
     "DIFFERENTIATION_METHODS",
     "FILTER_PARAM_KEYS",
+    "MEDIAN_PADDINGS",
     "unified_to_legacy_identif_config",
     "fill_active_joint_indices",
     "filter_config",
+    "coulomb_deadband",
     "get_param_from_yaml",
 ]
 
@@ -53,7 +55,10 @@ PHYSICAL_FIT_DEFAULTS: dict[str, Any] = {
 DIFFERENTIATION_METHODS = ("gradient", "forward", "backward", "central")
 
 #: Keyword arguments accepted by the identification filter (``filter_params``).
-FILTER_PARAM_KEYS = ("nbutter", "f_butter", "med_fil", "f_sample")
+FILTER_PARAM_KEYS = ("nbutter", "f_butter", "med_fil", "f_sample", "median_padding")
+
+#: Edge handling of the median filter: ``"zero"`` (figaroh 1.0.2) or ``"nearest"``.
+MEDIAN_PADDINGS = ("zero", "nearest")
 
 _LEGACY_CONFIG_DEPRECATION_MESSAGE = (
     "Legacy flat config format (top-level 'calibration:'/'identification:' sections with "
@@ -95,6 +100,24 @@ def _positive_number(value: Any, key: str, unit: str) -> float:
         raise ValueError(f"{key} must be a positive number [{unit}], got {value!r}") from None
     if not math.isfinite(number) or number <= 0.0:
         raise ValueError(f"{key} must be a positive finite number [{unit}], got {value!r}")
+    return number
+
+
+def coulomb_deadband(value: Any, key: str = "problem.coulomb_deadband") -> float:
+    """Validate a Coulomb-friction dead band: a finite speed ≥ 0 [rad/s or m/s].
+
+    Raises:
+        IdentificationConfigError: Not a number, negative or not finite.
+    """
+    try:
+        number = float(value) if not isinstance(value, bool) else float("nan")
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not math.isfinite(number) or number < 0.0:
+        raise IdentificationConfigError(
+            f"{key} must be a finite speed >= 0 [rad/s or m/s] under which the Coulomb "
+            f"friction sign is set to 0 (0 disables the dead band), got {value!r}"
+        )
     return number
 
 
@@ -202,6 +225,12 @@ def _extract_signal_processing_params(
                 "signal_processing.filter_params.med_fil (median window) must be a "
                 f"positive odd integer, got {med!r}"
             )
+    if "median_padding" in filter_params and filter_params["median_padding"] not in MEDIAN_PADDINGS:
+        raise ValueError(
+            "signal_processing.filter_params.median_padding must be one of "
+            f"{list(MEDIAN_PADDINGS)} ('zero': figaroh 1.0.2, 'nearest': repeat the edge "
+            f"samples), got {filter_params['median_padding']!r}"
+        )
     # The identification filter uses filter_params; the legacy low-pass filter
     # (low_pass_filter_data) uses cut_off_frequency_butterworth and ts: check both.
     _check_nyquist(cutoff, fs, "signal_processing.cutoff_frequency")
@@ -257,7 +286,11 @@ def _extract_joint_limits(identif_config: dict[str, Any], joints: Mapping[str, A
 
 
 def _extract_problem_config(identif_config: dict[str, Any], problem: Mapping[str, Any]) -> None:
-    """Problem flags, model components, ``wls``, QR tolerance and fitted joints.
+    """Problem flags, model components, ``wls``, QR tolerance, fitted joints, dead band.
+
+    ``problem.coulomb_deadband`` [rad/s or m/s], when given, becomes
+    ``identif_config["coulomb_deadband"]``: the Coulomb-friction regressor
+    column is ``sign(dq)`` only where ``|dq| ≥`` the dead band and 0 below it.
 
     Model-component flags default to **True** when absent.
     """
@@ -291,6 +324,10 @@ def _extract_problem_config(identif_config: dict[str, Any], problem: Mapping[str
         )
 
     identif_config["wls"] = _as_bool(problem.get("wls", False), "problem.wls")
+
+    # Optional (absent from figaroh 1.0.2): sign(dq) = 0 where |dq| < dead band.
+    if problem.get("coulomb_deadband") is not None:
+        identif_config["coulomb_deadband"] = coulomb_deadband(problem["coulomb_deadband"])
 
     tol = problem.get("qr_relative_tolerance")
     if tol is not None:

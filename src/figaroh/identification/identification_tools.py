@@ -9,7 +9,8 @@
   Gautier's per-joint weighted least squares.
 * :func:`calculate_first_second_order_differentiation` — Lie-group finite
   differences of sampled configurations (``nq != nv`` aware, non-uniform time).
-* :func:`low_pass_filter_data` — zero-phase Butterworth low-pass filter.
+* :func:`low_pass_filter_data` — zero-phase Butterworth low-pass filter (1.0.2 cut-off
+  normalisation by default, ``cutoff_in_hz=True`` for a cut-off in Hz).
 
 Stacked effort vectors and regressors are joint-major: row ``j·N + i`` is
 DOF block ``j``, sample ``i``.
@@ -643,12 +644,18 @@ def calculate_first_second_order_differentiation(
 # ---------------------------------------------------------------------------
 
 
-def _normalised_cutoff(cutoff_hz: Any, sample_time: Any) -> float:
-    """Butterworth cut-off normalised to Nyquist: ``Wn = f_c / (f_s / 2) = 2·f_c·ts``.
+def _normalised_cutoff(cutoff_hz: Any, sample_time: Any, cutoff_in_hz: bool = False) -> float:
+    """Butterworth ``Wn`` (fraction of the Nyquist frequency) of a configured cut-off.
+
+    * ``cutoff_in_hz=False`` (figaroh 1.0.2): ``Wn = ts·f_c / 2``. The Nyquist
+      frequency is ``1 / (2·ts)``, so the effective cut-off is
+      ``Wn / (2·ts) = f_c / 4`` [Hz]: four times below the configured value.
+    * ``cutoff_in_hz=True``: ``Wn = f_c / (f_s / 2) = 2·f_c·ts``, the cut-off
+      is ``f_c`` [Hz].
 
     Raises:
-        IdentificationConfigError: Non-positive/non-finite values, or a
-            cut-off at or above the Nyquist frequency ``1 / (2·ts)``.
+        IdentificationConfigError: Non-positive/non-finite values, or ``Wn ≥ 1``
+            (an effective cut-off at or above the Nyquist frequency).
     """
     try:
         fc = float(cutoff_hz)
@@ -665,26 +672,38 @@ def _normalised_cutoff(cutoff_hz: Any, sample_time: Any) -> float:
             "frequency [Hz]"
         )
     nyquist = 0.5 / ts
-    if fc >= nyquist:
+    wn = 2.0 * fc * ts if cutoff_in_hz else ts * fc / 2.0
+    if wn >= 1.0:
+        effective = wn * nyquist
         raise IdentificationConfigError(
-            f"Cut-off frequency {fc} Hz must be below the Nyquist frequency {nyquist} Hz "
-            f"(half the sampling rate 1/ts = {1.0 / ts} Hz); lower "
-            "cut_off_frequency_butterworth"
+            f"Cut-off frequency {fc} Hz gives an effective cut-off of {effective:g} Hz, not "
+            f"below the Nyquist frequency {nyquist} Hz (half the sampling rate 1/ts = "
+            f"{1.0 / ts} Hz); lower cut_off_frequency_butterworth"
         )
-    return fc / nyquist
+    return wn
 
 
 def low_pass_filter_data(
-    data: np.ndarray, identif_config: Mapping[str, Any], nbutter: int = 5
+    data: np.ndarray,
+    identif_config: Mapping[str, Any],
+    nbutter: int = 5,
+    *,
+    cutoff_in_hz: bool = False,
 ) -> np.ndarray:
     """Apply zero-phase Butterworth low-pass filter to measurement data.
 
-    Designs an order-``nbutter`` Butterworth filter with cut-off
-    ``f_c = cut_off_frequency_butterworth`` [Hz] at sampling rate
-    ``f_s = 1/ts`` (normalised ``Wn = 2·f_c·ts``, must be < 1) and applies it
-    forward and backward (``scipy.signal.sosfiltfilt``, odd padding of
-    ``3·nbutter`` samples), so the output has no phase lag. Each column is
-    filtered independently along axis 0.
+    Designs an order-``nbutter`` Butterworth filter ``(b, a) = butter(nbutter,
+    Wn)`` and applies it forward and backward (``scipy.signal.filtfilt``, odd
+    padding of ``3·(max(len(b), len(a)) − 1) = 3·nbutter`` samples), so the
+    output has no phase lag; each column is filtered independently along axis 0.
+    Then ``5·nbutter`` samples are trimmed at each end.
+
+    The normalised cut-off is figaroh 1.0.2's by default:
+    ``Wn = ts · f_c / 2`` with ``f_c = cut_off_frequency_butterworth`` [Hz].
+    Since ``scipy`` normalises by the Nyquist frequency ``1/(2·ts)``, the
+    effective cut-off is ``f_c / 4`` [Hz] (e.g. 1.25 Hz for a configured 5 Hz).
+    ``cutoff_in_hz=True`` gives a cut-off of ``f_c`` [Hz]
+    (``Wn = 2·f_c·ts``).
 
     Args:
         data (ndarray): Raw measurement data (n_samples,) or (n_samples, n).
@@ -692,14 +711,20 @@ def low_pass_filter_data(
             time [s]) and ``cut_off_frequency_butterworth`` (cut-off [Hz]).
         nbutter (int, optional): Filter order. Higher order gives sharper
             frequency cutoff. Defaults to 5.
+        cutoff_in_hz (bool, optional): Read ``cut_off_frequency_butterworth``
+            as the actual cut-off [Hz] instead of 1.0.2's normalisation
+            (four times lower). Defaults to False.
 
     Returns:
         ndarray: Filtered data with border regions removed
         (n_samples − 10·nbutter rows).
 
     Raises:
-        ValueError: Cut-off at or above Nyquist, invalid order, non-finite
-            data, or too few samples for the padding and border trimming.
+        IdentificationConfigError: Missing or invalid ``ts`` /
+            ``cut_off_frequency_butterworth``, or an effective cut-off at or
+            above the Nyquist frequency.
+        ValueError: Invalid order, non-finite data, or too few samples for the
+            padding and border trimming.
 
     Note:
         Border effects are handled by removing nborder = 5*nbutter samples
@@ -715,14 +740,17 @@ def low_pass_filter_data(
     if isinstance(nbutter, bool) or int(nbutter) != nbutter or int(nbutter) < 1:
         raise ValueError(f"nbutter must be a positive integer filter order, got {nbutter!r}")
     nbutter = int(nbutter)
-    wn = _normalised_cutoff(identif_config["cut_off_frequency_butterworth"], identif_config["ts"])
+    wn = _normalised_cutoff(
+        identif_config["cut_off_frequency_butterworth"], identif_config["ts"], bool(cutoff_in_hz)
+    )
 
     values = np.asarray(data, dtype=float)
     if values.ndim not in (1, 2):
         raise ValueError(f"data must be 1-D or 2-D (n_samples, n), got shape {values.shape}")
     if not np.all(np.isfinite(values)):
         raise ValueError("data contains NaN or inf; clean the data before filtering")
-    padlen = 3 * nbutter
+    b, a = signal.butter(nbutter, wn, "low")
+    padlen = 3 * (max(len(b), len(a)) - 1)
     nbord = 5 * nbutter
     n_samples = values.shape[0]
     minimum = max(padlen + 1, 2 * nbord + 1)
@@ -731,6 +759,5 @@ def low_pass_filter_data(
             f"data has {n_samples} samples; a Butterworth filter of order {nbutter} needs at "
             f"least {minimum} (padding {padlen} and {nbord} border samples trimmed at each end)"
         )
-    sos = signal.butter(nbutter, wn, "low", output="sos")
-    filtered = signal.sosfiltfilt(sos, values, axis=0, padtype="odd", padlen=padlen)
+    filtered = signal.filtfilt(b, a, values, axis=0, padtype="odd", padlen=padlen)
     return filtered[nbord : n_samples - nbord]

@@ -2,9 +2,9 @@
 
 :func:`format_quality_report` builds the text that
 :meth:`BaseIdentification.print_quality_report` prints: stages, condition
-number, effort RMSE and correlation, per-joint residuals, the five least
-certain base parameters, held-out validation and optional physical-consistency
-status. Efforts are in N·m (revolute) or N (prismatic).
+number, effort RMSE and correlation, Coulomb-friction rows at rest, per-joint
+residuals, the five least certain base parameters, held-out validation and
+optional physical-consistency status. Efforts are in N·m (revolute) or N (prismatic).
 """
 
 from __future__ import annotations
@@ -61,6 +61,9 @@ def format_quality_report(ident: Any) -> str:
         f"  {rmse_label:<13s} {result.get('rmse norm (N/m)', float('nan')):.4f}    "
         f"Correlation: {correlation:.4f}"
     )
+    at_rest = result.get("coulomb_at_rest")
+    if isinstance(at_rest, dict) and at_rest.get("message"):
+        lines.append(f"  Coulomb friction: {at_rest['message']}")
     selected_info = result.get("selected")
     if isinstance(selected_info, dict) and "effort_rmse_fit" in selected_info:
         label = (

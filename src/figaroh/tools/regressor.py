@@ -11,7 +11,8 @@ Layout (see ``spec/regressor_and_backends.md``):
   about the body origin): exactly ``pinocchio.computeJointTorqueRegressor``.
   Then, only for the enabled features and in this order, blocks of ``nv``
   columns each: viscous friction ``fv`` (entry ``dq``), Coulomb friction ``fs``
-  (``sign(dq)``, ``sign(0) = 0``), actuator (armature) inertia ``Ia``
+  (``sign(dq)``, ``sign(0) = 0``; ``0`` where ``|dq| < coulomb_deadband`` when
+  that optional dead band [rad/s or m/s] is set), actuator (armature) inertia ``Ia``
   (``ddq``) and joint offset ``off`` (``1``). DOF ``j``'s entry sits at column
   ``block_start + j`` and only in DOF ``j``'s rows, and only for the DOFs in
   ``identif_config["act_idxv"]``; other entries stay zero (removed later by
@@ -57,6 +58,9 @@ class RegressorConfig:
             (subset of ``"Fx" "Fy" "Fz" "Mx" "My" "Mz"``; ``None``/``"All"``: all).
         additional_columns: Number of extra columns per DOF/body
             (``2·friction + actuator_inertia + joint_offset``).
+        coulomb_deadband: Speed [rad/s or m/s] under which the Coulomb column
+            is 0 instead of ``sign(dq)`` (the friction direction is undefined
+            at rest); 0 keeps ``sign(dq)`` everywhere.
     """
 
     has_friction: bool = False
@@ -66,6 +70,7 @@ class RegressorConfig:
     is_external_wrench: bool = False
     force_torque: Sequence[str] | None = None
     additional_columns: int = 0
+    coulomb_deadband: float = 0.0
 
     def extra_blocks(self) -> list[str]:
         """Names of the enabled extra blocks, in column order."""
@@ -295,6 +300,8 @@ class RegressorBuilder:
                 S[b, dofs] = VT[dofs]
             elif block == "fs":
                 S[b, dofs] = np.sign(VT[dofs])
+                if self.config.coulomb_deadband > 0:
+                    S[b, dofs] *= np.abs(VT[dofs]) >= self.config.coulomb_deadband
             elif block == "Ia":
                 S[b, dofs] = AT[dofs]
             else:
@@ -366,8 +373,9 @@ def build_regressor_basic(robot, q, v, a, identif_config, tau=None) -> np.ndarra
         a: Accelerations (N, nv) [rad/s²].
         identif_config: Flags ``has_friction``, ``has_actuator_inertia``,
             ``has_joint_offset`` (default False here), ``is_joint_torques``
-            (default True), ``is_external_wrench``, ``force_torque``, and
-            ``act_idxv``.
+            (default True), ``is_external_wrench``, ``force_torque``,
+            ``act_idxv`` and the optional ``coulomb_deadband`` [rad/s or m/s]
+            (default 0: ``sign(dq)`` everywhere).
         tau: Unused; kept for backward compatibility.
 
     Returns:
@@ -385,6 +393,7 @@ def build_regressor_basic(robot, q, v, a, identif_config, tau=None) -> np.ndarra
         is_external_wrench=bool(identif_config.get("is_external_wrench", False)),
         force_torque=identif_config.get("force_torque", None),
         additional_columns=2 * has_friction + has_ia + has_off,
+        coulomb_deadband=float(identif_config.get("coulomb_deadband") or 0.0),
     )
     return RegressorBuilder(robot, config).build_basic_regressor(q, v, a, identif_config)
 
