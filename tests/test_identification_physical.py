@@ -87,3 +87,30 @@ def test_bad_select_stage_in_config_is_refused(data):
     robot, folder, (train, _) = data
     with pytest.raises(ValueError, match="select_stage"):
         _ur10.UR10Identification(robot, _config(folder, "    select_stage: best\n"), data_dir=train)
+
+
+def test_physical_consistency_projects_the_reconstructed_fit_end_to_end(data, tmp_path):
+    body = (
+        "    physical_consistency:\n      enabled: true\n"
+        "    reconstruction:\n      enabled: true\n      method: nullspace\n"
+    )
+    ident, _ = _solve(data, body)
+    pc = ident.result["physical consistency"]
+    assert pc["source"] == "reconstruction"
+    theta = ident._recon_result.as_dict()
+    assert all(pc["raw_parameters"][n] == v for n, v in theta.items())
+    projection = pc.get("projection")
+    if projection is not None:  # some reconstructed link was infeasible
+        assert isinstance(projection["projected_links"], int)
+        assert projection["projected_links"] + len(projection["failed_links"]) == len(
+            pc["feasibility"]
+        )
+    html = open(ident.export_html_report(output_dir=str(tmp_path)), encoding="utf-8").read()
+    assert "reconstructed fit" in html
+    # without a reconstruction there is nothing identified to check
+    ident2, _ = _solve(data, "    physical_consistency:\n      enabled: true\n")
+    pc2 = ident2.result["physical consistency"]
+    assert pc2["status"] == "skipped" and "source" not in pc2
+    assert next(s for s in ident2.stages if s.stage == "physical").status == "not_run"
+    html2 = open(ident2.export_html_report(output_dir=str(tmp_path / "b")), encoding="utf-8").read()
+    assert "nothing identified to check" in html2

@@ -161,7 +161,7 @@ def test_robot_projection_reports_partial_on_impossible_bounds():
         cad_constraints=cad,
     )
     assert report.status == "partial"
-    assert report.failed_links == ("c",) and set(report.projected_links) == {"a", "b"}
+    assert report.failed_links == ("c",) and report.projected_links == 2  # a count
     assert report.per_link["c"].status == "error"
     np.testing.assert_array_equal(projected["c"], infeasible_p10())  # unchanged on error
 

@@ -425,11 +425,50 @@ def test_selection_contracts(ident):
     assert rec["base_residual_norm"] < 1e-8 * np.linalg.norm(ident.phi_base)
 
 
-def test_physical_consistency_hook_on_nominal_and_infeasible_dicts(ident):
+def test_physical_consistency_checks_the_reconstructed_fit_not_the_nominal(ident, monkeypatch):
+    # nothing identified to check: the nominal (CAD) parameters are not projected
     run_pipeline(ident, physical_consistency={"enabled": True})
     pc_res = ident.result["physical consistency"]
-    assert pc_res["status"] == "already_feasible" and pc_res["source"] == "standard_parameter"
-    assert stage(ident, "physical").status == "ok"
+    assert pc_res == {"enabled": True, "status": "skipped", "reason": "no parameter_dict available"}
+    assert stage(ident, "physical").status == "not_run"
+    assert "reconstruction" not in ident.result
+    # with a reconstruction: the reconstructed fit is checked, and reconstructed once
+    from figaroh.identification import reconstruction as rec_mod
+
+    calls = []
+    real = rec_mod.reconstruct_full_parameters
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rec_mod, "reconstruct_full_parameters", counting)
+    run_pipeline(ident, physical_consistency={"enabled": True}, reconstruction={"enabled": True})
+    assert len(calls) == 1
+    pc_res = ident.result["physical consistency"]
+    assert pc_res["source"] == "reconstruction"
+    assert pp.consistency_source_label(pc_res) == "reconstructed fit"
+    theta = ident._recon_result.as_dict()
+    raw = pc_res["raw_parameters"]
+    for name, value in ident.standard_parameter.items():
+        assert raw[name] == (theta[name] if name in theta else float(value))
+    # the raw reconstruction differs from the nominal values it started from
+    assert any(abs(theta[n] - ident.standard_parameter[n]) > 1e-9 for n in theta)
+    # every link verdict matches the explicit pseudo-inertia of the reconstructed p10
+    for joint, verdict in pc_res["feasibility"].items():
+        p10 = [raw[f"{k}_{joint}"] for k in INERTIAL_KEYS]
+        lam = np.linalg.eigvalsh(pseudo_inertia_matrix_from_p10(p10))[0]
+        feasible = lam >= -1e-10 and p10[0] >= 1e-6
+        assert verdict["status"] == ("feasible" if feasible else "infeasible")
+    if pc_res["status"] != "already_feasible":
+        proj = pc_res["projected_parameters"]
+        assert pc_res["projection"]["projected_links"] == len(pc_res["feasibility"]) - len(
+            pc_res["projection"]["failed_links"]
+        )
+        for joint in pc_res["feasibility"]:
+            p10 = [proj[f"{k}_{joint}"] for k in INERTIAL_KEYS]
+            assert np.linalg.eigvalsh(pseudo_inertia_matrix_from_p10(p10))[0] >= -1e-8
+    assert ident.result["reconstruction"]["status"] == "ok"
     params = dict(ident.standard_parameter)
     params["Izz_wrist_3_joint"] = 1.0  # triangle inequality broken
     out = pp.apply_physical_consistency_if_enabled(ident, {"parameter_dict": params})

@@ -527,7 +527,7 @@ def test_calibration_and_optimal_plots(tmp_path, no_show):
     ]
     assert mpimg.imread(paths[0]).shape[:2] == (1000, 1400)
     paths = rm.plot_calibration_results(
-        residuals_by_sample=cal["rms residuals by samples"], output_dir=tmp_path
+        residuals=cal["rms residuals by samples"], output_dir=tmp_path
     )
     assert len(paths) == 1 and Path(paths[0]).read_bytes()[:8] == PNG_MAGIC
 

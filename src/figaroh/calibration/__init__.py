@@ -8,8 +8,14 @@
 * :mod:`~figaroh.calibration.estimation` — estimation methods and the lift;
 * :mod:`~figaroh.calibration.parameter` — parameter names and layout.
 
-Importing the package does not import the submodules eagerly.
+Importing the package does not import the submodules eagerly;
+``figaroh.calibration.BaseCalibration`` is resolved on first access.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = [
     "base_calibration",
@@ -18,4 +24,14 @@ __all__ = [
     "data_loader",
     "estimation",
     "parameter",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "BaseCalibration",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BaseCalibration":
+        value = importlib.import_module("figaroh.calibration.base_calibration").BaseCalibration
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -139,16 +139,17 @@ class Protocol:
             sessions.append(ProtocolSession(id=s["id"], role=s["role"], files=files))
         return cls(name=str(doc["name"]), version=version, sessions=sessions)
 
-    def session(self, id: str) -> ProtocolSession:
-        """Return the session with identifier ``id``.
+    def session(self, session_id: str) -> ProtocolSession:
+        """Return the session with identifier ``session_id`` (compared as text).
 
         Raises:
-            KeyError: no such session.
+            KeyError: no such session; the message lists the known identifiers.
         """
         for s in self.sessions:
-            if s.id == str(id):
+            if s.id == str(session_id):
                 return s
-        raise KeyError(f"Protocol {self.name}: no session '{id}'")
+        known = ", ".join(repr(s.id) for s in self.sessions) or "none"
+        raise KeyError(f"Protocol {self.name}: no session '{session_id}' (sessions: {known})")
 
     def with_role(self, role: str) -> List[ProtocolSession]:
         """Sessions whose role is ``role`` (possibly empty)."""

@@ -5,9 +5,10 @@ calls them (in ``_store_results``, after the result dict is built and before
 validation):
 
 1. :func:`apply_physical_consistency_if_enabled` → ``result["physical consistency"]``
-   (check / LMI-project the nominal or given parameter dict);
+   (check / LMI-project the reconstructed fit or a given parameter dict; it
+   runs step 2 first when it needs the reconstruction);
 2. :func:`apply_reconstruction_if_enabled` → ``result["reconstruction"]`` and
-   ``identif._recon_result``;
+   ``identif._recon_result`` (computed once per ``identif_results``);
 3. :func:`run_physical_fit_if_wanted` → ``identif._physical_fit`` and
    ``result["physical_fit"]``;
 4. :func:`select_if_requested` → ``identif.selected`` and ``result["selected"]``;
@@ -30,6 +31,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "apply_physical_consistency_if_enabled",
     "apply_reconstruction_if_enabled",
+    "consistency_source_label",
     "export_selected_urdf",
     "record_physical_stage",
     "run_physical_fit_if_wanted",
@@ -68,15 +70,56 @@ def _projection_weights(cfg: Dict[str, Any]) -> np.ndarray | None:
     return np.array([wm, wh, wh, wh] + [ws] * 6)
 
 
+#: ``source`` of a physical-consistency report that checked the reconstructed fit.
+RECONSTRUCTION_SOURCE = "reconstruction"
+
+#: Human-readable label of each ``source`` (reports).
+SOURCE_LABELS = {
+    RECONSTRUCTION_SOURCE: "reconstructed fit",
+    "identif_results.parameter_dict": "given parameter_dict",
+    "identif_results.standard_parameter_dict": "given standard_parameter_dict",
+}
+
+
+def _reconstructed_parameter_dict(
+    identif: Any, identif_results: Dict[str, Any]
+) -> Dict[str, float] | None:
+    """The identified full parameters: nominal values with the reconstructed ``θ_r`` entries.
+
+    Runs the reconstruction step (once per ``identif_results``) when it is
+    enabled or selected — through the ``_apply_reconstruction_if_enabled``
+    hook, so a subclass override takes effect; None when it is not enabled,
+    or when it could not run.
+    """
+    hook = getattr(identif, "_apply_reconstruction_if_enabled", None)
+    if callable(hook):
+        entry = hook(identif_results)
+    else:
+        entry = apply_reconstruction_if_enabled(identif, identif_results)
+    res = getattr(identif, "_recon_result", None)
+    if entry is None or res is None:
+        return None
+    full = {str(k): float(v) for k, v in (identif.standard_parameter or {}).items()}
+    full.update(res.as_dict())
+    return full
+
+
 def apply_physical_consistency_if_enabled(
     identif: Any, identif_results: Dict[str, Any]
 ) -> Dict[str, Any] | None:
     """``BaseIdentification._apply_physical_consistency_if_enabled``.
 
-    Checks every link of a parameter dict (``identif_results["parameter_dict"]``,
-    else ``["standard_parameter_dict"]``, else the nominal
-    ``standard_parameter``) and, unless all are feasible and
-    ``skip_if_feasible``, projects each onto the physically consistent set.
+    Checks every link of the identified parameters and, unless all are
+    feasible and ``skip_if_feasible``, projects each onto the physically
+    consistent set. The parameters (``source`` of the report) are, in order:
+    ``identif_results["parameter_dict"]``, ``["standard_parameter_dict"]``,
+    else the **reconstructed fit** (``"reconstruction"``: the nominal
+    standard parameters with the reconstructed ``θ_r`` entries, which needs
+    ``reconstruction.enabled`` or ``select_stage: reconstruction``; the
+    reconstruction is then run here, once). The nominal (CAD) parameters are
+    never projected: with nothing identified to check the status is
+    ``skipped`` (reason ``"no parameter_dict available"``).
+
     Stores and returns ``result["physical consistency"]``; returns None (no
     key) when disabled. Never raises for solver problems (they become a
     status).
@@ -96,11 +139,18 @@ def apply_physical_consistency_if_enabled(
     elif identif_results.get("standard_parameter_dict") is not None:
         params = identif_results["standard_parameter_dict"]
         source = "identif_results.standard_parameter_dict"
-    elif getattr(identif, "standard_parameter", None) is not None:
-        params, source = identif.standard_parameter, "standard_parameter"
     else:
-        out.update(status="skipped", reason="no parameter_dict available")
-        return _store(identif, "physical consistency", out)
+        params, source = (
+            _reconstructed_parameter_dict(identif, identif_results),
+            RECONSTRUCTION_SOURCE,
+        )
+        if params is None:
+            logger.info(
+                "physical_consistency: nothing identified to check (enable reconstruction "
+                "to check the reconstructed full parameters); skipped"
+            )
+            out.update(status="skipped", reason="no parameter_dict available")
+            return _store(identif, "physical consistency", out)
     try:
         from figaroh.identification import physical_consistency as pc
         from figaroh.identification.cad_constraints import build_cad_constraints_from_config
@@ -198,24 +248,46 @@ def apply_reconstruction_if_enabled(
     ``solve_with_custom_solver``) the step is ``skipped``. The
     prior is the nominal ``standard_parameter`` (``prior.source: dict``), the
     model's inertias (``urdf``) or a YAML file (``yaml``). Stores
-    ``identif._recon_result`` and returns/stores ``result["reconstruction"]``.
+    ``identif._recon_result`` (None when nothing was reconstructed) and
+    returns/stores ``result["reconstruction"]``. The outcome is remembered in
+    ``identif_results`` (private key), so a second call with the same results
+    — the consistency step may need the reconstruction first — reuses it.
     """
     from figaroh.identification.selection import requested_stage
 
     cfg = _recon_cfg(identif)
     if not (cfg.get("enabled") or requested_stage(identif) == "reconstruction"):
         return None
+    done = identif_results.get(_RECON_DONE)
+    if done is not None:  # already run for these results (by the consistency step)
+        identif._recon_result = done[1]
+        return _store(identif, "reconstruction", done[0])
+    out = _reconstruct(identif, identif_results, cfg)
+    identif_results[_RECON_DONE] = (out, getattr(identif, "_recon_result", None))
+    return out
+
+
+#: Key under which ``identif_results`` remembers its reconstruction.
+_RECON_DONE = "_reconstruction_done"
+
+
+def _reconstruct(
+    identif: Any, identif_results: Dict[str, Any], cfg: Dict[str, Any]
+) -> Dict[str, Any]:
+    """Body of :func:`apply_reconstruction_if_enabled` (always runs)."""
     out: Dict[str, Any] = {"enabled": True}
     M = identif_results.get("M")
     params_r = identif_results.get("params_r")
     phi = identif_results.get("phi_base")
     if M is None or params_r is None or phi is None:
+        identif._recon_result = None
         out.update(status="skipped", reason="M matrix not available; run solve() first")
         return _store(identif, "reconstruction", out)
     try:
         from figaroh.identification.cad_constraints import build_cad_constraints_from_config
         from figaroh.identification.reconstruction import reconstruct_full_parameters
     except ImportError as exc:  # pragma: no cover
+        identif._recon_result = None
         out.update(status="unavailable", reason=f"import failed: {exc}")
         return _store(identif, "reconstruction", out)
     method = str(cfg.get("method", "nullspace")).strip().lower()
@@ -428,13 +500,21 @@ def record_physical_stage(identif: Any) -> None:
         record_stage(identif, "physical", status, reason)
 
 
+def consistency_source_label(pc: Dict[str, Any]) -> str:
+    """What a ``result["physical consistency"]`` entry checked, for reports."""
+    source = pc.get("source")
+    if source is None:
+        return "nothing identified to check"
+    return SOURCE_LABELS.get(str(source), str(source))
+
+
 def selection_report_lines(identif: Any) -> List[str]:
     """Terminal-report lines for the selected estimate (empty with the default stage)."""
     lines: List[str] = []
     result = getattr(identif, "result", None) or {}
     pc = result.get("physical consistency")
     if pc is not None:
-        lines.append(f"Physical consistency (nominal parameters): {pc.get('status')}")
+        lines.append(f"Physical consistency ({consistency_source_label(pc)}): {pc.get('status')}")
     sel = getattr(identif, "selected", None)
     if sel is None:
         pf = result.get("physical_fit")

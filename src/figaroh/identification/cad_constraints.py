@@ -85,34 +85,60 @@ def _interval(lo: Any, hi: Any, what: str) -> Tuple[float, float]:
     return a, b
 
 
-def add_mass_bounds(cad: CADConstraints, joint: str, *, m_min: float, m_max: float) -> None:
-    """Set ``m_min ≤ m_joint ≤ m_max`` [kg].
+def add_mass_bounds(
+    cad: CADConstraints, joint_name: str, *, m_min: float, m_max: float
+) -> CADConstraints:
+    """Set ``m_min ≤ m_<joint_name> ≤ m_max`` [kg] (replacing an earlier bound).
+
+    Args:
+        cad: Constraints to edit in place.
+        joint_name: Joint whose body (link) is bounded.
+        m_min: Lower mass bound [kg].
+        m_max: Upper mass bound [kg].
+
+    Returns:
+        ``cad`` itself, so calls can be chained.
 
     Raises:
         ValueError: ``m_min > m_max`` or non-finite bounds.
     """
-    cad.mass_bounds[str(joint)] = _interval(m_min, m_max, f"mass_bounds[{joint!r}]")
+    cad.mass_bounds[str(joint_name)] = _interval(m_min, m_max, f"mass_bounds[{joint_name!r}]")
+    return cad
 
 
 def add_com_bounds(
-    cad: CADConstraints, joint: str, *, axis: str, h_min: float, h_max: float
-) -> None:
-    """Set ``h_min ≤ h_axis ≤ h_max`` on a first moment [kg·m].
+    cad: CADConstraints, joint_name: str, *, axis: str, h_min: float, h_max: float
+) -> CADConstraints:
+    """Set ``h_min ≤ h_axis ≤ h_max`` on a first moment ``h = m·c`` [kg·m].
+
+    Args:
+        cad: Constraints to edit in place.
+        joint_name: Joint whose body (link) is bounded.
+        axis: ``"x"``, ``"y"`` or ``"z"``.
+        h_min: Lower bound [kg·m].
+        h_max: Upper bound [kg·m].
+
+    Returns:
+        ``cad`` itself, so calls can be chained.
 
     Raises:
         ValueError: ``axis`` not in x/y/z, or ``h_min > h_max``.
     """
     if axis not in _AXES:
         raise ValueError(f"com_bounds axis must be one of {_AXES}, got {axis!r}")
-    cad.com_bounds.setdefault(str(joint), {})[axis] = _interval(
-        h_min, h_max, f"com_bounds[{joint!r}][{axis!r}]"
+    cad.com_bounds.setdefault(str(joint_name), {})[axis] = _interval(
+        h_min, h_max, f"com_bounds[{joint_name!r}][{axis!r}]"
     )
+    return cad
 
 
 def add_symmetry_constraints(
     cad: CADConstraints, joint_a: str, joint_b: str, *, keys: Sequence[str] | None = None
-) -> None:
+) -> CADConstraints:
     """Require ``<key>_<joint_a> == <key>_<joint_b>`` for ``keys`` (default: all ten).
+
+    Returns:
+        ``cad`` itself, so calls can be chained.
 
     Raises:
         ValueError: an unknown inertial key.
@@ -122,6 +148,7 @@ def add_symmetry_constraints(
     if unknown:
         raise ValueError(f"unknown inertial keys {unknown}; allowed: {list(INERTIAL_KEYS)}")
     cad.symmetry_pairs.append((str(joint_a), str(joint_b), keys))
+    return cad
 
 
 def bounds_from_urdf(

@@ -89,13 +89,16 @@ class RobotProjectionReport:
 
     Attributes:
         status: ``ok`` when no link failed, else ``partial``.
-        projected_links: Links whose projection succeeded.
-        failed_links: Links whose projection errored or stayed infeasible.
+        projected_links: Number of links whose projection succeeded (status
+            ``projected``); their names are the keys of ``per_link`` not in
+            ``failed_links``.
+        failed_links: Names of the links whose projection errored or stayed
+            infeasible.
         per_link: ``{link: ProjectionReport}``.
     """
 
     status: str
-    projected_links: Tuple[str, ...] = ()
+    projected_links: int = 0
     failed_links: Tuple[str, ...] = ()
     per_link: Dict[str, ProjectionReport] = field(default_factory=dict)
 
@@ -222,6 +225,26 @@ def mass_bound_tolerance(mass_min: float) -> float:
     return 1e-9 * max(1.0, abs(float(mass_min)))
 
 
+#: Relative feasibility accuracy of the interior-point solvers (CVXOPT ``feastol``).
+SOLVER_FEAS_TOL = 1e-7
+
+
+def _mass_slack(mass_tolerance: float | str, mass_min: float) -> float:
+    """``mass_tolerance`` as a number [kg] (``"auto"``: ``SOLVER_FEAS_TOL·max(1, |mass_min|)``)."""
+    if isinstance(mass_tolerance, str):
+        if mass_tolerance.strip().lower() != "auto":
+            raise ValueError(
+                f"mass_tolerance must be a number [kg] >= 0 or 'auto', got {mass_tolerance!r}"
+            )
+        return SOLVER_FEAS_TOL * max(1.0, abs(float(mass_min)))
+    tol = float(mass_tolerance)
+    if not np.isfinite(tol) or tol < 0:
+        raise ValueError(
+            f"mass_tolerance must be a finite number >= 0 [kg], got {mass_tolerance!r}"
+        )
+    return tol
+
+
 def check_p10_feasibility(
     p10: Any, *, mass_min: float = 0.0, psd_eig_tol: float = -1e-10
 ) -> ProjectionReport:
@@ -333,6 +356,7 @@ def project_p10_lmi(
     max_seconds: float | None = None,
     mass_bounds: Tuple[float, float] | None = None,
     com_bounds: Mapping[str, Tuple[float, float]] | None = None,
+    mass_tolerance: float | str = 0.0,
 ) -> Tuple[np.ndarray, ProjectionReport]:
     """Closest physically consistent p10 to ``p10_hat`` (weighted least squares + LMI).
 
@@ -341,6 +365,20 @@ def project_p10_lmi(
     and per-axis ``com_bounds = {"x"|"y"|"z": (lo, hi)}`` on the first moments
     ``h`` [kg·m]. The tensor terms are the six unique entries of ``I_O``
     (no Frobenius double counting).
+
+    The solver's output is then judged with :func:`check_p10_feasibility`
+    (``mass_min``, ``min(psd_eig_tol, −1e-8)``). By default
+    (``mass_tolerance=0``, figaroh 1.0.2's rule) the mass test is strict: an
+    interior-point solution that lands a hair under an active mass bound
+    (e.g. ``0.2 − 2e-10`` kg for ``mass_min=0.2``) is reported
+    ``infeasible`` with ``min_eig = -inf``, although the parameters are
+    physically fine. With ``mass_tolerance > 0`` a mass less than
+    ``mass_tolerance`` below ``mass_min`` is raised to ``mass_min`` before the
+    check — a move within solver accuracy that keeps ``P ⪰ 0`` (it adds
+    ``δ·e₄e₄ᵀ`` to ``P``) — so the returned p10 satisfies the bound exactly;
+    ``"auto"`` uses ``SOLVER_FEAS_TOL·max(1, |mass_min|)`` (1e-7 relative,
+    CVXOPT's feasibility accuracy). A real violation (``0.2 − 1e-6``) stays
+    infeasible.
 
     Args:
         p10_hat: Estimate to project (Pinocchio order).
@@ -354,6 +392,8 @@ def project_p10_lmi(
         max_seconds: Solver time limit [s].
         mass_bounds: Optional ``(lo, hi)`` [kg].
         com_bounds: Optional per-axis bounds on ``h`` [kg·m].
+        mass_tolerance: Solver-accuracy slack [kg] below ``mass_min``
+            (see above): ``0`` (default, strict), ``"auto"`` or a number ≥ 0.
 
     Returns:
         ``(p10, report)``: on a solver error ``p10_hat`` is returned unchanged
@@ -367,6 +407,7 @@ def project_p10_lmi(
     from figaroh.identification import _conic
 
     p_hat = _as_p10(p10_hat, "p10_hat")
+    slack = _mass_slack(mass_tolerance, mass_min)
     w = _auto_weights(p_hat) if weights is None else _check_weights(weights)
     G, h = _bounds_rows(mass_min, mass_bounds, com_bounds)
     prog = _conic.ConeProgram(n=10, objective="sqnorm", F=np.diag(w), g=w * p_hat)
@@ -397,13 +438,11 @@ def project_p10_lmi(
             message=f"solver status: {res.status}",
             runtime=runtime,
         )
-    p = res.x
+    p = np.array(res.x, dtype=float)
+    if mass_min - slack <= p[0] < mass_min:
+        p[0] = mass_min  # within solver accuracy of the bound
     objective = float(np.sum((w * (p - p_hat)) ** 2))
-    check = check_p10_feasibility(
-        p,
-        mass_min=mass_min - mass_bound_tolerance(mass_min),
-        psd_eig_tol=min(psd_eig_tol, -1e-8),
-    )
+    check = check_p10_feasibility(p, mass_min=mass_min, psd_eig_tol=min(psd_eig_tol, -1e-8))
     status = "projected" if check.status == "feasible" else "infeasible"
     report = ProjectionReport(
         status=status,
@@ -427,7 +466,7 @@ def project_p10_lmi(
 
 
 def project_link(
-    p10_hat: Any,
+    p10: Any,
     *,
     mass_min: float = 1e-6,
     psd_eig_tol: float = -1e-10,
@@ -435,16 +474,32 @@ def project_link(
     solver: str = "cvxopt",
     verbose: bool = False,
     max_seconds: float | None = None,
+    mass_tolerance: float | str = 0.0,
 ) -> Tuple[np.ndarray, ProjectionReport]:
-    """Alias of :func:`project_p10_lmi` without mass / first-moment bounds."""
+    """:func:`project_p10_lmi` of one link without mass-range / first-moment bounds.
+
+    Args:
+        p10: Link parameters to project (Pinocchio order, origin-based inertia).
+        mass_min: Lower mass bound [kg].
+        psd_eig_tol: Eigenvalue tolerance of the final check [kg·m²].
+        weights: 10 positive weights, default scale-aware.
+        solver: ``"cvxopt"`` (PICOS) or ``"clarabel"``.
+        verbose: Log the outcome at INFO level.
+        max_seconds: Solver time limit [s].
+        mass_tolerance: See :func:`project_p10_lmi`.
+
+    Returns:
+        ``(p10, report)`` as :func:`project_p10_lmi`.
+    """
     return project_p10_lmi(
-        p10_hat,
+        p10,
         mass_min=mass_min,
         psd_eig_tol=psd_eig_tol,
         weights=weights,
         solver=solver,
         verbose=verbose,
         max_seconds=max_seconds,
+        mass_tolerance=mass_tolerance,
     )
 
 
@@ -458,6 +513,7 @@ def project_robot_p10_lmi(
     verbose: bool = False,
     max_seconds: float | None = None,
     cad_constraints: Any = None,
+    mass_tolerance: float | str = 0.0,
 ) -> Tuple[Dict[str, np.ndarray], RobotProjectionReport]:
     """Project every link independently (see :func:`project_p10_lmi`).
 
@@ -472,11 +528,13 @@ def project_robot_p10_lmi(
         cad_constraints: Optional
             :class:`~figaroh.identification.cad_constraints.CADConstraints`;
             its ``mass_bounds[link]`` and ``com_bounds[link]`` apply.
+        mass_tolerance: See :func:`project_p10_lmi`.
 
     Returns:
         ``(projected, report)``; a link whose projection errors or stays
         infeasible keeps the returned vector and is listed in
-        ``report.failed_links`` (robot status ``partial``).
+        ``report.failed_links`` (robot status ``partial``);
+        ``report.projected_links`` counts the others.
     """
     mass_b = getattr(cad_constraints, "mass_bounds", None) or {}
     com_b = getattr(cad_constraints, "com_bounds", None) or {}
@@ -494,13 +552,14 @@ def project_robot_p10_lmi(
             max_seconds=max_seconds,
             mass_bounds=mass_b.get(link),
             com_bounds=com_b.get(link),
+            mass_tolerance=mass_tolerance,
         )
         projected[link] = p
         per_link[link] = rep
         (failed if rep.status in ("error", "infeasible") else ok_links).append(link)
     return projected, RobotProjectionReport(
         status="ok" if not failed else "partial",
-        projected_links=tuple(ok_links),
+        projected_links=len(ok_links),
         failed_links=tuple(failed),
         per_link=per_link,
     )

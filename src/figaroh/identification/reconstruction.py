@@ -212,17 +212,31 @@ def reconstruct_theta_r(
 
 def reconstruct_from_base(
     M: Any,
-    phi: Any,
+    phi_base: Any,
     params_r: Sequence[str],
     *,
     params_std_prior: Mapping[str, Any] | None = None,
     default_prior: float = 0.0,
     weights: Any = None,
 ) -> ReconstructionResult:
-    """Nullspace reconstruction with a prior taken from ``params_std_prior``."""
+    """Nullspace reconstruction (:func:`reconstruct_theta_r`) with a named prior.
+
+    Args:
+        M: (r, n) base mapping ``φ = M θ_r``.
+        phi_base: (r,) identified base parameters.
+        params_r: The n names of ``θ_r`` (columns of ``M``).
+        params_std_prior: ``{name: value}`` prior (e.g. the nominal standard
+            parameters).
+        default_prior: Prior of the names absent from ``params_std_prior``.
+        weights: (n,) positive weights ``W`` of ``(θ − θ0)ᵀ W (θ − θ0)``.
+
+    Returns:
+        :class:`ReconstructionResult` with status ``ok`` and
+        ``effective_method="nullspace"``.
+    """
     params_r = list(params_r)
     theta0 = prior_vector_from_dict(params_r, params_std_prior, default=default_prior)
-    theta, res = reconstruct_theta_r(M, phi, theta0=theta0, weights=weights)
+    theta, res = reconstruct_theta_r(M, phi_base, theta0=theta0, weights=weights)
     return ReconstructionResult(
         theta_r=theta,
         params_r=params_r,
@@ -532,7 +546,7 @@ def reconstruct_full_parameters(
 # ---------------------------------------------------------------------------
 def run_reconstruction(
     M: Any,
-    phi: Any,
+    phi_base: Any,
     params_r: Sequence[str],
     *,
     params_std_prior: Mapping[str, Any] | None = None,
@@ -547,6 +561,16 @@ def run_reconstruction(
     ``max_iters > 1``: project every complete link onto the physically
     consistent set, re-project onto ``{θ : M θ = φ}`` starting from the
     projected values, ``max_iters − 1`` times; then check every link.
+
+    Args:
+        M: (r, n) base mapping ``φ = M θ_r``.
+        phi_base: (r,) identified base parameters.
+        params_r: The n names of ``θ_r`` (columns of ``M``).
+        params_std_prior: ``{name: value}`` prior; also the starting point of
+            the full parameter dict (entries not in ``params_r`` keep it).
+        recon_cfg: Options listed above.
+        joint_names: Links considered by the alternation and the final check
+            (those with all ten inertial entries).
 
     Returns:
         ``(payload, full_param_dict, pc_already_applied)``; payload keys
@@ -573,7 +597,7 @@ def run_reconstruction(
     psd_eig_tol = float(cfg.get("psd_eig_tol", -1e-10))
     solver = str(cfg.get("solver", "cvxopt"))
     M = np.asarray(M, dtype=float)
-    phi = np.asarray(phi, dtype=float).reshape(-1)
+    phi = np.asarray(phi_base, dtype=float).reshape(-1)
 
     theta0 = prior_vector_from_dict(params_r, params_std_prior)
     theta, res = reconstruct_theta_r(M, phi, theta0=theta0, weights=weights)

@@ -416,8 +416,34 @@ def _plain(value: Any, spec: str) -> str:
     return "unavailable" if f is None else format(f, spec)
 
 
+def _consistency_text(info: Mapping[str, Any]) -> str:
+    """``status — checked parameters, n projected, failed: …`` of a physical-consistency entry."""
+    from figaroh.identification._pipeline_physical import consistency_source_label
+
+    text = str(info.get("status", "unknown"))
+    details = [consistency_source_label(dict(info))]
+    projection = info.get("projection")
+    if isinstance(projection, Mapping):
+        n = projection.get("projected_links")
+        if n is not None:
+            details.append(f"{int(n)} link(s) projected")
+        failed = list(projection.get("failed_links") or [])
+        if failed:
+            details.append("failed: " + ", ".join(str(f) for f in failed))
+    text += " — " + ", ".join(details)
+    if info.get("reason"):
+        text += f" ({info['reason']})"
+    return text
+
+
 def _consistency_section(result: Mapping[str, Any]) -> str:
-    """Physical-consistency and reconstruction statuses (+ correlated pairs if any)."""
+    """Physical-consistency and reconstruction statuses (+ correlated pairs if any).
+
+    The physical-consistency row says which parameters were checked (the
+    reconstructed fit, or a given parameter dict; "nothing identified to
+    check" when the step was skipped), how many links were projected and which
+    failed.
+    """
     rows = []
     for key, label in (
         ("physical consistency", "Physical consistency"),
@@ -425,9 +451,12 @@ def _consistency_section(result: Mapping[str, Any]) -> str:
     ):
         info = result.get(key)
         if isinstance(info, Mapping):
-            text = str(info.get("status", "unknown"))
-            if info.get("reason"):
-                text += f" ({info['reason']})"
+            if key == "physical consistency":
+                text = _consistency_text(info)
+            else:
+                text = str(info.get("status", "unknown"))
+                if info.get("reason"):
+                    text += f" ({info['reason']})"
             rows.append((label, text))
         else:
             rows.append((label, "not run"))

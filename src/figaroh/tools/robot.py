@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Sequence, Tuple, Union
 
 import numpy as np
 import pinocchio as pin
@@ -24,9 +24,23 @@ from pinocchio.robot_wrapper import RobotWrapper
 from .exceptions import RobotLoadError
 from .robot_paths import resolve_package_dirs
 
+if TYPE_CHECKING:  # resolved lazily by __getattr__ (load_robot imports this module)
+    from .load_robot import get_available_loaders, list_available_robots, load_robot
+
 logger = logging.getLogger(__name__)
 
 PackageDirs = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], None]
+
+__all__ = [
+    "PackageDirs",
+    "Robot",
+    "build_pinocchio_models",
+    "create_robot",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "get_available_loaders",
+    "list_available_robots",
+    "load_robot",
+]
 
 
 def _validate_urdf_path(robot_urdf: str | os.PathLike) -> Path:
@@ -352,3 +366,18 @@ def create_robot(
     from .load_robot import load_robot
 
     return load_robot(robot_urdf, package_dirs, loader=loader, **kwargs)
+
+
+# ``load_robot`` imports this module, so its names are resolved on first access.
+_FROM_LOAD_ROBOT = ("get_available_loaders", "list_available_robots", "load_robot")
+
+
+def __getattr__(name: str) -> object:
+    """Resolve the compatibility re-exports from :mod:`figaroh.tools.load_robot`."""
+    if name in _FROM_LOAD_ROBOT:
+        from . import load_robot as _load_robot_module
+
+        value = getattr(_load_robot_module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

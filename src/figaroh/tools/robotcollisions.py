@@ -27,9 +27,50 @@ import pinocchio as pin
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CollisionManager", "CollisionWrapper"]
+__all__ = ["CollisionManager", "CollisionWrapper", "add_non_adjacent_pairs"]
 
 CollisionDetail = Tuple[int, Any, Any]
+
+
+def add_non_adjacent_pairs(model: pin.Model, geom_model: pin.GeometryModel) -> int:
+    """Add a collision pair for every two geometries on non-adjacent joints.
+
+    Two geometries are skipped when they hang on the same joint (they move
+    together) or on joints that are parent and child of each other (touching
+    links, whose meshes usually overlap at the joint). Pairs already in
+    ``geom_model`` are kept and not counted.
+
+    Args:
+        model: The robot's Pinocchio model (gives each joint's parent).
+        geom_model: Collision model, edited in place.
+
+    Returns:
+        Number of pairs added.
+
+    Raises:
+        ValueError: a geometry's parent joint is not a joint of ``model``.
+    """
+    parents = [int(p) for p in model.parents]
+    objects = geom_model.geometryObjects
+    joints = [int(obj.parentJoint) for obj in objects]
+    bad = [objects[i].name for i, j in enumerate(joints) if not 0 <= j < len(parents)]
+    if bad:
+        raise ValueError(
+            f"geometries {bad[:5]} hang on joints that model {model.name!r} does not have "
+            f"(njoints = {model.njoints}): pass the collision model built with this model"
+        )
+    added = 0
+    for i, ji in enumerate(joints):
+        for j in range(i + 1, len(joints)):
+            jj = joints[j]
+            if ji == jj or parents[ji] == jj or parents[jj] == ji:
+                continue
+            pair = pin.CollisionPair(i, j)
+            if not geom_model.existCollisionPair(pair):
+                geom_model.addCollisionPair(pair)
+                added += 1
+    logger.debug("add_non_adjacent_pairs: %d pairs added", added)
+    return added
 
 
 def _num_contacts(result: Any) -> int:

@@ -464,6 +464,7 @@ def export_urdf(
     *,
     output_path: Union[str, Path] | None = None,
     verbose: bool = False,
+    allow_infeasible: bool = False,
     merged_bodies: str = "refuse",
     psd_eig_tol: float | None = -1e-10,
 ) -> str:
@@ -484,13 +485,18 @@ def export_urdf(
             ``<stem>_modified.urdf`` beside the nominal URDF. Must differ from
             the nominal file.
         verbose: If True, log which params were applied.
+        allow_infeasible: Write link inertials that fail the
+            physical-consistency check (pseudo-inertia eigenvalue below
+            ``psd_eig_tol``) with a warning instead of refusing them — e.g. to
+            inspect a raw least-squares estimate in a simulator. A negative
+            mass is refused regardless (a URDF cannot hold it).
         merged_bodies: ``"refuse"`` (default) or ``"subtract_fixed"`` for
             inertial parameters of a joint whose body also holds links
             attached by fixed joints with non-zero inertia.
         psd_eig_tol: Every link inertial written must have a pseudo-inertia
             whose smallest eigenvalue is ≥ this [kg·m²] (physical
-            consistency); None disables the check (a negative mass is refused
-            regardless).
+            consistency), unless ``allow_infeasible``; None disables the check
+            (a negative mass is refused regardless).
 
     Returns:
         Absolute path of the modified URDF (an :class:`ExportedURDF`, a
@@ -612,6 +618,7 @@ def export_urdf(
                 child_link=child_link,
                 merged_bodies=merged_bodies,
                 psd_eig_tol=psd_eig_tol,
+                allow_infeasible=allow_infeasible,
             )
             if changed:
                 applied += [e[0] for e in inertial]
@@ -721,6 +728,7 @@ def _apply_inertial_entries(
     child_link: Any,
     merged_bodies: str,
     psd_eig_tol: float | None,
+    allow_infeasible: bool = False,
 ) -> bool:
     """Write the inertial parameters of one target; returns False when unchanged."""
     from figaroh.identification.physical_consistency import check_p10_feasibility
@@ -759,9 +767,17 @@ def _apply_inertial_entries(
     if psd_eig_tol is not None:
         rep = check_p10_feasibility(new, mass_min=0.0, psd_eig_tol=float(psd_eig_tol))
         if rep.status != "feasible":
-            raise ValueError(
-                f"{where}: inertial parameters are not physically consistent "
-                f"({rep.message}); refusing to write them"
+            if not allow_infeasible:
+                raise ValueError(
+                    f"{where}: inertial parameters are not physically consistent "
+                    f"({rep.message}); refusing to write them (pass allow_infeasible=True "
+                    "to write them anyway)"
+                )
+            logger.warning(
+                "%s: writing physically inconsistent inertial parameters (%s) because "
+                "allow_infeasible=True",
+                where,
+                rep.message,
             )
     m, c, Ic = _mci_from_p10(new, where)
     _write_inertial(link, m, c, Ic)

@@ -1,1 +1,57 @@
-"""figaroh.utils subpackage."""
+"""Shared utilities: configuration parsing and migration, errors, results, file I/O, splines.
+
+Submodules:
+
+* :mod:`~figaroh.utils.config_parser` — unified YAML configuration (inheritance,
+  variables, variants) and its task views;
+* :mod:`~figaroh.utils.config_migration` — legacy flat config → unified format;
+* :mod:`~figaroh.utils.error_handling` — exception classes, validators and
+  error-wrapping decorators;
+* :mod:`~figaroh.utils.results_manager` — plotting and saving of task results;
+* :mod:`~figaroh.utils.fileio` — atomic file writes;
+* :mod:`~figaroh.utils.cubic_spline` — cubic-spline trajectories.
+
+The names below are importable from the package itself. They are resolved on
+first access, so ``import figaroh.utils`` stays cheap (no numpy, no YAML).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "CalibrationError",
+    "FigarohExampleError",
+    "IdentificationError",
+    "ResultsManager",
+    "handle_calibration_errors",
+    "handle_identification_errors",
+    "setup_example_logging",
+    "validate_input_data",
+]
+
+_LAZY = {
+    "CalibrationError": "figaroh.utils.error_handling",
+    "FigarohExampleError": "figaroh.utils.error_handling",
+    "IdentificationError": "figaroh.utils.error_handling",
+    "handle_calibration_errors": "figaroh.utils.error_handling",
+    "handle_identification_errors": "figaroh.utils.error_handling",
+    "setup_example_logging": "figaroh.utils.error_handling",
+    "validate_input_data": "figaroh.utils.error_handling",
+    "ResultsManager": "figaroh.utils.results_manager",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -742,16 +742,19 @@ def get_param_from_yaml(
     return create_task_config(robot, config, task_type)
 
 
-def is_unified_config(config_path: str | os.PathLike) -> bool:
+def is_unified_config(config_file: str | os.PathLike) -> bool:
     """True if the file's top-level mapping has a unified-format marker.
 
     Markers: any of ``_metadata``, ``schema_version``, ``extends``,
     ``variants``, ``tasks``, ``common``, ``variables``, or a top-level mapping
     containing ``inherits_from``. Never raises: a missing, unreadable or
     non-mapping file gives ``False``.
+
+    Args:
+        config_file: Path of the YAML configuration file.
     """
     try:
-        with open(config_path, encoding="utf-8") as stream:
+        with open(config_file, encoding="utf-8") as stream:
             data = yaml.safe_load(stream)
     except Exception:  # noqa: BLE001 - documented: never raises
         return False
@@ -762,8 +765,11 @@ def is_unified_config(config_path: str | os.PathLike) -> bool:
     return any(isinstance(v, dict) and "inherits_from" in v for v in data.values())
 
 
-def require_unified_config(config_path: str | os.PathLike) -> None:
+def require_unified_config(config_file: str | os.PathLike) -> None:
     """Refuse anything but an existing, readable unified configuration file.
+
+    Args:
+        config_file: Path of the YAML configuration file.
 
     Raises:
         ConfigurationError: the file is missing, is not valid YAML, is not a
@@ -771,7 +777,7 @@ def require_unified_config(config_path: str | os.PathLike) -> None:
             ``python -m figaroh.utils.config_migration --input <legacy.yaml>
             --output <unified.yaml>``.
     """
-    path = Path(config_path)
+    path = Path(config_file)
     if not path.is_file():
         raise ConfigurationError(f"Configuration file not found: {path}")
     if is_unified_config(path):

@@ -51,7 +51,7 @@ from typing import IO, Any
 import numpy as np
 import yaml
 
-from figaroh.utils.error_handling import FigarohError, FigarohExampleError
+from figaroh.utils.error_handling import FigarohError, FigarohExampleError, setup_example_logging
 from figaroh.utils.fileio import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -68,6 +68,9 @@ __all__ = [
     "plot_identification_results",
     "plot_with_fallback",
     "save_results",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "FigarohExampleError",
+    "setup_example_logging",
 ]
 
 #: Task types accepted by :class:`ResultsManager`.
@@ -518,7 +521,7 @@ class ResultsManager:
         results: Mapping[str, Any] | None = None,
         output_dir: PathLike = "results",
         file_prefix: str | None = None,
-        save_formats: Sequence[str] | None = None,
+        save_formats: Sequence[str] | None = ["yaml", "csv"],  # noqa: B006 - never mutated
     ) -> dict[str, str]:
         """Save ``results`` (default ``self.result``) in several formats.
 
@@ -544,8 +547,9 @@ class ResultsManager:
             results: Dictionary to save; ``None`` uses ``self.result``.
             output_dir: Destination folder.
             file_prefix: File-name stem (no path separators).
-            save_formats: Subset of ``("yaml", "csv", "json", "npz")``;
-                default ``["yaml", "csv"]``.
+            save_formats: Subset of ``("yaml", "csv", "json", "npz")`` (a single
+                name is accepted too); default ``["yaml", "csv"]``, also used for
+                ``None``. The list is only read, never modified.
 
         Returns:
             ``{format: path}`` of the written files (``{}`` for empty results;
@@ -760,8 +764,8 @@ class ResultsManager:
         parameter_names: Sequence[str] | None = None,
         time_vector: Any = None,
         joint_names: Sequence[str] | None = None,
-        title: str = "Identification Results",
         n_joints: int | None = None,
+        title: str = "Identification Results",
         *,
         output_dir: PathLike = "results",
         file_prefix: str | None = None,
@@ -790,9 +794,9 @@ class ResultsManager:
             time_vector: Per-joint time stamps [s] (length ``L``); sample index
                 when omitted or of the wrong length.
             joint_names: Names of the ``n_joints`` blocks.
-            title: Figure title.
             n_joints: Number of stacked joint blocks; default
                 ``len(joint_names)`` or 1.
+            title: Figure title.
             output_dir: Folder of the PNG files (headless mode).
             file_prefix: PNG name stem; default
                 ``<robot>_<task>_<timestamp>``; files are ``<stem>_torques.png``
@@ -920,9 +924,10 @@ class ResultsManager:
         self,
         measured_poses: Any = None,
         estimated_poses: Any = None,
-        residuals_by_sample: Any = None,
+        residuals: Any = None,
         parameter_values: Any = None,
         parameter_names: Sequence[str] | None = None,
+        outlier_indices: Sequence[int] | None = None,
         title: str = "Calibration Results",
         *,
         output_dir: PathLike = "results",
@@ -932,22 +937,30 @@ class ResultsManager:
     ) -> list[str]:
         """Calibration residual distribution, measured vs estimated, parameters.
 
-        Figures (each only when its data exists): ``errors`` — per-sample
-        residual norm of every marker [mm]; ``poses`` — measured vs estimated
-        value of each measured component (one panel per row of the 2-D arrays,
-        [m] or [rad]); ``parameters`` — bar chart of calibrated parameters.
+        Figures (each only when its data exists): ``errors`` — residual norm of
+        every marker at every sample [mm], excluded (outlier) samples drawn in
+        grey and hatched; ``poses`` — measured vs estimated value of each
+        measured component (one panel per row of the 2-D arrays, [m] or
+        [rad]); ``parameters`` — bar chart of calibrated parameters.
 
         Args:
             measured_poses: 2-D measured array; default
                 ``result["PEE measured (2D array)"]``.
             estimated_poses: 2-D estimated array (same shape); default
                 ``result["PEE estimated (2D array)"]``.
-            residuals_by_sample: ``(NbMarkers, NbSample)`` residual norms [m];
-                default ``result["rms residuals by samples"]``.
+            residuals: Either the residual components, one row per point
+                (``(NbMarkers·NbSample, n_components)``, marker-major, at most
+                six columns, as ``result["residuals"]``) whose row norms are
+                plotted, or residual norms [m] (``(NbMarkers, NbSample)`` as
+                ``result["rms residuals by samples"]``, or flat). Default:
+                ``result["rms residuals by samples"]``, else
+                ``result["residuals"]``.
             parameter_values: Calibrated values ([m] / [rad]); default
                 ``result["calibrated parameters values"]``.
             parameter_names: Their names; default
                 ``result["calibrated parameters names"]``.
+            outlier_indices: Sample indices excluded from the fit; default
+                ``result["outlier indices"]``.
             title: Figure title.
             output_dir: Folder of the PNG files (headless mode).
             file_prefix: PNG name stem.
@@ -960,14 +973,26 @@ class ResultsManager:
 
         def build(plt: Any) -> list[tuple[str, Any]]:
             figures: list[tuple[str, Any]] = []
-            dist = self._pick(residuals_by_sample, "rms residuals by samples")
-            if dist is not None and np.size(dist) > 0:
-                d = np.atleast_2d(np.asarray(dist, dtype=float)) * 1e3
+            dist = self._residual_norms(residuals)
+            if dist is not None:
+                d = dist * 1e3
+                outliers = self._pick(outlier_indices, "outlier indices")
+                bad = {int(i) for i in (outliers if outliers is not None else [])}
                 fig, ax = plt.subplots(figsize=self.style["figsize"])
                 samples = np.arange(d.shape[1])
                 width = 0.8 / d.shape[0]
+                grey = [k for k in samples if k in bad]
                 for k in range(d.shape[0]):
                     ax.bar(samples + k * width, d[k], width=width, label=f"marker {k + 1}")
+                    if grey:
+                        ax.bar(
+                            np.asarray(grey) + k * width,
+                            d[k, grey],
+                            width=width,
+                            color=self.COLORS["reference"],
+                            hatch="//",
+                            label="excluded sample" if k == 0 else None,
+                        )
                 ax.set_xlabel("Sample")
                 ax.set_ylabel("Residual norm [mm]")
                 ax.set_title(f"{title} ({self.robot_name}): residual per sample")
@@ -1034,6 +1059,32 @@ class ResultsManager:
             show=show,
         )
 
+    def _residual_norms(self, residuals: Any) -> np.ndarray | None:
+        """Residual norms [m] as ``(NbMarkers, NbSample)`` (see :meth:`plot_calibration_results`).
+
+        Residual components (a 2-D array with more rows than columns and at
+        most six columns) are reduced to per-point norms; flat norms are split
+        into ``NbMarkers`` rows when ``result["number of samples"]`` divides
+        their count (marker-major layout).
+        """
+        if residuals is None:
+            residuals = self.result.get("rms residuals by samples")
+            if residuals is None:
+                residuals = self.result.get("residuals")
+        if residuals is None or np.size(residuals) == 0:
+            return None
+        arr = np.asarray(residuals, dtype=float)
+        if arr.ndim == 2 and arr.shape[1] <= 6 and arr.shape[0] > arr.shape[1]:
+            arr = np.linalg.norm(arr, axis=1)
+        if arr.ndim == 2:
+            return arr
+        flat = arr.reshape(-1)
+        n_samples = self.result.get("number of samples")
+        if isinstance(n_samples, (int, np.integer)) and n_samples > 0:
+            if flat.size % int(n_samples) == 0:
+                return flat.reshape(-1, int(n_samples))
+        return flat.reshape(1, -1)
+
     # -- optimal design ---------------------------------------------------
 
     def plot_optimal_calibration_results(
@@ -1042,7 +1093,7 @@ class ResultsManager:
         weights: Any,
         condition_numbers: Any = None,
         information_matrix: Any = None,
-        title: str = "Optimal Calibration Configurations",
+        title: str = "Optimal Calibration Results",
         *,
         output_dir: PathLike = "results",
         file_prefix: str | None = None,
@@ -1122,9 +1173,11 @@ class ResultsManager:
         trajectories: Any,
         condition_number: float | None,
         joint_names: Sequence[str] | None = None,
-        time_vector: Any = None,
-        title: str = "Optimal Trajectory",
+        title: str = "Optimal Trajectory Results",
+        q_indices: Sequence[int] | None = None,
+        v_indices: Sequence[int] | None = None,
         *,
+        time_vector: Any = None,
         output_dir: PathLike = "results",
         file_prefix: str | None = None,
         show: bool | None = None,
@@ -1138,9 +1191,15 @@ class ResultsManager:
                 per entry; [rad], [rad/s], [rad/s²]).
             condition_number: Condition number of the design's base regressor
                 [-] (shown in the title).
-            joint_names: Names of the ``n`` columns.
-            time_vector: Time stamps [s] (length ``N``).
+            joint_names: Names of the plotted columns (after selection).
             title: Figure title.
+            q_indices: Columns to plot of the position arrays (entries ``q``,
+                or a bare array), e.g. the active joints' ``idx_q`` in a full
+                ``(N, nq)`` configuration; default all columns.
+            v_indices: Columns to plot of the velocity/acceleration arrays
+                (every other mapping entry), e.g. the active ``idx_v``;
+                default all columns.
+            time_vector: Time stamps [s] (length ``N``).
             output_dir: Folder of the PNG file (headless mode).
             file_prefix: PNG name stem.
             show: ``None`` = show iff a display is available.
@@ -1163,6 +1222,16 @@ class ResultsManager:
                     a = a[:, None]
                 if a.ndim != 2 or a.size == 0:
                     raise ValueError(f"trajectories[{key!r}] must be a non-empty (N, n) array")
+                cols = q_indices if str(key) in ("q", "position", "positions") else v_indices
+                if cols is not None:
+                    idx = [int(i) for i in cols]
+                    if any(i < -a.shape[1] or i >= a.shape[1] for i in idx):
+                        which = "q_indices" if cols is q_indices else "v_indices"
+                        raise ValueError(
+                            f"{which} {idx} out of range for trajectories[{key!r}] with "
+                            f"{a.shape[1]} columns"
+                        )
+                    a = a[:, idx]
                 arrays.append((str(key), a))
             fig, axes = plt.subplots(
                 len(arrays), 1, figsize=self._figsize(len(arrays), 3.0), squeeze=False
@@ -1216,7 +1285,7 @@ def plot_with_fallback(
     primary: Callable[[], Any],
     fallback: Callable[[], Any],
     logger: logging.Logger | None,
-    label: str,
+    context: str,
 ) -> Any:
     """Run ``primary()``; on any exception log a warning and run ``fallback()``.
 
@@ -1225,7 +1294,8 @@ def plot_with_fallback(
         fallback: Callable run when ``primary`` raises (its own exceptions
             propagate).
         logger: Logger receiving the warning (module logger when ``None``).
-        label: Name of the plot, quoted in the warning.
+        context: What is being plotted (e.g. ``"identification"``), quoted in
+            the warning.
 
     Returns:
         The return value of whichever callable completed.
@@ -1235,7 +1305,7 @@ def plot_with_fallback(
         return primary()
     except Exception as exc:
         log.warning(
-            "%s plotting failed (%s: %s); using fallback plot", label, type(exc).__name__, exc
+            "%s plotting failed (%s: %s); using fallback plot", context, type(exc).__name__, exc
         )
         return fallback()
 
@@ -1243,7 +1313,7 @@ def plot_with_fallback(
 def plot_identification_results(
     tau_measured: Any,
     tau_identified: Any,
-    parameter_values: Any = None,
+    parameters: Any = None,
     parameter_names: Sequence[str] | None = None,
     robot_name: str = "robot",
     **kwargs: Any,
@@ -1253,24 +1323,28 @@ def plot_identification_results(
     Args:
         tau_measured: Stacked measured efforts [N·m or N].
         tau_identified: Stacked predicted efforts [N·m or N].
-        parameter_values: Base parameter values (SI units).
-        parameter_names: Their names.
+        parameters: Base parameter values (SI units), or a mapping
+            ``{name: value}`` (then its keys are the names).
+        parameter_names: Their names (ignored when ``parameters`` is a mapping).
         robot_name: Name used in titles and file names.
         **kwargs: Forwarded to :meth:`ResultsManager.plot_identification_results`.
 
     Returns:
         Paths of the written PNG files.
     """
+    if isinstance(parameters, Mapping):
+        parameter_names = [str(k) for k in parameters]
+        parameters = [float(v) for v in parameters.values()]
     manager = ResultsManager("identification", robot_name)
     return manager.plot_identification_results(
-        tau_measured, tau_identified, parameter_values, parameter_names, **kwargs
+        tau_measured, tau_identified, parameters, parameter_names, **kwargs
     )
 
 
 def plot_calibration_results(
     measured_poses: Any = None,
     estimated_poses: Any = None,
-    residuals_by_sample: Any = None,
+    residuals: Any = None,
     parameter_values: Any = None,
     parameter_names: Sequence[str] | None = None,
     robot_name: str = "robot",
@@ -1281,7 +1355,8 @@ def plot_calibration_results(
     Args:
         measured_poses: 2-D measured array ([m] / [rad]).
         estimated_poses: 2-D estimated array (same shape).
-        residuals_by_sample: ``(NbMarkers, NbSample)`` residual norms [m].
+        residuals: Residual components or norms, see
+            :meth:`ResultsManager.plot_calibration_results`.
         parameter_values: Calibrated parameter values ([m] / [rad]).
         parameter_names: Their names.
         robot_name: Name used in titles and file names.
@@ -1294,7 +1369,7 @@ def plot_calibration_results(
     return manager.plot_calibration_results(
         measured_poses,
         estimated_poses,
-        residuals_by_sample,
+        residuals,
         parameter_values,
         parameter_names,
         **kwargs,
