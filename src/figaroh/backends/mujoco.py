@@ -656,9 +656,9 @@ class MuJoCoBackend(DynamicsBackend):
         """A random configuration.
 
         Limited hinge/slide joints are drawn uniformly in their range; unlimited
-        hinges in [−π, π] [rad], unlimited slides in [−1, 1] [m]; ball joints get
-        a uniformly random unit quaternion; free joints a position in
-        [−1, 1]³ [m] and a random unit quaternion.
+        hinges uniformly within ±π rad, unlimited slides within ±1 m; ball joints
+        get a uniformly random unit quaternion; free joints a position with each
+        coordinate within ±1 m and a random unit quaternion.
 
         Args:
             rng: Generator or seed (default: a fresh generator).
