@@ -562,6 +562,18 @@ def test_coulomb_deadband_config_key(robot, tmp_path):
         MemoryIdentification(robot, bad)
 
 
+def test_median_padding_config_key(robot, tmp_path):
+    text = CONFIG.format(validation="", problem_extra="").replace(
+        "f_sample: 100.0}", "f_sample: 100.0, median_padding: nearest}"
+    )
+    (tmp_path / "near.yaml").write_text(text)
+    ident = quiet(MemoryIdentification(robot, str(tmp_path / "near.yaml")))
+    assert ident.filter_config["filter_params"]["median_padding"] == "nearest"
+    (tmp_path / "bad.yaml").write_text(text.replace("nearest", "reflect"))
+    with pytest.raises(ValueError, match="median_padding"):
+        MemoryIdentification(robot, str(tmp_path / "bad.yaml"))
+
+
 # ---------------------------------------------------------------------------
 # module surface
 # ---------------------------------------------------------------------------

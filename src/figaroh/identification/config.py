@@ -527,7 +527,8 @@ def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping
     ``qr_relative_tolerance``, ``torque_fit_joints``, ``fv``, ``fs``, ``Ia``,
     ``off``, ``reduction_ratio``, ``ratio_essential`` (30.0),
     ``has_coupled_wrist`` (**True**), ``Iam6``/``fvm6``/``fsm6`` (0),
-    ``mass_load``/``which_body_loaded`` (0.0), optional
+    ``mass_load``/``which_body_loaded`` (0.0), optional ``coulomb_deadband``
+    [rad/s or m/s] (only when ``problem.coulomb_deadband`` is given),
     ``physical_consistency``, ``reconstruction``, ``select_stage``,
     ``physical_fit`` and ``validation_data_file`` (``""``).
 
