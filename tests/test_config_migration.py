@@ -255,7 +255,7 @@ def test_legacy_calibration_to_unified_mapping():
         "parameters": {
             "calibration_level": "joint_offset",
             "include_non_geometric": True,
-            "regularization_coefficient": 1e-6,  # YAML-1.1 string converted
+            "regularization_coefficient": 0.0,  # non-zero is refused by the loader
             "outlier_threshold": 0.03,
         },
         "kinematics": {
@@ -284,7 +284,8 @@ def test_legacy_calibration_to_unified_mapping():
             "reference_frame": "head_2_link",
         },
     }
-    assert out["custom"] == {"legacy_calibration_params": {"PLOT": 1}}
+    # the refused coefficient is kept verbatim (YAML-1.1 string converted)
+    assert out["custom"] == {"legacy_calibration_params": {"PLOT": 1, "coeff_regularize": 1e-6}}
 
 
 def test_legacy_calibration_defaults_and_skeleton():
@@ -292,7 +293,7 @@ def test_legacy_calibration_defaults_and_skeleton():
     assert out["parameters"] == {
         "calibration_level": "full_params",
         "include_non_geometric": False,
-        "regularization_coefficient": 0.01,
+        "regularization_coefficient": 0.0,
         "outlier_threshold": 0.05,
     }
     assert out["kinematics"]["base_frame"] == "universe"

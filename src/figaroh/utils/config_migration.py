@@ -234,13 +234,26 @@ def _frequency_from_period(ts: Any) -> float:
 # ---------------------------------------------------------------------------
 
 
+def _nonzero_regularization(value: Any) -> bool:
+    """True when a legacy ``coeff_regularize`` holds a non-zero value (or a non-number)."""
+    if value is None:
+        return False
+    try:
+        return float(value) != 0.0
+    except (TypeError, ValueError):
+        return True
+
+
 def legacy_calibration_to_unified(calib_data: Mapping[str, Any]) -> dict[str, Any]:
     """Convert a legacy ``calibration:`` mapping to ``{"tasks": {"calibration": ...}}``.
 
     Mapping (legacy → unified, default): ``calib_level`` →
     ``parameters.calibration_level`` (``full_params``), ``non_geom`` →
     ``parameters.include_non_geometric`` (False), ``coeff_regularize`` →
-    ``parameters.regularization_coefficient`` (0.01), ``outlier_eps`` [m] →
+    ``parameters.regularization_coefficient`` (0; the calibration loader
+    refuses any other value, so a non-zero legacy coefficient is written as 0
+    with a warning and kept verbatim under
+    ``custom.legacy_calibration_params.coeff_regularize``), ``outlier_eps`` [m] →
     ``parameters.outlier_threshold`` (0.05), ``base_frame`` →
     ``kinematics.base_frame`` (``universe``), ``tool_frame`` →
     ``kinematics.tool_frame``, ``free_flyer`` → ``kinematics.free_flying_base``,
@@ -270,12 +283,11 @@ def legacy_calibration_to_unified(calib_data: Mapping[str, Any]) -> dict[str, An
         raise ValueError(f"legacy calibration section must be a mapping, got {calib_data!r}")
     cal = {k: _clean(v) for k, v in calib_data.items()}
 
+    refused_regularization = _nonzero_regularization(cal.get("coeff_regularize"))
     parameters = {
         "calibration_level": cal.get("calib_level") or "full_params",
         "include_non_geometric": bool(cal.get("non_geom") or False),
-        "regularization_coefficient": 0.01
-        if cal.get("coeff_regularize") is None
-        else cal["coeff_regularize"],
+        "regularization_coefficient": 0.0,
         "outlier_threshold": 0.05 if cal.get("outlier_eps") is None else cal["outlier_eps"],
     }
     kinematics: dict[str, Any] = {"base_frame": cal.get("base_frame") or "universe"}
@@ -339,6 +351,14 @@ def legacy_calibration_to_unified(calib_data: Mapping[str, Any]) -> dict[str, An
         }
     result: dict[str, Any] = {"tasks": {"calibration": task}}
     extra = {k: v for k, v in calib_data.items() if k not in _CALIB_KEYS}
+    if refused_regularization:
+        extra["coeff_regularize"] = calib_data["coeff_regularize"]
+        logger.warning(
+            "legacy calibration.coeff_regularize = %r is not supported (the calibration "
+            "solver applies no Tikhonov penalty; use estimation.method: map for priors): "
+            "migrated as regularization_coefficient: 0",
+            calib_data["coeff_regularize"],
+        )
     if extra:
         logger.warning(
             "legacy calibration keys %s have no unified equivalent; kept under "
@@ -639,7 +659,8 @@ def self_check(robot: Any, legacy_config: Mapping[str, Any], unified_doc: Any) -
     a fixed list that the legacy file specifies (``None`` means unspecified)
     is compared with the legacy value (floats to 1e-9 relative tolerance;
     ``ts`` [s] is compared after the 1/ts → sampling_frequency → 1/f round
-    trip).
+    trip; a non-zero legacy ``coeff_regularize``, which the migration writes
+    as 0, is expected as 0 and listed in ``notes``).
 
     Args:
         robot: Object with ``.model`` (and ``.q0``/``.data`` for calibration).
@@ -721,6 +742,12 @@ def self_check(robot: Any, legacy_config: Mapping[str, Any], unified_doc: Any) -
                     expected = cal.get(legacy_key)
                     if expected is None:
                         continue
+                    if legacy_key == "coeff_regularize" and _nonzero_regularization(expected):
+                        result["notes"].append(
+                            f"calibration.coeff_regularize = {expected!r} is not supported "
+                            "and was migrated as 0 (kept under custom.legacy_calibration_params)"
+                        )
+                        expected = 0.0
                     name = f"calibration.{key}"
                     result["checked"].append(name)
                     if not _values_equal(expected, calib.get(key)):
