@@ -518,13 +518,15 @@ def test_config_errors_name_the_key(ur10):
         unified_to_legacy_config(robot, lvl)
 
 
-def test_regularization_coefficient_deprecation():
+def test_regularization_coefficient_refuses_non_zero():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert regularization_coefficient(0.0) == 0.0
         assert regularization_coefficient(None) is None
-    with pytest.warns(DeprecationWarning, match="estimation.method: map"):
-        assert regularization_coefficient(0.01) == 0.01
+    with pytest.raises(ValueError, match="regularization_coefficient.*estimation.method: map"):
+        regularization_coefficient(0.01)
+    with pytest.raises(ConfigurationError, match="calibration.coeff_regularize"):
+        regularization_coefficient("1e-3", key="calibration.coeff_regularize")
 
 
 def test_legacy_parser_all_or_nothing(ur10):

@@ -33,7 +33,7 @@ def _f(v: Any, spec: str = ".3f") -> str:
 
 
 def format_quality_report(calib: Any) -> str:
-    """Plain-text report (``calibration.md`` §10.1) of a solved calibration.
+    """Plain-text report of a solved calibration.
 
     Args:
         calib: A solved ``BaseCalibration``.
@@ -178,7 +178,7 @@ def format_quality_report(calib: Any) -> str:
 def build_insights(
     eval_: Mapping[str, Any], n_samples: int, param_names: List[str], validation: Any
 ) -> List[Dict[str, str]]:
-    """Insight rules of ``verification_and_stages.md`` §4.2.
+    """Insight messages (solver, conditioning, outliers, validation) of a calibration report.
 
     Uses ``figaroh.tools.report._build_insights`` when available; this copy
     is the fallback.
@@ -281,7 +281,7 @@ def build_insights(
 
 
 def verify_calibration(calib: Any, thresholds: Any, scope: str):
-    """Scoped verification verdict of a solved calibration (``calibration.md`` §10.3)."""
+    """Scoped verification verdict of a solved calibration."""
     from figaroh.tools._report_common import CALIBRATION_DEFAULT_THRESHOLDS, scoped_verification
     from figaroh.tools.stages import apply_to_verdict
 

@@ -1,6 +1,6 @@
 """Base class for geometric (kinematic) calibration.
 
-Workflow (``calibration.md`` §9):
+Workflow:
 
 1. ``BaseCalibration(robot, config_file)`` — parse the configuration into
    ``calib_config``;
@@ -49,16 +49,50 @@ import yaml
 from scipy.optimize import least_squares
 
 from figaroh.calibration import calibration_tools as ct
+from figaroh.calibration.calibration_tools import (
+    calc_updated_fkm,
+    calculate_base_kinematics_regressor,
+    drop_calibration_parameters,
+    estimate_frames_closed_form,
+    initialize_variables,
+    measurement_jacobian,
+    select_identifiable_parameters,
+)
 from figaroh.calibration.config import get_param_from_yaml, unified_to_legacy_config
 from figaroh.calibration.parameter import BASE_TPL, EE_TPL, add_base_name, add_pee_name
 from figaroh.data.observations import PoseObservations
 from figaroh.tools.stages import record_stage, stages_as_dicts, stages_line
-from figaroh.utils.config_parser import UnifiedConfigParser, create_task_config, is_unified_config
+from figaroh.utils.config_parser import (
+    UnifiedConfigParser,
+    create_task_config,
+    is_unified_config,
+    require_unified_config,
+)
 from figaroh.utils.error_handling import CalibrationError, handle_calibration_errors
+from figaroh.utils.results_manager import plot_with_fallback
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BaseCalibration"]
+__all__ = [
+    "BaseCalibration",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "CalibrationError",
+    "UnifiedConfigParser",
+    "add_base_name",
+    "add_pee_name",
+    "calc_updated_fkm",
+    "calculate_base_kinematics_regressor",
+    "create_task_config",
+    "drop_calibration_parameters",
+    "estimate_frames_closed_form",
+    "handle_calibration_errors",
+    "initialize_variables",
+    "measurement_jacobian",
+    "plot_with_fallback",
+    "require_unified_config",
+    "select_identifiable_parameters",
+    "unified_to_legacy_config",
+]
 
 _DOF_LABELS = ("X (mm)", "Y (mm)", "Z (mm)", "rx (deg)", "ry (deg)", "rz (deg)")
 _DOF_SCALE = (1e3, 1e3, 1e3, 180.0 / math.pi, 180.0 / math.pi, 180.0 / math.pi)
@@ -97,13 +131,14 @@ class BaseCalibration:
         del_list: 0-based data rows to mask (invalid postures).
 
     Attributes:
-        calib_config: Flat settings (``calibration.md`` §2).
+        calib_config: Flat settings.
         PEE_measured: Flat measured vector [m, rad] (after :meth:`load_data_set`).
         q_measured: (NbSample, nq) configurations.
         observations: The loaded :class:`PoseObservations`.
         LM_result: ``scipy.optimize.OptimizeResult`` of the last fit.
-        evaluation_metrics: Metrics of the last fit (§9.5).
-        results_data: Everything stored by the last :meth:`solve` (§9.7).
+        evaluation_metrics: Metrics of the last fit (``rmse``, ``n_outliers``,
+            ``condition_number``, ...).
+        results_data: Everything stored by the last :meth:`solve`.
         stages: Stage records (``data``, ``fit``, ``validation``, ``export``).
         STATUS: ``"NOT CALIBRATED"`` or ``"CALIBRATED"``.
 
@@ -216,7 +251,7 @@ class BaseCalibration:
         """Point the calibration (or its validation set) at another CSV.
 
         Args:
-            path: CSV file (layout of ``calibration.md`` §4.1).
+            path: CSV file (layout of).
             validation: Set the held-out validation file instead.
 
         Returns:
@@ -232,7 +267,7 @@ class BaseCalibration:
 
     # ------------------------------------------------------------------ data
     def load_data_set(self) -> None:
-        """Read the measured poses and postures (``calibration.md`` §4.4).
+        """Read the measured poses and postures.
 
         Sets ``observations``, ``PEE_measured``, ``q_measured`` and
         ``calib_config["NbSample"]``, records the ``data`` stage and loads the
@@ -297,7 +332,7 @@ class BaseCalibration:
 
     # ------------------------------------------------------------------ parameters
     def create_param_list(self, q: np.ndarray | None = None) -> bool:
-        """Build ``calib_config["param_name"]`` (``calibration.md`` §5.5, §6.3).
+        """Build ``calib_config["param_name"]``.
 
         Structural method: QR selection of the joint parameters on random
         postures (``q`` forwarded when given), base names unless
@@ -393,7 +428,9 @@ class BaseCalibration:
     def eliminate_absorbed_parameters(self, tol: float = 1e-4) -> List[str]:
         """Drop joint parameters that the estimated frames absorb on the measured data.
 
-        The weighted measurement Jacobian at the closed-form frame guess
+        The measurement Jacobian (derivative of the predicted measurements
+        :func:`~figaroh.calibration.calibration_tools.calc_updated_fkm`, see
+        :meth:`_identifiability_jacobian`) at the closed-form frame guess
         (joint parameters 0) is scanned with
         :func:`~figaroh.calibration.calibration_tools.select_identifiable_parameters`
         (frames always kept). Skipped when
@@ -412,7 +449,7 @@ class BaseCalibration:
         if len(frames) == len(names):
             cfg["absorbed_param_name"] = []
             return []
-        J = self._weighted_measurement_jacobian(self._initial_vector())
+        J = self._identifiability_jacobian(self._initial_vector())
         _, absorbed = ct.select_identifiable_parameters(J, names, always_keep=frames, tol=tol)
         if absorbed:
             ct.drop_calibration_parameters(cfg, absorbed)
@@ -422,11 +459,25 @@ class BaseCalibration:
         self.nvars = len(cfg["param_name"])
         return list(absorbed)
 
-    def _weighted_measurement_jacobian(self, var: np.ndarray) -> np.ndarray:
-        """Analytic Jacobian of the weighted residuals (default weighting) at ``var``."""
-        _, J = self.measurement_residuals(var, jacobian=True)
-        w = ct.measurement_weights(self.calib_config, self.n_samples)
-        return J * w[:, None]
+    def _identifiability_jacobian(self, var: np.ndarray) -> np.ndarray:
+        """Jacobian of the predicted measurements at ``var`` (rows: flat layout).
+
+        Used to decide which parameters the data determine. It is the
+        derivative of :func:`~figaroh.calibration.calibration_tools.calc_updated_fkm`
+        (world-frame positions and RPY angles), which depends on the
+        parameters only: an exact dependency (e.g. a joint offset about the
+        tool axis and the marker offsets with position-only markers) stays
+        exact. The Jacobian of the body-frame residuals would not do: at the
+        non-zero residuals of the initial guess it also rotates with the
+        estimated orientation, which breaks such dependencies. Rows of
+        entries that were not observed (NaN in ``PEE_measured``) are zero.
+        """
+        q = self.q_measured[: self.n_samples]
+        J = ct.measurement_jacobian(self.model, self.data, var, q, self.calib_config)
+        observed = np.isfinite(np.asarray(self.PEE_measured, dtype=float))
+        if not observed.all():
+            J = np.where(observed[:, None], J, 0.0)
+        return J
 
     def _n_observations(self, excluded_rows: np.ndarray | None = None) -> int:
         """Number of observed (finite) measurement entries, excluded rows not counted."""
@@ -499,13 +550,22 @@ class BaseCalibration:
         position_frame: str = "body",
         n_samples: int | None = None,
     ) -> np.ndarray:
-        """Log-map residuals between two flat vectors (``calibration.md`` §8.1).
+        """Hook: log-map residuals between two flat measurement vectors.
 
-        Components that are not measured are taken as 0 in both poses (the
-        flat vectors do not carry them): with position-only data the body and
-        world frames then coincide. The default cost uses the full estimated
-        poses instead (:meth:`measurement_residuals`); both give the same
-        per-point norms.
+        ``ξ = log6(M_meas⁻¹ · M_est)`` per marker and posture, restricted to
+        the measured components [m, rad]; ``position_frame="world"`` replaces
+        the linear part by ``p_est − p_meas``. Components that are not
+        measured are taken as 0 in both poses (the flat vectors do not carry
+        them): with position-only data the body and world frames then
+        coincide.
+
+        Robot subclasses call it from :meth:`cost_function`; a subclass that
+        overrides it (same arguments, same flat return layout) changes the
+        default :meth:`cost_function` too, which then predicts with
+        :func:`~figaroh.calibration.calibration_tools.calc_updated_fkm` and
+        passes the result through this method (finite-difference Jacobian).
+        The default cost without overrides uses the full estimated poses
+        (:meth:`measurement_residuals`), which gives the same per-point norms.
         """
         return ct.logmap_residuals(
             measured_flat,
@@ -521,10 +581,17 @@ class BaseCalibration:
         pos_weight: float | None = None,
         orient_weight: float | None = None,
     ) -> np.ndarray:
-        """Multiply position rows by ``pos_weight`` and orientation rows by ``orient_weight``.
+        """Hook: weight the flat residual vector of the cost.
 
-        Defaults: ``1/measurement_std.position`` (1/0.001 m) and
-        ``1/measurement_std.orientation`` (1/0.01 rad).
+        Multiplies position rows by ``pos_weight`` [1/m] and orientation rows
+        by ``orient_weight`` [1/rad]; defaults ``1/measurement_std.position``
+        (1/0.001 m) and ``1/measurement_std.orientation`` (1/0.01 rad).
+
+        The default :meth:`cost_function` returns
+        ``apply_measurement_weighting(residuals)``; a subclass override (same
+        arguments, an array of rows in return) is what the solver minimises
+        (finite-difference Jacobian, since an arbitrary weighting has no
+        known derivative).
         """
         r = np.asarray(residuals, dtype=float)
         n = r.size // max(1, self._rows_per_sample())
@@ -535,10 +602,33 @@ class BaseCalibration:
             np.count_nonzero(self.calib_config["measurability"])
         )
 
+    def _overridden(self, name: str) -> bool:
+        """Whether the class of this instance overrides the base method ``name``."""
+        return getattr(type(self), name) is not getattr(BaseCalibration, name)
+
     def cost_function(self, var: Sequence[float]) -> np.ndarray:
-        """Default cost: weighted body-frame log-map residuals (override per robot).
+        """Hook: the residual rows the solver minimises (override per robot).
+
+        Default: ``apply_measurement_weighting(r)`` with ``r`` the
+        body-frame log-map residuals of the predicted poses (the same per-point
+        norms as ``_compute_logmap_residuals(PEE_measured,
+        calc_updated_fkm(var))``). When a subclass overrides
+        :meth:`_compute_logmap_residuals`, ``r`` is exactly
+        ``self._compute_logmap_residuals(self.PEE_measured,
+        calc_updated_fkm(self.model, self.data, var, self.q_measured,
+        self.calib_config))``.
+
+        :meth:`solve` minimises whatever this method returns (outlier rows
+        zeroed, prior rows appended); overriding it without
+        :meth:`cost_jacobian` makes the solver use finite differences.
 
         Emits a ``UserWarning`` (once per instance) naming the class.
+
+        Args:
+            var: Parameter values in ``calib_config["param_name"]`` order [m, rad].
+
+        Returns:
+            Flat residual rows (dimensionless after the default weighting).
         """
         if not self._warned_default_cost:
             warnings.warn(
@@ -548,7 +638,13 @@ class BaseCalibration:
                 stacklevel=2,
             )
             self._warned_default_cost = True
-        r, _ = self.measurement_residuals(var)
+        if self._overridden("_compute_logmap_residuals"):
+            est = ct.calc_updated_fkm(
+                self.model, self.data, var, self.q_measured, self.calib_config
+            )
+            r = np.asarray(self._compute_logmap_residuals(self.PEE_measured, est), dtype=float)
+        else:
+            r, _ = self.measurement_residuals(var)
         try:
             return self.apply_measurement_weighting(r)
         except (KeyError, AttributeError):
@@ -557,21 +653,54 @@ class BaseCalibration:
     def cost_jacobian(self, var: Sequence[float]) -> np.ndarray:
         """Analytic Jacobian of the default :meth:`cost_function`.
 
-        A subclass that overrides :meth:`cost_function` should override this
-        too to keep an analytic Jacobian (see :meth:`measurement_residuals`);
-        otherwise the solver falls back to finite differences.
+        A subclass that overrides :meth:`cost_function` (or one of its hooks
+        :meth:`_compute_logmap_residuals`, :meth:`apply_measurement_weighting`)
+        should override this too to keep an analytic Jacobian (see
+        :meth:`measurement_residuals`); otherwise the solver falls back to
+        finite differences.
         """
         r, J = self.measurement_residuals(var, jacobian=True)
         w = ct.measurement_weights(self.calib_config, r.size // max(1, self._rows_per_sample()))
         return J * w[:, None]
 
     def _jacobian_mode(self) -> str:
-        cls = type(self)
-        if cls.cost_jacobian is not BaseCalibration.cost_jacobian:
+        if self._overridden("cost_jacobian"):
             return "analytic (user)"
-        if cls.cost_function is BaseCalibration.cost_function:
+        hooks = ("cost_function", "_compute_logmap_residuals", "apply_measurement_weighting")
+        if not any(self._overridden(h) for h in hooks):
             return "analytic"
         return "2-point"
+
+    def get_pose_from_measure(self, res_: Sequence[float]) -> np.ndarray:
+        """Poses predicted by a parameter vector, in the layout of the measurements.
+
+        ``calc_updated_fkm(model, data, res_, q_measured, calib_config)``:
+        the measured components of every marker at every loaded posture, flat
+        like ``PEE_measured`` (marker-major, then component, then posture)
+        [m, rad]. At the solution of a noise-free calibration it reproduces
+        ``PEE_measured``.
+
+        Args:
+            res_: Parameter values in ``calib_config["param_name"]`` order
+                (e.g. ``solve(...).x``) [m, rad].
+
+        Returns:
+            Flat predicted measurement vector, same shape as ``PEE_measured``.
+
+        Raises:
+            CalibrationError: data not loaded, or ``res_`` does not match
+                ``param_name``.
+        """
+        if self.q_measured is None:
+            raise CalibrationError("get_pose_from_measure: call load_data_set() first")
+        x = np.asarray(res_, dtype=float).ravel()
+        names = list(self.calib_config.get("param_name", []))
+        if x.size != len(names):
+            raise CalibrationError(
+                f"get_pose_from_measure: {x.size} values for {len(names)} parameters "
+                f"(calib_config['param_name'])"
+            )
+        return ct.calc_updated_fkm(self.model, self.data, x, self.q_measured, self.calib_config)
 
     def _prior_rows(self, var: np.ndarray) -> np.ndarray | None:
         w = self.calib_config.get("prior_weights")
@@ -615,7 +744,7 @@ class BaseCalibration:
         save_results: bool = False,
         html_report: bool = False,
     ):
-        """Fit, evaluate, store and report (``calibration.md`` §9.2).
+        """Fit, evaluate, store and report.
 
         Args:
             method: ``scipy.optimize.least_squares`` method (``"lm"``, ``"trf"``, ``"dogbox"``).
@@ -680,7 +809,7 @@ class BaseCalibration:
         outlier_threshold: float | None = None,
         enable_logging: bool = False,
     ):
-        """Run the outlier-exclusion loop (``calibration.md`` §9.3–9.4).
+        """Run the outlier-exclusion loop.
 
         Returns:
             ``(result, excluded_sample_indices)``.
@@ -988,7 +1117,7 @@ class BaseCalibration:
         return ev
 
     def calc_stddev(self, result) -> Tuple[np.ndarray, np.ndarray]:
-        """Parameter standard deviations from the fit (``calibration.md`` §9.6).
+        """Parameter standard deviations from the fit.
 
         ``σ² = Σ r² / (n − p)`` over the measurement rows of ``result.fun``
         (excluded rows not counted), or ``prior_noise²`` with MAP priors;
@@ -1113,7 +1242,7 @@ class BaseCalibration:
         return ResultsManager("calibration", name, self.results_data)
 
     def _compute_validation_metrics(self) -> Dict[str, Any] | None:
-        """Nominal (all parameters 0) vs calibrated errors (``calibration.md`` §9.8)."""
+        """Nominal (all parameters 0) vs calibrated errors."""
         if self.LM_result is None:
             return None
         if self._val_available and self._q_val is not None:
@@ -1269,7 +1398,7 @@ class BaseCalibration:
             raise AttributeError("No calibration results available. Run solve() first.")
 
     def format_quality_report(self) -> str:
-        """Plain-text quality report (``calibration.md`` §10.1)."""
+        """Plain-text quality report."""
         from figaroh.calibration._report import format_quality_report
 
         return format_quality_report(self)
@@ -1305,7 +1434,7 @@ class BaseCalibration:
     def verify(
         self, thresholds: Mapping[str, Mapping[str, Any]] | None = None, scope: str = "prediction"
     ):
-        """Scoped acceptance evidence (``calibration.md`` §10.3).
+        """Scoped acceptance evidence.
 
         Returns:
             :class:`~figaroh.tools._report_common.VerificationVerdict`.
@@ -1376,7 +1505,7 @@ class BaseCalibration:
 
     # ------------------------------------------------------------------ corrections
     def redistribute_parameters(self) -> Dict[str, Dict[str, float]]:
-        """Joint corrections with their standard deviations (``calibration.md`` §11.1).
+        """Joint corrections with their standard deviations.
 
         Structural fits are lifted back to every mapped joint parameter
         (:func:`figaroh.calibration.estimation.lift_structural`); other
@@ -1422,10 +1551,44 @@ class BaseCalibration:
             for i, nm in enumerate(lnames)
         }
 
+    def require_exportable(self, allow_failed_fit: bool = False) -> None:
+        """Refuse to export corrections that no successful fit produced.
+
+        Exports (:meth:`joint_corrections`, the URDF and PAL overlays) call
+        it first. A run without :meth:`solve`, or whose optimiser reported
+        failure (``LM_result.success`` False: the values are wherever the
+        solver stopped), is refused; ``allow_failed_fit=True`` exports the
+        values of a failed fit anyway, with a warning.
+
+        Args:
+            allow_failed_fit: Accept a fit whose optimiser did not converge.
+
+        Raises:
+            CalibrationError: no fit yet, or a failed fit without
+                ``allow_failed_fit``; records stage ``export`` = failed.
+        """
+        if self.var_ is None or self.LM_result is None:
+            raise CalibrationError("Calibration not performed yet: run solve()")
+        if bool(getattr(self.LM_result, "success", True)):
+            return
+        message = str(getattr(self.LM_result, "message", "no message"))
+        if allow_failed_fit:
+            logger.warning(
+                "exporting the values of a calibration whose optimiser did not converge (%s)",
+                message,
+            )
+            return
+        record_stage(self, "export", "failed", f"the fit did not converge: {message}")
+        raise CalibrationError(
+            f"the calibration fit did not converge ({message}): its values are not a solution. "
+            "Fix the fit (data, parameters, max_iterations), or pass allow_failed_fit=True to "
+            "export them anyway"
+        )
+
     def joint_corrections(
-        self, lift: bool = True, drop_unsupported: bool = False
+        self, lift: bool = True, drop_unsupported: bool = False, allow_failed_fit: bool = False
     ) -> Dict[str, float]:
-        """Joint-level corrections for the URDF exporter (``calibration.md`` §11.2).
+        """Joint-level corrections for the URDF exporter.
 
         Args:
             lift: Lifted corrections (:meth:`redistribute_parameters`); False
@@ -1433,16 +1596,18 @@ class BaseCalibration:
                 reproduce the calibrated model exactly).
             drop_unsupported: Omit names the exporter cannot write into joint
                 origins instead of raising.
+            allow_failed_fit: Export the values of a fit whose optimiser did
+                not converge (see :meth:`require_exportable`).
 
         Returns:
             ``{name: value}`` [m, rad].
 
         Raises:
-            CalibrationError: unsupported names (e.g. elastic ``k_*``) unless
+            CalibrationError: no successful fit (see :meth:`require_exportable`);
+                unsupported names (e.g. elastic ``k_*``) unless
                 ``drop_unsupported``; records stage ``export`` = failed.
         """
-        if self.var_ is None:
-            raise CalibrationError("Calibration not performed yet: run solve()")
+        self.require_exportable(allow_failed_fit=allow_failed_fit)
         if lift:
             values = {k: v["value"] for k, v in self.redistribute_parameters().items()}
         else:
@@ -1512,7 +1677,6 @@ class BaseCalibration:
     def plot_results(self):
         """Results-manager plots with fallback to the basic plots, then ``plt.show()``."""
         self._require_calibrated()
-        from figaroh.utils.results_manager import plot_with_fallback
 
         def primary():
             rd = self.results_data

@@ -1,6 +1,6 @@
 """Kinematic model, residuals and analytic Jacobians of a geometric calibration.
 
-Forward model (``calibration.md`` §1.1, §7) for posture ``s`` and marker ``k``::
+Forward model for posture ``s`` and marker ``k``::
 
     wMf_k(q_s, θ) = wMo(θ_base) · oMee(q_s, θ_joint) · eeMf_k(θ_tip,k)
 
@@ -39,9 +39,14 @@ from typing import Any, Dict, List, Mapping, MutableMapping, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
+from figaroh.calibration.config import get_sup_joints, unified_to_legacy_config
+from figaroh.calibration.data_loader import get_idxq_from_jname, load_data, read_config_data
 from figaroh.calibration.parameter import (
     BASE_TPL,
     EE_TPL,
+    add_base_name,
+    add_eemarker_frame,
+    add_pee_name,
     get_fullparam_offset,
     get_joint_offset,
     parse_param_name,
@@ -81,6 +86,17 @@ __all__ = [
     "skew",
     "update_joint_placement",
     "xyzquat_to_SE3",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "add_base_name",
+    "add_eemarker_frame",
+    "add_pee_name",
+    "get_fullparam_offset",
+    "get_idxq_from_jname",
+    "get_joint_offset",
+    "get_sup_joints",
+    "load_data",
+    "read_config_data",
+    "unified_to_legacy_config",
 ]
 
 _SMALL = 1e-9
@@ -220,16 +236,19 @@ def cartesian_to_SE3(X: Sequence[float]) -> pin.SE3:
     return pin.SE3(pin.rpy.rpyToMatrix(X[3:6]), X[0:3])
 
 
-def xyzquat_to_SE3(v: Sequence[float]) -> pin.SE3:
+def xyzquat_to_SE3(xyzquat: Sequence[float]) -> pin.SE3:
     """SE3 of ``[x, y, z, qw, qx, qy, qz]`` [m, unit quaternion, **w first**].
 
     The quaternion is normalised. (Pinocchio's array constructor expects
-    x, y, z, w; the w-first order documented upstream is what is read here.)
+    x, y, z, w; the w-first order is what is read here.)
+
+    Args:
+        xyzquat: Seven values: position [m] then the quaternion, w first.
 
     Raises:
         ValueError: not 7 values or a zero quaternion.
     """
-    v = np.asarray(v, dtype=float).ravel()
+    v = np.asarray(xyzquat, dtype=float).ravel()
     if v.size != 7:
         raise ValueError(f"xyzquat_to_SE3: expected [x, y, z, qw, qx, qy, qz], got {v.size} values")
     w, x, y, z = v[3:7]
@@ -271,15 +290,20 @@ def update_joint_placement(model: Any, joint_idx: int, xyz_rpy: Sequence[float])
     return model
 
 
-def apply_joint_offset(model: Any, joint_idx: int, xyz_rpy: Sequence[float]) -> Any:
+def apply_joint_offset(model: Any, joint_idx: int, offset: Sequence[float]) -> Any:
     """``M_j ← M_j · SE3(rpy(v[3:6]), v[0:3])`` in place (joint offset ``offset*``).
 
     For a revolute-z joint, ``offsetRZ = d`` equals evaluating it at ``q + d``.
 
+    Args:
+        model: ``pinocchio.Model`` (modified).
+        joint_idx: Joint id.
+        offset: ``[dx, dy, dz]`` [m] and RPY angles [rad] in the joint frame.
+
     Returns:
         The model.
     """
-    v = np.asarray(xyz_rpy, dtype=float).ravel()
+    v = np.asarray(offset, dtype=float).ravel()
     model.jointPlacements[joint_idx] = model.jointPlacements[joint_idx] * pin.SE3(
         pin.rpy.rpyToMatrix(v[3:6]), v[0:3]
     )
@@ -305,10 +329,13 @@ def initialize_variables(
 def random_joint_configuration(model: Any, rng: np.random.Generator) -> np.ndarray:
     """Random configuration independent of Pinocchio's global generator.
 
-    Neutral configuration; every 1-DoF joint uniform within its limits, or
-    in ``[-π, π]`` when a limit is not finite or the range exceeds ``2π``
-    (continuous joints: angle in ``[-π, π]`` written as cos/sin); other
-    joints stay neutral.
+    Neutral configuration; every joint with one configuration coordinate
+    (revolute, prismatic) is drawn uniformly within its limits, or in
+    ``[-π, π]`` when a limit is not finite or the range exceeds ``2π``; every
+    other joint (continuous joints stored as cos/sin, free flyers, spherical
+    joints) stays neutral and consumes no draw. One ``rng.uniform`` draw per
+    drawn joint, in joint order, so a seed gives the same postures as
+    figaroh 1.0.2.
 
     Args:
         model: ``pinocchio.Model``.
@@ -321,17 +348,13 @@ def random_joint_configuration(model: Any, rng: np.random.Generator) -> np.ndarr
     lo_all, hi_all = model.lowerPositionLimit, model.upperPositionLimit
     for j in range(1, model.njoints):
         jm = model.joints[j]
-        if jm.nv != 1:
+        if jm.nv != 1 or jm.nq != 1:
             continue
         iq = jm.idx_q
-        if jm.nq == 1:
-            lo, hi = float(lo_all[iq]), float(hi_all[iq])
-            if not (np.isfinite(lo) and np.isfinite(hi)) or hi - lo > 2 * np.pi or hi <= lo:
-                lo, hi = -np.pi, np.pi
-            q[iq] = rng.uniform(lo, hi)
-        elif jm.nq == 2:
-            th = rng.uniform(-np.pi, np.pi)
-            q[iq], q[iq + 1] = np.cos(th), np.sin(th)
+        lo, hi = float(lo_all[iq]), float(hi_all[iq])
+        if not (np.isfinite(lo) and np.isfinite(hi)) or hi - lo > 2 * np.pi or hi <= lo:
+            lo, hi = -np.pi, np.pi
+        q[iq] = rng.uniform(lo, hi)
     return q
 
 
@@ -797,8 +820,10 @@ def calc_updated_fkm(
         var: Values of ``calib_config["param_name"]`` [m, rad].
         q: (≥ NbSample, nq) configurations.
         calib_config: Calibration config.
-        verbose: Unused (upstream signature).
-        backend: Unused (upstream signature; Pinocchio is always used).
+        verbose: Unused (kept for call compatibility).
+        backend: Optional :class:`~figaroh.backends.base.DynamicsBackend`
+            wrapping a Pinocchio model: the poses are computed on that model
+            (its joint placements are modified during the call and restored).
 
     Returns:
         Flat ``[x, y, z, φx, φy, φz]`` measured components, layout
@@ -806,8 +831,10 @@ def calc_updated_fkm(
 
     Raises:
         ValueError: size mismatches, unknown parameter names.
+        NotImplementedError: a backend that wraps no Pinocchio model.
     """
-    del verbose, backend
+    del verbose
+    model, data = _pinocchio_pair(model, data, backend, "calc_updated_fkm")
     q = np.atleast_2d(np.asarray(q, dtype=float))
     N = int(calib_config.get("NbSample", q.shape[0]))
     if q.shape[0] < N:
@@ -1032,50 +1059,175 @@ def logmap_residuals(
 # ---------------------------------------------------------------------------
 
 
+def _pinocchio_pair(model: Any, data: Any, backend: Any, what: str) -> Tuple[Any, Any]:
+    """Pinocchio model and data to compute ``what`` on.
+
+    Without a backend: ``(model, data)``. With a backend: the Pinocchio model
+    it wraps (``backend.get_model_object()``) and its data (``backend.data``,
+    else a fresh ``createData()``).
+
+    Raises:
+        NotImplementedError: the backend does not wrap a Pinocchio model
+            (``what`` needs joint placements, which the backend interface
+            does not expose).
+    """
+    if backend is None:
+        return model, data
+    getter = getattr(backend, "get_model_object", None)
+    obj = None
+    if getter is not None:
+        try:
+            obj = getter()
+        except NotImplementedError:
+            obj = None
+    if not isinstance(obj, pin.Model):
+        raise NotImplementedError(
+            f"{what} needs a Pinocchio model (joint placements), but backend "
+            f"{type(backend).__name__}.get_model_object() returned {type(obj).__name__}; "
+            "pass backend=None to compute on the model given, or a PinocchioBackend"
+        )
+    bdata = data if obj is model else getattr(backend, "data", None)
+    if not isinstance(bdata, pin.Data):
+        bdata = obj.createData()
+    return obj, bdata
+
+
+def _backend_jacobian(backend: Any, q: np.ndarray, frame: str) -> np.ndarray:
+    """(6, nv) frame Jacobian ``[linear; angular]`` from ``backend.compute_jacobian``."""
+    J = np.asarray(backend.compute_jacobian(np.asarray(q, dtype=float), frame), dtype=float)
+    return J.reshape(6, -1)
+
+
+def _frame_regressor(model: Any, data: Any, fid: int) -> np.ndarray:
+    """LOCAL kinematic regressor of frame ``fid`` (zero for the universe frame 0).
+
+    Forward kinematics must be up to date in ``data``.
+    """
+    if int(fid) == 0:
+        return np.zeros((6, 6 * (model.njoints - 1)))
+    return pin.computeFrameKinematicRegressor(model, data, int(fid), pin.LOCAL)
+
+
+def _check_frame_name(model: Any, name: str, key: str) -> int:
+    if not model.existFrame(name):
+        raise ValueError(f"{key}: frame {name!r} is not in model {model.name!r}")
+    return int(model.getFrameId(name))
+
+
 def calculate_kinematics_model(
-    q_i: Sequence[float], model: Any, data: Any, calib_config: Mapping[str, Any]
+    q_i: Sequence[float],
+    model: Any,
+    data: Any,
+    calib_config: Mapping[str, Any],
+    backend: Any = None,
 ) -> Tuple[Any, Any, np.ndarray, np.ndarray]:
     """FK at ``q_i``; LOCAL Jacobian ``J`` (6×nv) and kinematic regressor ``R`` of ``IDX_TOOL``.
 
+    Args:
+        q_i: Configuration (nq,) [rad, m].
+        model: ``pinocchio.Model``.
+        data: Matching ``pinocchio.Data``.
+        calib_config: Calibration config (``IDX_TOOL``).
+        backend: Optional :class:`~figaroh.backends.base.DynamicsBackend`:
+            ``J`` comes from ``backend.compute_jacobian`` and ``R`` is computed
+            on the Pinocchio model the backend wraps.
+
     Returns:
-        ``(model, data, R (6 × 6(njoints-1)), J (6 × nv))``.
+        ``(model, data, R (6 × 6(njoints-1)), J (6 × nv))`` — the model and
+        data the computation ran on.
+
+    Raises:
+        NotImplementedError: a backend that wraps no Pinocchio model.
     """
     fid = int(calib_config["IDX_TOOL"])
     q_i = np.asarray(q_i, dtype=float)
-    pin.forwardKinematics(model, data, q_i)
-    pin.updateFramePlacements(model, data)
-    J = pin.computeFrameJacobian(model, data, q_i, fid, pin.LOCAL)
-    R = pin.computeFrameKinematicRegressor(model, data, fid, pin.LOCAL)
-    return model, data, R, J
+    m, d = _pinocchio_pair(model, data, backend, "the kinematic regressor")
+    pin.forwardKinematics(m, d, q_i)
+    pin.updateFramePlacements(m, d)
+    R = _frame_regressor(m, d, fid)
+    if backend is None:
+        J = pin.computeFrameJacobian(m, d, q_i, fid, pin.LOCAL)
+    else:
+        J = _backend_jacobian(backend, q_i, str(m.frames[fid].name))
+        pin.forwardKinematics(m, d, q_i)  # leave FK at q_i whatever the backend did
+        pin.updateFramePlacements(m, d)
+    return m, d, R, J
 
 
 def get_rel_kinreg(
-    model: Any, data: Any, start_frame: str, end_frame: str, q: Sequence[float]
+    model: Any,
+    data: Any,
+    start_frame: str,
+    end_frame: str,
+    q: Sequence[float],
+    backend: Any = None,
 ) -> np.ndarray:
     """Relative kinematic regressor of ``end`` w.r.t. ``start`` (6 × 6(njoints-1)).
 
     Block ``j`` maps a placement error of joint ``j`` (body twist in its own
     frame) to the twist of ``start⁻¹·end`` expressed in the end frame:
-    ``R_end − Ad(end⁻¹·start)·R_start`` (joints supporting both frames cancel).
+    ``R_end − Ad(end⁻¹·start)·R_start`` (joints supporting both frames
+    cancel). ``start_frame="universe"`` gives ``R_end``.
+
+    Args:
+        model, data: Pinocchio model and data.
+        start_frame, end_frame: Frame names.
+        q: Configuration (nq,).
+        backend: Optional :class:`~figaroh.backends.base.DynamicsBackend`
+            wrapping a Pinocchio model; the computation runs on that model.
+
+    Raises:
+        ValueError: unknown frame.
+        NotImplementedError: a backend that wraps no Pinocchio model.
     """
-    sid, eid = model.getFrameId(start_frame), model.getFrameId(end_frame)
-    pin.forwardKinematics(model, data, np.asarray(q, dtype=float))
-    pin.updateFramePlacements(model, data)
-    Re = pin.computeFrameKinematicRegressor(model, data, eid, pin.LOCAL)
-    Rs = pin.computeFrameKinematicRegressor(model, data, sid, pin.LOCAL)
-    eMs = data.oMf[eid].inverse() * data.oMf[sid]
+    m, d = _pinocchio_pair(model, data, backend, "the kinematic regressor")
+    sid = _check_frame_name(m, start_frame, "start_frame")
+    eid = _check_frame_name(m, end_frame, "end_frame")
+    pin.forwardKinematics(m, d, np.asarray(q, dtype=float))
+    pin.updateFramePlacements(m, d)
+    Re = _frame_regressor(m, d, eid)
+    if sid == 0:
+        return Re
+    Rs = _frame_regressor(m, d, sid)
+    eMs = d.oMf[eid].inverse() * d.oMf[sid]
     return Re - eMs.action @ Rs
 
 
 def get_rel_jac(
-    model: Any, data: Any, start_frame: str, end_frame: str, q: Sequence[float]
+    model: Any,
+    data: Any,
+    start_frame: str,
+    end_frame: str,
+    q: Sequence[float],
+    backend: Any = None,
 ) -> np.ndarray:
-    """LOCAL Jacobian of ``end`` minus LOCAL Jacobian of ``start`` (upstream definition)."""
+    """LOCAL Jacobian of ``end`` minus LOCAL Jacobian of ``start`` (6 × nv).
+
+    A plain difference of the two frame Jacobians (each in its own frame);
+    ``start_frame="universe"`` gives the end frame's Jacobian.
+
+    Args:
+        model, data: Pinocchio model and data.
+        start_frame, end_frame: Frame names.
+        q: Configuration (nq,).
+        backend: Optional :class:`~figaroh.backends.base.DynamicsBackend`;
+            both Jacobians come from ``backend.compute_jacobian(q, frame)``.
+
+    Raises:
+        ValueError: unknown frame.
+    """
     q = np.asarray(q, dtype=float)
-    sid, eid = model.getFrameId(start_frame), model.getFrameId(end_frame)
+    sid = _check_frame_name(model, start_frame, "start_frame")
+    eid = _check_frame_name(model, end_frame, "end_frame")
+    if backend is not None:
+        Je = _backend_jacobian(backend, q, end_frame)
+        Js = np.zeros_like(Je) if sid == 0 else _backend_jacobian(backend, q, start_frame)
+        return Je - Js
     pin.computeJointJacobians(model, data, q)
     pin.updateFramePlacements(model, data)
     Je = pin.getFrameJacobian(model, data, eid, pin.LOCAL)
+    if sid == 0:
+        return np.array(Je, copy=True)
     Js = pin.getFrameJacobian(model, data, sid, pin.LOCAL)
     return Je - Js
 
@@ -1094,7 +1246,7 @@ def _random_postures(model: Any, calib_config: Mapping[str, Any], n: int) -> np.
 
 
 def calculate_identifiable_kinematics_model(
-    q: Any, model: Any, data: Any, calib_config: Mapping[str, Any]
+    q: Any, model: Any, data: Any, calib_config: Mapping[str, Any], backend: Any = None
 ) -> np.ndarray:
     """Stacked kinematic regressor (``full_params``) or Jacobian (``joint_offset``).
 
@@ -1102,6 +1254,15 @@ def calculate_identifiable_kinematics_model(
     (``random_seed``; ``q0`` is never written). Rows are component-major
     (row ``NbSample·j + i`` is measured component ``j`` of posture ``i``);
     unmeasured components and rows with norm < 1e-6 are removed.
+
+    Args:
+        q: (N, nq) postures, or empty for random postures.
+        model, data: Pinocchio model and data.
+        calib_config: Calibration config.
+        backend: Optional :class:`~figaroh.backends.base.DynamicsBackend`
+            (see :func:`calculate_kinematics_model`, :func:`get_rel_kinreg`,
+            :func:`get_rel_jac`); at ``joint_offset`` level only the
+            backend's Jacobians are used.
 
     Returns:
         The stacked matrix.
@@ -1114,16 +1275,17 @@ def calculate_identifiable_kinematics_model(
     mask = _meas_mask(calib_config)
     start = calib_config.get("start_frame", "universe")
     end = calib_config["end_frame"]
-    Rs, Js = [], []
+    offset_level = calib_config.get("calib_model") == "joint_offset"
+    rows = []
     for qi in qs:
-        if start == "universe":
-            _, _, R, J = calculate_kinematics_model(qi, model, data, calib_config)
+        if offset_level:
+            rows.append(get_rel_jac(model, data, start, end, qi, backend=backend))
+        elif start == "universe":
+            _, _, R, _ = calculate_kinematics_model(qi, model, data, calib_config, backend=backend)
+            rows.append(R)
         else:
-            R = get_rel_kinreg(model, data, start, end, qi)
-            J = get_rel_jac(model, data, start, end, qi)
-        Rs.append(R)
-        Js.append(J)
-    mat = np.stack(Js if calib_config.get("calib_model") == "joint_offset" else Rs)  # (N,6,c)
+            rows.append(get_rel_kinreg(model, data, start, end, qi, backend=backend))
+    mat = np.stack(rows)  # (N,6,c)
     mat = np.where(mask[None, :, None], mat, 0.0)
     stacked = np.swapaxes(mat, 0, 1).reshape(-1, mat.shape[2])
     keep = np.linalg.norm(stacked, axis=1) >= 1e-6
@@ -1131,7 +1293,12 @@ def calculate_identifiable_kinematics_model(
 
 
 def calculate_base_kinematics_regressor(
-    q: Any, model: Any, data: Any, calib_config: MutableMapping[str, Any], tol_qr: float = 1e-8
+    q: Any,
+    model: Any,
+    data: Any,
+    calib_config: MutableMapping[str, Any],
+    tol_qr: float = 1e-8,
+    backend: Any = None,
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, List[str], List[str]]:
     """Structural selection of the identifiable joint parameters (base representatives).
 
@@ -1141,7 +1308,19 @@ def calculate_base_kinematics_regressor(
     ``param_name``; records ``base_mapping_matrix`` (M, ``φ_base = M θ_e``),
     ``base_mapping_param_names``, ``base_mapping_row_names`` and
     ``base_mapping_slice``. With several markers the structural regressor
-    assumes all six components measured.
+    assumes all six components measured. The base columns are those of
+    LAPACK's column-pivoted QR of the stacked regressor (see
+    :func:`_structural_base_columns`), sorted ascending.
+
+    Args:
+        q: Postures (empty: random postures, see
+            :func:`calculate_identifiable_kinematics_model`).
+        model, data: Pinocchio model and data.
+        calib_config: Calibration config (``param_name`` and the
+            ``base_mapping_*`` keys are written).
+        tol_qr: QR rank tolerance.
+        backend: Optional :class:`~figaroh.backends.base.DynamicsBackend`
+            the regressors are computed with.
 
     Returns:
         ``(Rrand_b, R_b, R_e, base_exprs, names_e)``.
@@ -1149,7 +1328,6 @@ def calculate_base_kinematics_regressor(
     Raises:
         RankDeficiencyError: no identifiable column.
     """
-    from figaroh.tools.qrdecomposition import QRDecomposer
     from figaroh.tools.regressor import eliminate_non_dynaffect
 
     level = calib_config.get("calib_model", "full_params")
@@ -1163,10 +1341,10 @@ def calculate_base_kinematics_regressor(
         cfg["calibration_index"] = 6
     q = np.asarray(q if q is not None else [], dtype=float)
     if cfg.get("free_flyer") and q.size:
-        Rrand = calculate_identifiable_kinematics_model(q, model, data, cfg)
+        Rrand = calculate_identifiable_kinematics_model(q, model, data, cfg, backend)
     else:
-        Rrand = calculate_identifiable_kinematics_model([], model, data, cfg)
-    R = calculate_identifiable_kinematics_model(q, model, data, cfg) if q.size else Rrand
+        Rrand = calculate_identifiable_kinematics_model([], model, data, cfg, backend)
+    R = calculate_identifiable_kinematics_model(q, model, data, cfg, backend) if q.size else Rrand
     if Rrand.shape[1] != len(names):
         raise ValueError(
             f"structural regressor has {Rrand.shape[1]} columns for {len(names)} candidate names"
@@ -1174,9 +1352,8 @@ def calculate_base_kinematics_regressor(
     Rrand_e, names_e = eliminate_non_dynaffect(Rrand, names, tol_e=1e-6)
     keep = [names.index(nm) for nm in names_e]
     R_e = R[:, keep]
-    M, base_exprs, idx_base, _ = QRDecomposer(tolerance=tol_qr).get_base_mapping_matrix_double(
-        Rrand_e, names_e
-    )
+    idx_base = _structural_base_columns(Rrand_e, tol_qr)
+    M, base_exprs = _base_mapping(Rrand_e, names_e, idx_base, tol_qr)
     Rrand_b, R_b = Rrand_e[:, idx_base], R_e[:, idx_base]
     pname = list(calib_config.get("param_name", []))
     start = len(pname)
@@ -1189,8 +1366,71 @@ def calculate_base_kinematics_regressor(
     return Rrand_b, R_b, R_e, list(base_exprs), list(names_e)
 
 
+def _structural_base_columns(W: np.ndarray, tol_qr: float) -> List[int]:
+    """Base columns of a structural kinematic regressor, ascending.
+
+    LAPACK's column-pivoted QR (``dgeqp3``: at each step the remaining
+    column of largest residual norm, the first in its current position on a
+    tie) of the stacked regressor ``W`` itself; the rank is the number of
+    leading ``|R_ii| > tol_qr``. This is figaroh 1.0.2's selection for
+    geometric calibration, and it is not the rule of
+    :mod:`figaroh.tools.qrdecomposition` for dynamic parameters: in a
+    kinematic regressor many columns are exactly tied (every translation
+    column has norm ``sqrt(rows)``, translations along parallel joint axes
+    are identical columns), and ``dgeqp3`` settles those ties by its own
+    column swaps and round-off, on the tall matrix.
+
+    Raises:
+        RankDeficiencyError: no column above ``tol_qr``.
+    """
+    from scipy import linalg
+
+    from figaroh.tools.exceptions import RankDeficiencyError
+
+    _, R, P = linalg.qr(np.asarray(W, dtype=float), mode="economic", pivoting=True)
+    diag = np.abs(np.diag(R))
+    below = np.flatnonzero(diag <= tol_qr)
+    rank = int(below[0]) if below.size else int(diag.size)
+    if rank == 0:
+        raise RankDeficiencyError(
+            f"structural kinematic regressor {W.shape} has rank 0 at tol_qr={tol_qr:g}: "
+            "no joint parameter moves the measured frame (check start/end frames and "
+            "active joints)"
+        )
+    return sorted(int(p) for p in P[:rank])
+
+
+def _base_mapping(
+    W: np.ndarray, names: Sequence[str], base: Sequence[int], tol_qr: float
+) -> Tuple[np.ndarray, List[str]]:
+    """``M`` (``φ_base = M θ``) and the base expressions for the base columns ``base``.
+
+    QR of ``[W_base | W_rest]``: ``β = R1⁻¹ R2`` regroups every other column
+    on the base ones; ``M`` has the identity on the base columns and ``β`` on
+    the others; expressions are written by
+    :class:`~figaroh.tools.qrdecomposition.QRDecomposer`.
+    """
+    from figaroh.tools.qrdecomposition import QRDecomposer
+
+    base = list(base)
+    taken = set(base)
+    rest = [j for j in range(W.shape[1]) if j not in taken]
+    r = len(base)
+    _, Rr = np.linalg.qr(np.asarray(W, dtype=float)[:, base + rest])
+    R1, R2 = Rr[:r, :r], Rr[:r, r:]
+    beta = np.linalg.solve(R1, R2) if R2.size else np.zeros((r, 0))
+    M = np.zeros((r, W.shape[1]))
+    M[np.arange(r), base] = 1.0
+    if rest:
+        M[:, rest] = beta
+    exprs = QRDecomposer(tolerance=tol_qr)._build_parameter_expressions(
+        [names[j] for j in base], [names[j] for j in rest], beta
+    )
+    return M, list(exprs)
+
+
 def select_identifiable_parameters(
-    J: np.ndarray, names: Sequence[str], always_keep: Sequence[str] = (), tol: float = 1e-4
+    jacobian: np.ndarray, names: Sequence[str], always_keep: Sequence[str] = (), tol: float = 1e-4
 ) -> Tuple[List[str], List[str]]:
     """Greedy selection of linearly independent (identifiable) columns.
 
@@ -1202,7 +1442,7 @@ def select_identifiable_parameters(
     basis). A zero column is absorbed.
 
     Args:
-        J: (m, n) Jacobian.
+        jacobian: (m, n) Jacobian.
         names: Column names.
         always_keep: Names kept unconditionally (frames).
         tol: Threshold on the residual norm of a unit column.
@@ -1210,7 +1450,7 @@ def select_identifiable_parameters(
     Returns:
         ``(kept, absorbed)``, both in ``names`` order.
     """
-    J = np.asarray(J, dtype=float)
+    J = np.asarray(jacobian, dtype=float)
     names = list(names)
     if J.ndim != 2 or J.shape[1] != len(names):
         raise ValueError(f"J has shape {J.shape} for {len(names)} names")

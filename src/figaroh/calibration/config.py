@@ -4,7 +4,7 @@
 :func:`figaroh.utils.config_parser.create_task_config` for the
 ``calibration`` task) to the flat ``calib_config`` every calibration routine
 consumes; :func:`get_param_from_yaml` does the same for the deprecated legacy
-flat ``calibration:`` section. Key-by-key contract: ``calibration.md`` §2–3.
+flat ``calibration:`` section.
 
 Frames and joints are checked against the Pinocchio model: an unknown frame
 raises :class:`~figaroh.utils.error_handling.ConfigurationError` naming the
@@ -35,25 +35,42 @@ _DEFAULT_MEASURABILITY = [True, True, True, False, False, False]
 _LEVELS = ("full_params", "joint_offset")
 
 
-def regularization_coefficient(value: Any) -> Any:
-    """Return ``value``; warn (``DeprecationWarning``) when it is non-zero.
+def regularization_coefficient(
+    value: Any, *, key: str = "parameters.regularization_coefficient"
+) -> Any:
+    """Check the calibration regularisation coefficient: only 0 (or absent) is accepted.
 
-    The coefficient of the robot cost functions' ``sqrt(c)·var`` rows is
-    deprecated in favour of Gaussian priors (``estimation.method: map``).
+    The coefficient ``λ`` (dimensionless) meant Tikhonov rows ``sqrt(λ)·θ``
+    on the joint parameters (frames excluded), appended by robot-specific
+    cost functions: a penalty without statistical meaning that pulls every
+    joint correction towards 0 whatever its identifiability, and that the
+    calibration solver itself never applies. As in figaroh 1.0.2 a non-zero
+    value is refused instead of being carried silently.
 
     Args:
-        value: Coefficient (dimensionless) or None.
+        value: Coefficient from the configuration, or None.
+        key: Configuration key named in the error.
 
     Returns:
-        ``value`` unchanged.
+        ``value`` unchanged (None or 0).
+
+    Raises:
+        ConfigurationError: (a ``ValueError``) ``value`` is non-zero or not a
+            number; the message names ``key`` and the replacements.
     """
-    if value is not None and float(value) != 0.0:
-        warnings.warn(
-            f"parameters.regularization_coefficient={value} is deprecated: it adds "
-            "sqrt(c)*var rows in robot cost functions with no statistical meaning. Use "
-            "'estimation.method: map' (Gaussian priors on the joint parameters) instead.",
-            DeprecationWarning,
-            stacklevel=3,
+    if value is None:
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"{key}: expected a number (0), got {value!r}") from exc
+    if number != 0.0:
+        raise ConfigurationError(
+            f"{key} = {value!r} is not supported: the coefficient λ weights Tikhonov rows "
+            "sqrt(λ)·θ on the joint parameters, a penalty with no statistical meaning that the "
+            "calibration solver does not apply. Set it to 0 (or remove it) and use "
+            "'estimation.method: map' (Gaussian priors on the joint parameters), or add the "
+            "rows in your cost_function override."
         )
     return value
 
@@ -250,22 +267,24 @@ def _common(
     return cfg
 
 
-def unified_to_legacy_config(robot: Any, task_cfg: Mapping[str, Any]) -> dict:
+def unified_to_legacy_config(robot: Any, unified_calib_config: Mapping[str, Any]) -> dict:
     """Map a unified calibration task config to ``calib_config``.
 
     Args:
         robot: Object with a Pinocchio ``model`` and the neutral ``q0``.
-        task_cfg: Output of ``create_task_config(robot, cfg, "calibration")``.
+        unified_calib_config: Output of
+            ``create_task_config(robot, cfg, "calibration")``.
 
     Returns:
-        ``calib_config`` (``calibration.md`` §2). ``q0`` is the very array
+        ``calib_config``. ``q0`` is the very array
         object ``robot.q0`` (never write into it).
 
     Raises:
         ConfigurationError: missing ``kinematics.tool_frame``, unknown frame,
             no marker, bad ``measurable_dof``, unknown calibration level,
-            malformed poses.
+            malformed poses, a non-zero ``regularization_coefficient``.
     """
+    task_cfg = unified_calib_config
     if not isinstance(task_cfg, Mapping):
         raise ConfigurationError(f"task config must be a mapping, got {type(task_cfg).__name__}")
 
@@ -347,7 +366,7 @@ def unified_to_legacy_config(robot: Any, task_cfg: Mapping[str, Any]) -> dict:
 def get_param_from_yaml(robot: Any, calib_data: Mapping[str, Any]) -> dict:
     """Legacy flat ``calibration:`` section → ``calib_config`` (deprecated).
 
-    Differences from the unified path (``calibration.md`` §3.3): active
+    Differences from the unified path: active
     joints always come from the chain; ``coeff_regularize``, ``data_file``,
     ``sample_configs_file`` and ``outlier_eps`` are read all-or-nothing (one
     missing → all four None); ``base_to_ref_frame``/``ref_frame`` are both or
@@ -396,7 +415,9 @@ def get_param_from_yaml(robot: Any, calib_data: Mapping[str, Any]) -> dict:
         logger.warning("calibration: neither base_pose nor tip_pose is given")
     keys = ("coeff_regularize", "data_file", "sample_configs_file", "outlier_eps")
     if all(k in calib_data for k in keys):
-        cfg["coeff_regularize"] = regularization_coefficient(calib_data["coeff_regularize"])
+        cfg["coeff_regularize"] = regularization_coefficient(
+            calib_data["coeff_regularize"], key="calibration.coeff_regularize"
+        )
         cfg["data_file"] = _optional_path(calib_data["data_file"])
         sc = calib_data["sample_configs_file"]
         cfg["sample_configs_file"] = None if sc is None else str(sc)

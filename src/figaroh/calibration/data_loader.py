@@ -6,7 +6,7 @@ upstream function API: :func:`load_data` returns the flat measurement vector
 and the full configurations, **deleting** the rows of ``del_list`` and writing
 ``calib_config["NbSample"]``.
 
-CSV layout (``calibration.md`` §4.1): columns ``x<i> y<i> z<i> phix<i>
+CSV layout: columns ``x<i> y<i> z<i> phix<i>
 phiy<i> phiz<i>`` [m, rad] for the measured components of marker ``i``, one
 column per active joint named as the model joint [rad or m], optional
 ``session_id``; other columns are ignored.
@@ -49,12 +49,12 @@ def get_idxq_from_jname(model: Any, joint_name: str) -> int:
     return int(model.joints[model.getJointId(joint_name)].idx_q)
 
 
-def read_config_data(model: Any, path: str | os.PathLike) -> np.ndarray:
+def read_config_data(model: Any, path_to_file: str | os.PathLike) -> np.ndarray:
     """Joint values of every model joint, read by name from a CSV.
 
     Args:
         model: ``pinocchio.Model``.
-        path: CSV with one column per model joint (``model.names[1:]``).
+        path_to_file: CSV with one column per model joint (``model.names[1:]``).
 
     Returns:
         (n, njoints-1) array [rad or m].
@@ -64,7 +64,7 @@ def read_config_data(model: Any, path: str | os.PathLike) -> np.ndarray:
         KeyError: missing joint columns (all listed).
         ValueError: non-numeric cells.
     """
-    p = Path(path)
+    p = Path(path_to_file)
     if not p.is_file():
         raise FileNotFoundError(f"configuration data file {str(p)!r} does not exist")
     with open(p, newline="", encoding="utf-8") as fh:
@@ -82,10 +82,10 @@ def read_config_data(model: Any, path: str | os.PathLike) -> np.ndarray:
 
 
 def load_data(
-    path: str | os.PathLike,
+    path_to_file: str | os.PathLike,
     model: Any,
     calib_config: MutableMapping[str, Any],
-    del_list: Sequence[int] = (),
+    del_list: Sequence[int] = [],  # noqa: B006 - read only; the 1.0.2 default
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Read a calibration CSV into ``(PEEm_exp, q_exp)``.
 
@@ -96,7 +96,7 @@ def load_data(
     of ``calib_config["q0"]``.
 
     Args:
-        path: CSV file.
+        path_to_file: CSV file.
         model: ``pinocchio.Model``.
         calib_config: Calibration config (``NbMarkers``, ``measurability``,
             ``actJoint_idx``, ``config_idx``, ``q0``); ``NbSample`` is written.
@@ -112,9 +112,9 @@ def load_data(
         ValueError: Invalid values.
     """
     try:
-        obs = PoseObservations.from_csv(path, model, calib_config, del_list=tuple(del_list))
+        obs = PoseObservations.from_csv(path_to_file, model, calib_config, del_list=tuple(del_list))
     except KeyError:
-        logger.warning("load_data: %s lacks some required columns", path)
+        logger.warning("load_data: %s lacks some required columns", path_to_file)
         raise
     pee, q = obs.to_legacy(model, calib_config)
     calib_config["NbSample"] = int(q.shape[0])

@@ -1,7 +1,7 @@
 """Estimation methods of a geometric calibration and the structural lift.
 
 ``calib_config["estimation"]["method"]`` selects how the joint parameters
-are chosen and regularised (``calibration.md`` §6):
+are chosen and regularised:
 
 * ``structural`` (default) — QR selection of base representatives on random
   postures (see :meth:`BaseCalibration.create_param_list`);
@@ -31,7 +31,19 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from figaroh.calibration import calibration_tools as ct
-from figaroh.calibration.parameter import BASE_TPL, EE_TPL, FULL_PARAMTPL, get_joint_offset
+from figaroh.calibration.calibration_tools import (
+    calc_updated_fkm,
+    measurement_jacobian,
+    select_identifiable_parameters,
+)
+from figaroh.calibration.parameter import (
+    BASE_TPL,
+    EE_TPL,
+    FULL_PARAMTPL,
+    add_pee_name,
+    get_fullparam_offset,
+    get_joint_offset,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -39,11 +51,20 @@ __all__ = [
     "DEFAULTS",
     "EstimationError",
     "configure",
+    "excitation_order",
+    "identifiable",
     "joint_candidates",
     "lift_structural",
     "prior_group",
     "prior_std",
     "settings",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "add_pee_name",
+    "calc_updated_fkm",
+    "get_fullparam_offset",
+    "get_joint_offset",
+    "measurement_jacobian",
+    "select_identifiable_parameters",
 ]
 
 METHODS = ("structural", "excitation", "map", "map_cv", "cv_subset")
@@ -240,29 +261,98 @@ def _cv(calib, names, x0_map, prior_weights, st) -> Tuple[float, float]:
     return float(np.mean(rms)), se
 
 
-def _elimination_order(J, names, joint_names, noise, priors_std, k_stop=None):
-    """Backward elimination: repeatedly remove the joint parameter with the largest ratio."""
+def excitation_order(
+    J: np.ndarray,
+    names: Sequence[str],
+    frames: Sequence[str],
+    prior: Sequence[float],
+    noise: float,
+    k: float | None = None,
+) -> List[Tuple[str, float]]:
+    """Backward elimination order of the joint parameters by excitation.
+
+    With the active columns ``J_a``, ``C = noise²·pinv(J_aᵀ J_a)`` and, for
+    every active joint parameter (a name not in ``frames``),
+    ``ratio_i = sqrt|C_ii| / prior_i`` (posterior over prior standard
+    deviation: > 1 means the data constrain it less than the prior does).
+    The parameter with the largest ratio (ties: the earliest) is removed
+    and the step repeated; with ``k`` the elimination stops as soon as the
+    largest ratio is ``≤ k``, without it every joint parameter is ordered.
+
+    Args:
+        J: (m, n) measurement Jacobian, columns in ``names`` order [m or rad per unit].
+        names: Parameter names.
+        frames: Names never removed (base and tip frames).
+        prior: (n,) prior standard deviations in parameter units (frames: any value).
+        noise: Measurement noise standard deviation [m or rad].
+        k: Stopping ratio, or None to order every joint parameter.
+
+    Returns:
+        ``[(name, ratio), …]`` in removal order.
+
+    Raises:
+        ValueError: ``J`` columns, ``names`` and ``prior`` do not match.
+    """
+    J = np.asarray(J, dtype=float)
+    names = list(names)
+    prior = np.asarray(prior, dtype=float).ravel()
+    if J.ndim != 2 or J.shape[1] != len(names) or prior.size != len(names):
+        raise ValueError(
+            f"excitation_order: J {J.shape}, {len(names)} names and {prior.size} priors differ"
+        )
+    frame_set = set(frames)
     active = list(range(len(names)))
-    order = []
+    order: List[Tuple[str, float]] = []
     while True:
-        joints = [i for i in active if names[i] in joint_names]
+        joints = [i for i in active if names[i] not in frame_set]
         if not joints:
             break
         Ja = J[:, active]
         cov = noise**2 * np.linalg.pinv(Ja.T @ Ja)
         ratios = {
-            i: math.sqrt(abs(cov[active.index(i), active.index(i)])) / priors_std[i] for i in joints
+            i: math.sqrt(abs(cov[active.index(i), active.index(i)])) / prior[i] for i in joints
         }
         worst = max(joints, key=lambda i: (ratios[i], -i))
-        if k_stop is not None and ratios[worst] <= k_stop:
+        if k is not None and ratios[worst] <= k:
             break
         order.append((names[worst], float(ratios[worst])))
         active.remove(worst)
     return order
 
 
+def identifiable(
+    calib: Any, names: Sequence[str], frames: Sequence[str], tol: float
+) -> Tuple[List[str], List[str]]:
+    """Split ``names`` into identifiable and dependent parameters on the loaded postures.
+
+    The measurement Jacobian (:func:`calibration_tools.measurement_jacobian`
+    of the predicted measurements) is evaluated at the calibrator's initial
+    vector for ``names`` (closed-form frames, joint parameters 0) and scanned
+    by :func:`calibration_tools.select_identifiable_parameters` with
+    ``frames`` always kept.
+
+    Args:
+        calib: A ``BaseCalibration`` with its data loaded.
+        names: Candidate parameter names (the parameter vector layout).
+        frames: Names always kept (base and tip frames).
+        tol: Threshold on the residual norm of a unit column.
+
+    Returns:
+        ``(kept, dependent)``, both in ``names`` order.
+
+    Raises:
+        EstimationError: the data are not loaded.
+    """
+    if calib.PEE_measured is None or calib.q_measured is None:
+        raise EstimationError("identifiable: load the data before selecting parameters")
+    with calib._temporary_params(list(names), None):
+        x0 = calib._initial_vector()
+        J = calib._identifiability_jacobian(x0)
+    return ct.select_identifiable_parameters(J, list(names), always_keep=frames, tol=float(tol))
+
+
 def configure(calib: Any) -> Dict[str, Any]:
-    """Set ``param_name`` (and priors) for a non-structural method (``calibration.md`` §6.3).
+    """Set ``param_name`` (and priors) for a non-structural method.
 
     Args:
         calib: A ``BaseCalibration`` with its data loaded.
@@ -306,10 +396,7 @@ def configure(calib: Any) -> Dict[str, Any]:
     frames = base + tips
     x_guess = calib._initial_vector()
     guess = dict(zip(canonical, x_guess, strict=True))
-    J = calib._weighted_measurement_jacobian(x_guess)
-    ident, dependent = ct.select_identifiable_parameters(
-        J, canonical, always_keep=frames, tol=float(st["dependency_tol"])
-    )
+    ident, dependent = identifiable(calib, canonical, frames, float(st["dependency_tol"]))
     x0 = np.array([guess[n] for n in ident])
     pre, Jpre = _fit(calib, ident, x0)
     m = len(calib.PEE_measured)
@@ -350,7 +437,8 @@ def configure(calib: Any) -> Dict[str, Any]:
     if method in ("excitation", "cv_subset"):
         pstd = prior_std(ident, model, priors)
         k_stop = float(st["excitation_k"]) if method == "excitation" else None
-        order = _elimination_order(Jpre, ident, joint_set, noise, pstd, k_stop)
+        frame_names = [n for n in ident if n not in joint_set]
+        order = excitation_order(Jpre, ident, frame_names, pstd, noise, k_stop)
         report["removal_order"] = order
         if method == "excitation":
             report["excitation_k"] = float(st["excitation_k"])
@@ -434,7 +522,7 @@ def configure(calib: Any) -> Dict[str, Any]:
 def lift_structural(
     calib: Any, priors: Mapping[str, float] | None = None, refine_iterations: int = 3
 ) -> Tuple[List[str], np.ndarray, np.ndarray]:
-    """Lift a structural fit back to every mapped joint parameter (``calibration.md`` §6.5).
+    """Lift a structural fit back to every mapped joint parameter.
 
     ``θ = G t`` with ``G = P Mᵀ (M P Mᵀ)⁻¹`` (minimum ``P⁻¹``-norm solution
     of ``M θ = t``, ``P = diag(prior_std²)``), ``t`` the fitted base

@@ -1,6 +1,6 @@
 """Parameter names of a geometric calibration, and their layout in the solver vector.
 
-Templates (``calibration.md`` §1.3):
+Templates:
 
 * :data:`FULL_PARAMTPL` — ``d_px, d_py, d_pz, d_phix, d_phiy, d_phiz``:
   placement error of a joint;
@@ -14,7 +14,7 @@ Full names: ``d_px_<joint>``, ``offsetRZ_<joint>``, ``k_RZ_<joint>``,
 ``pEEx_<k>`` (marker ``k`` = 1…NbMarkers, measured components only) and the
 six ``base_*`` names. Translations are in metres, rotations in radians.
 
-Solver-vector layout after ``create_param_list()`` (``calibration.md`` §1.4)::
+Solver-vector layout after ``create_param_list()``::
 
     [base_* (6, if the base frame is unknown)] + [k_* (non_geom)] + [joint params] + [tip params]
 
@@ -41,6 +41,7 @@ __all__ = [
     "JOINT_OFFSETTPL",
     "ParsedParam",
     "add_base_name",
+    "add_eemarker_frame",
     "add_pee_name",
     "elastic_axis",
     "get_elastic_names",
@@ -218,6 +219,53 @@ def add_pee_name(calib_config: MutableMapping[str, Any]) -> List[str]:
                 names.append(f"{tpl}_{k}")
     calib_config["param_name"] = names
     return names
+
+
+def add_eemarker_frame(
+    frame_name: str, p: Sequence[float], rpy: Sequence[float], model: Any, data: Any
+) -> int:
+    """Add a marker frame rigidly attached to an existing frame of the model.
+
+    The new operational frame ``<frame_name>_marker`` hangs on the joint of
+    ``frame_name`` with placement ``placement(frame_name) · SE3(rpy(rpy), p)``,
+    i.e. ``p`` [m] and ``rpy`` [rad] are expressed in ``frame_name``. Adding a
+    frame to an existing name is refused rather than shadowing it.
+
+    ``data`` is not resized by Pinocchio: create a new one with
+    ``model.createData()`` before using the frame.
+
+    Args:
+        frame_name: Existing frame the marker is fixed to (e.g. the tool frame).
+        p: Marker position in ``frame_name`` [m].
+        rpy: Marker orientation in ``frame_name`` (roll, pitch, yaw) [rad].
+        model: ``pinocchio.Model`` (modified: one frame is added).
+        data: The model's current data (kept for call compatibility).
+
+    Returns:
+        Id of the new frame.
+
+    Raises:
+        ValueError: unknown ``frame_name``, the marker frame already exists,
+            or ``p`` / ``rpy`` do not have 3 values.
+    """
+    import numpy as np
+    import pinocchio as pin
+
+    del data
+    p = np.asarray(p, dtype=float).ravel()
+    rpy = np.asarray(rpy, dtype=float).ravel()
+    if p.size != 3 or rpy.size != 3:
+        raise ValueError(f"add_eemarker_frame: p and rpy need 3 values each, got {p}, {rpy}")
+    if not model.existFrame(frame_name):
+        raise ValueError(f"add_eemarker_frame: frame {frame_name!r} is not in model {model.name!r}")
+    marker = f"{frame_name}_marker"
+    if model.existFrame(marker):
+        raise ValueError(f"add_eemarker_frame: frame {marker!r} already exists")
+    fid = model.getFrameId(frame_name)
+    parent = model.frames[fid]
+    placement = parent.placement * pin.SE3(pin.rpy.rpyToMatrix(rpy), p)
+    frame = pin.Frame(marker, parent.parentJoint, fid, placement, pin.FrameType.OP_FRAME)
+    return int(model.addFrame(frame))
 
 
 def _joint_names_set(model: Any) -> Dict[str, int]:
