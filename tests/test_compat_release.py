@@ -1,0 +1,87 @@
+"""figaroh 1.0.2 compatibility, checked against the facts recorded from the release.
+
+Two oracles live in the shared folder beside the repository:
+
+* ``compat/figaroh-1.0.2-surface.json`` with ``compat/surface.py``: every public
+  module, name, parameter list and method of figaroh 1.0.2.  The check must
+  report ``0 failed``: a 1.0.2 script imports and calls this library unchanged.
+* ``golden/``: user-level cases with the exact outputs figaroh 1.0.2 gives for
+  them.  Every case must report ``0 failed``: the same script gets the same
+  numbers.
+
+Both run in a fresh interpreter (the surface check imports every public module;
+each golden case works in its own temporary folder), and both skip only when
+the shared folder is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+SURFACE = SHARED / "compat" / "surface.py"
+SURFACE_JSON = SHARED / "compat" / "figaroh-1.0.2-surface.json"
+GOLDEN_RUN = SHARED / "golden" / "run.py"
+
+GOLDEN_CASES = [
+    "qr_rules",
+    "filter_rest",
+    "ur10_ident_sim",
+    "tiago_ident_real",
+    "calib_ur10",
+    "calib_tiago",
+    "calib_talos",
+    "physical_projection",
+    "optimal_postures",
+    "std_params",
+]
+
+_SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed\s*$", re.MULTILINE)
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, int, str]:
+    """Run a checker in a fresh interpreter; return (passed, failed, output)."""
+    full_env = dict(os.environ, MPLBACKEND="Agg", **(env or {}))
+    proc = subprocess.run(
+        [sys.executable, "-B", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    output = proc.stdout + proc.stderr
+    found = _SUMMARY.findall(proc.stdout)
+    if not found:
+        pytest.fail(f"no 'N passed, M failed' line (exit {proc.returncode}):\n{output[-4000:]}")
+    passed, failed = (int(v) for v in found[-1])
+    return passed, failed, output
+
+
+def test_public_surface_matches_figaroh_1_0_2():
+    if not SURFACE.is_file() or not SURFACE_JSON.is_file():
+        pytest.skip(f"figaroh 1.0.2 surface record not found under {SURFACE.parent}")
+    passed, failed, output = _run([str(SURFACE), "check", str(SURFACE_JSON)], cwd=ROOT)
+    assert failed == 0, output[-6000:]
+    assert passed > 300  # every recorded module and name was actually checked
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", GOLDEN_CASES)
+def test_golden_case_reproduces_figaroh_1_0_2(case, tmp_path):
+    if not GOLDEN_RUN.is_file():
+        pytest.skip(f"golden kit not found at {GOLDEN_RUN.parent}")
+    passed, failed, output = _run(
+        [str(GOLDEN_RUN), str(SHARED), case],
+        cwd=tmp_path,
+        env={"GOLDEN_WORK": str(tmp_path), "GOLDEN_SHOW": "40"},
+    )
+    assert failed == 0, output[-6000:]
+    assert passed > 0
