@@ -470,3 +470,19 @@ def test_console_script_entry_point():
     if exe.exists():  # installed by `pip install -e .`
         out = subprocess.run([str(exe), "--help"], capture_output=True, text=True)
         assert out.returncode == 0 and "identify" in out.stdout
+
+
+def test_csv_validation_source_resolves_beside_the_config(ur10, ident_data, tmp_path, monkeypatch):
+    """A relative held-out path in a config means "next to the YAML" unless it exists here."""
+    _, train, validation = ident_data
+    ident = ci.CSVIdentification(ur10, CONFIG, data_dir=train)
+    beside = Path(os.path.relpath(validation, CONFIG.parent))
+    monkeypatch.chdir(tmp_path)
+    assert not beside.exists()  # not reachable from the current directory
+    resolved = Path(ident.resolve_validation_source(str(beside)))
+    assert resolved.resolve() == Path(validation).resolve()
+    # a path that exists from the current directory is kept as typed
+    (tmp_path / "held.csv").write_text("x")
+    assert ident.resolve_validation_source("held.csv") == "held.csv"
+    # a name that exists nowhere is passed on unchanged (the loader reports it)
+    assert ident.resolve_validation_source("no_such_log") == "no_such_log"

@@ -314,6 +314,26 @@ class CSVIdentification(BaseIdentification):
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f", data={str(self.data_dir)!r})"
 
+    def resolve_validation_source(self, source: str) -> str:
+        """Held-out log path: as given when it exists, else beside the config file.
+
+        A relative ``validation_data_file`` written in a configuration usually
+        means "next to this YAML"; a path typed on the command line means
+        "from here". The current directory wins when both exist.
+
+        Args:
+            source: The configured ``validation_data_file`` (non-empty).
+
+        Returns:
+            The path handed to :meth:`load_trajectory_data`, unchanged when it
+            exists nowhere (the loader then reports it).
+        """
+        path = Path(source)
+        if path.is_absolute() or path.exists():
+            return source
+        beside_config = Path(self._config_file_path).resolve().parent / path
+        return str(beside_config) if beside_config.exists() else source
+
     def load_trajectory_data(self, data_source: str | None = None) -> TrajectoryData:
         """Read the training log, or the held-out log ``data_source``.
 
