@@ -361,13 +361,20 @@ class TX40Identification(BaseIdentification):
         return [slice(int(e - s), int(e)) for s, e in zip(sizes, ends, strict=True)]
 
     def _calculate_joint_variances(self, W_b, tau, n_blocks):
-        """Per-row ``σ_j² = mean(r_j²)`` of each (unequal) joint block (Gautier's WLS)."""
+        """``σ_j² = mean(r_j²)`` of each (unequal) joint block (Gautier's WLS).
+
+        Returns:
+            ``(sig_ro_joint, diag_SIGMA)``: one variance [N²·m²] per joint block,
+            and that variance repeated over the block's rows.
+        """
         residual = tau - W_b @ self.phi_base
+        blocks = self._block_slices(len(tau))
+        sig_ro_joint = np.array([np.mean(residual[block] ** 2) for block in blocks])
         variance = np.empty_like(residual)
-        for block in self._block_slices(len(tau)):
-            variance[block] = np.mean(residual[block] ** 2)
+        for block, sigma2 in zip(blocks, sig_ro_joint, strict=True):
+            variance[block] = sigma2
         self._joint_variances = variance
-        return variance
+        return sig_ro_joint, variance
 
     def _compute_per_joint_stats(self):
         if self.result is None:
