@@ -277,3 +277,40 @@ print("ok")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")
+
+
+def test_end_effector_follows_the_calibrated_chain(talos_urdf, tmp_path):
+    """A left-arm calibration compares a left-gripper frame, a right-arm one a right one.
+
+    Truth: the frame compared is below every modified joint origin, and it is
+    the deepest such frame; the FK error there is the one Pinocchio gives.
+    """
+    model = pin.buildModelFromUrdf(str(talos_urdf))
+    same = URDFComparison(talos_urdf, talos_urdf)
+    for side in ("left", "right"):
+        mod = modified_copy(
+            talos_urdf, tmp_path / f"{side}.urdf", f"arm_{side}_4_joint", dxyz=(2e-3, 0, 0)
+        )
+        mod = modified_copy(mod, mod, "torso_2_joint", drpy=(0, 1e-3, 0))
+        comp = URDFComparison(talos_urdf, mod)
+        frame = comp.model_a.frames[comp.ee_id_a]
+        supports = [model.names[j] for j in model.supports[frame.parentJoint]]
+        assert {f"arm_{side}_4_joint", "torso_2_joint"} <= set(supports)
+        assert f"gripper_{side}" in comp.ee_frame
+        # no deeper frame below both changed joints
+        deepest = max(
+            len(model.supports[f.parentJoint])
+            for f in model.frames
+            if f.parentJoint
+            and f"arm_{side}_4_joint" in [model.names[j] for j in model.supports[f.parentJoint]]
+        )
+        assert len(supports) == deepest
+        configs = [pin.neutral(model)] + [pin.randomConfiguration(model) for _ in range(3)]
+        pos, _ = direct_errors(talos_urdf, mod, comp.ee_frame, configs)
+        res = [comp.static_poses([q])[0].position_error_mm for q in configs]
+        np.testing.assert_allclose(res, pos * 1e3, rtol=1e-9, atol=1e-12)
+    # identical URDFs: the deepest frame of the tree
+    frame = same.model_a.frames[same.ee_id_a]
+    assert len(model.supports[frame.parentJoint]) == max(
+        len(model.supports[f.parentJoint]) for f in model.frames
+    )

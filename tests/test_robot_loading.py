@@ -139,6 +139,58 @@ def test_package_beside_urdf_is_found(ur10_urdf, tmp_path):
     assert robot.visual_model.ngeoms > 0
 
 
+def _project_with_renamed_package(ur10_urdf: Path, root: Path, pkg: str) -> Path:
+    """``root/<pkg>`` (a renamed ur_description) and a URDF naming ``package://<pkg>/``."""
+    shutil.copytree(ur10_urdf.parents[1], root / pkg)
+    urdf = root / "robot.urdf"
+    text = re.sub(r"package://[^\"]*?/ur_description/", f"package://{pkg}/", ur10_urdf.read_text())
+    urdf.write_text(text)
+    assert f"package://{pkg}/meshes" in text
+    return urdf
+
+
+def test_package_in_the_project_models_folder(ur10_urdf, tmp_path, monkeypatch):
+    """1.0.2 layout: packages in ``<project>/models``, scripts run from a sub-folder."""
+    project = tmp_path / "project"
+    (project / "models").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    urdf_dir = tmp_path / "elsewhere"
+    urdf_dir.mkdir()
+    urdf = _project_with_renamed_package(ur10_urdf, urdf_dir, "figaroh_test_ur")
+    shutil.move(str(urdf_dir / "figaroh_test_ur"), str(project / "models" / "figaroh_test_ur"))
+    script_dir = project / "examples" / "ur10"
+    script_dir.mkdir(parents=True)
+    monkeypatch.chdir(script_dir)
+    robot = load_robot(str(urdf))
+    assert robot.visual_model.ngeoms > 0
+    assert str(project / "models") in resolve_package_dirs(urdf)
+    # outside the project tree the package is not found; the error names every folder
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    monkeypatch.setattr(sys, "argv", [""])
+    with pytest.raises(MissingPackageError) as err:
+        load_robot(str(urdf))
+    msg = str(err.value)
+    assert "figaroh_test_ur" in msg and str(outside) in msg and str(urdf_dir) in msg
+
+
+def test_package_dirs_and_robot_pkg_relative_to_the_working_directory(
+    ur10_urdf, tmp_path, monkeypatch
+):
+    ws = tmp_path / "ws"
+    (ws / "pkgs").mkdir(parents=True)
+    urdf = _project_with_renamed_package(ur10_urdf, ws / "pkgs", "figaroh_test_ur")
+    moved = tmp_path / "robot.urdf"
+    shutil.move(str(urdf), str(moved))
+    monkeypatch.chdir(ws)
+    assert load_robot(str(moved), package_dirs="pkgs").visual_model.ngeoms > 0
+    assert Robot(str(moved), package_dirs=["pkgs"]).visual_model.ngeoms > 0
+    assert load_robot(str(moved), robot_pkg="pkgs/figaroh_test_ur").visual_model.ngeoms > 0
+    monkeypatch.chdir(ws / "pkgs")  # the package folder itself, by name, in the cwd
+    assert load_robot(str(moved), robot_pkg="figaroh_test_ur").visual_model.ngeoms > 0
+
+
 def test_missing_mesh_file_names_the_mesh(ur10_urdf, tmp_path):
     pkg = tmp_path / "ur_description"
     shutil.copytree(ur10_urdf.parents[1], pkg)

@@ -215,9 +215,14 @@ class URDFComparison:
     Args:
         nominal_urdf: Path of the original/reference URDF.
         modified_urdf: Path of the URDF after parameter application.
-        ee_frame: Frame compared in both models. Default: the deepest frame of
-            the nominal model's kinematic tree (most joints above it, then the
-            longest chain of fixed frames), skipping frames fixed to the universe.
+        ee_frame: Frame compared in both models. Default: the end of the
+            calibrated chain — among the frames below the most joint origins
+            (or fixed-frame placements) that differ between the two URDFs, the
+            deepest one (most joints above it, then the longest chain of fixed
+            frames); for a left-arm calibration of a humanoid that is a
+            left-gripper frame. When the two URDFs have the same origins, the
+            deepest frame of the tree. Frames fixed to the universe are
+            skipped.
         package_dirs: Extra folders in which ``package://`` mesh packages are
             searched (viewers only; the folders of both URDFs and the
             example-robot-data wheel are always searched).
@@ -253,7 +258,7 @@ class URDFComparison:
         self._check_compatible()
 
         if ee_frame is None:
-            self.ee_frame_a, self.ee_id_a = self._detect_ee(self.model_a)
+            self.ee_frame_a, self.ee_id_a = self._detect_ee(self.model_a, self.model_b)
         else:
             self.ee_frame_a, self.ee_id_a = self._frame_by_name(self.model_a, ee_frame, "nominal")
         self.ee_frame_b, self.ee_id_b = self._frame_by_name(
@@ -301,14 +306,54 @@ class URDFComparison:
                 )
 
     @staticmethod
-    def _detect_ee(model: pin.Model) -> Tuple[str, int]:
-        """Deepest frame of the tree (not fixed to the universe): ``(name, id)``."""
-        best: Tuple[Tuple[int, int, int], int] | None = None
+    def _changed_origins(
+        model_a: pin.Model, model_b: pin.Model, tol: float = 1e-12
+    ) -> Tuple[set, set]:
+        """Joints and frames whose placement differs between the models: ``(joints, frames)``.
+
+        Joint origins are ``jointPlacements``; fixed URDF joints become frames,
+        compared by their placement in the parent joint.
+        """
+        joints = {
+            j
+            for j in range(1, model_a.njoints)
+            if not model_a.jointPlacements[j].isApprox(model_b.jointPlacements[j], tol)
+        }
+        frames = set()
+        if model_a.nframes == model_b.nframes:
+            for fid in range(1, model_a.nframes):
+                fa, fb = model_a.frames[fid], model_b.frames[fid]
+                if fa.name == fb.name and not fa.placement.isApprox(fb.placement, tol):
+                    frames.add(fid)
+        return joints, frames
+
+    @staticmethod
+    def _detect_ee(model: pin.Model, modified: pin.Model | None = None) -> Tuple[str, int]:
+        """End-effector frame ``(name, id)``: the end of the chain that differs, else the deepest.
+
+        Each frame not fixed to the universe is ranked by (number of changed
+        joint origins above it and changed fixed-frame placements on its
+        frame chain, joints above it, fixed frames above it, id): the first
+        term selects the calibrated chain when ``modified`` differs from
+        ``model``.
+        """
+        changed_j, changed_f = (
+            URDFComparison._changed_origins(model, modified)
+            if modified is not None
+            else (set(), set())
+        )
+        best: Tuple[Tuple[int, int, int, int], int] | None = None
         for fid, frame in enumerate(model.frames):
             if frame.parentJoint == 0:
                 continue
-            joint_depth = len(model.supports[frame.parentJoint])
-            key = (joint_depth, _frame_depth(model, fid), fid)
+            supports = model.supports[frame.parentJoint]
+            n_changed = sum(1 for j in supports if int(j) in changed_j)
+            if changed_f:
+                f, hops = fid, 0
+                while f != 0 and hops <= model.nframes:
+                    n_changed += f in changed_f
+                    f, hops = model.frames[f].parentFrame, hops + 1
+            key = (n_changed, len(supports), _frame_depth(model, fid), fid)
             if best is None or key > best[0]:
                 best = (key, fid)
         if best is None:
@@ -317,6 +362,14 @@ class URDFComparison:
                 "(does the URDF have any non-fixed joint?)"
             )
         fid = best[1]
+        if changed_j or changed_f:
+            logger.info(
+                "URDFComparison: end-effector %s (end of the chain of the %d changed joint "
+                "origin(s) and %d frame placement(s))",
+                model.frames[fid].name,
+                len(changed_j),
+                len(changed_f),
+            )
         return model.frames[fid].name, fid
 
     @staticmethod

@@ -97,7 +97,11 @@ def _urdf_origins(path: str | os.PathLike) -> Dict[str, tuple[np.ndarray, np.nda
 
 
 def build_geometric_calibration(
-    calibrator: Any, *, min_sigma: float | None = None, nominal_urdf: str | None = None
+    calibrator: Any,
+    *,
+    min_sigma: float | None = None,
+    nominal_urdf: str | None = None,
+    allow_failed_fit: bool = False,
 ) -> Dict[str, Dict[str, Dict[str, float]]]:
     """PAL overlay of a calibration's joint corrections.
 
@@ -109,12 +113,21 @@ def build_geometric_calibration(
         nominal_urdf: URDF whose ``<origin rpy>`` as written is the
             reference of ``drpy`` (matters at pitch ±π/2, where several RPY
             triples describe the same rotation).
+        allow_failed_fit: Export a fit whose optimiser did not converge
+            (``calibrator.require_exportable(allow_failed_fit)``).
 
     Returns:
         ``{"robot_state_publisher": {"geometric_calibration": {key: value}}}``
         with keys ``<joint without _joint>_<dx|dy|dz|droll|dpitch|dyaw>``
         [m, rad]; values with ``|v| ≤ 1e-12`` are omitted.
+
+    Raises:
+        CalibrationError: the calibrator has no successful fit (and
+            ``allow_failed_fit`` is False).
     """
+    require = getattr(calibrator, "require_exportable", None)
+    if require is not None:
+        require(allow_failed_fit=allow_failed_fit)
     params = calibrator.redistribute_parameters()
     model = getattr(calibrator, "model", None)
     origins = _urdf_origins(nominal_urdf) if nominal_urdf else {}
@@ -176,6 +189,7 @@ def export_geometric_calibration_yaml(
     min_sigma: float | None = None,
     header_comment: str | None = None,
     nominal_urdf: str | None = None,
+    allow_failed_fit: bool = False,
 ) -> str:
     """Write :func:`build_geometric_calibration` as PAL ``master_calibration.yaml``.
 
@@ -185,11 +199,20 @@ def export_geometric_calibration_yaml(
         min_sigma: See :func:`build_geometric_calibration`.
         header_comment: Optional first line, written as ``# <comment>``.
         nominal_urdf: See :func:`build_geometric_calibration`.
+        allow_failed_fit: See :func:`build_geometric_calibration`.
 
     Returns:
         ``output_path`` (as given, as a string).
+
+    Raises:
+        CalibrationError: no successful fit (nothing is written).
     """
-    doc = build_geometric_calibration(calibrator, min_sigma=min_sigma, nominal_urdf=nominal_urdf)
+    doc = build_geometric_calibration(
+        calibrator,
+        min_sigma=min_sigma,
+        nominal_urdf=nominal_urdf,
+        allow_failed_fit=allow_failed_fit,
+    )
     text = yaml.safe_dump(doc, default_flow_style=False, sort_keys=True)
     if header_comment:
         text = "".join(f"# {line}\n" for line in str(header_comment).splitlines()) + text

@@ -5,10 +5,14 @@ A URDF names its meshes either by a path relative to itself or by a ROS-style
 ``package_dirs`` it is given for a folder named ``<pkg>``. This module builds
 that search list so that users rarely need to pass ``package_dirs`` at all:
 
-1. folders the caller passed explicitly;
+1. folders the caller passed explicitly (a relative folder is relative to
+   the working directory);
 2. every parent of the URDF file (a package usually contains its ``urdf/``
    folder, and description repositories keep packages side by side);
-3. the ``robots`` folder of the installed ``example-robot-data`` wheel.
+3. the working directory itself;
+4. the ``models/`` folders of the project tree the script runs in (see
+   :func:`project_models_dirs`);
+5. the ``robots`` folder of the installed ``example-robot-data`` wheel.
 """
 
 from __future__ import annotations
@@ -76,6 +80,60 @@ def _as_list(package_dirs: str | os.PathLike | Sequence[str | os.PathLike] | Non
     return [Path(p) for p in package_dirs]
 
 
+#: Files or folders marking the root of a project tree.
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+def _main_script_dir() -> Path | None:
+    """Folder of the running script (``python path/to/script.py``), if any."""
+    main = sys.modules.get("__main__")
+    candidates = [getattr(main, "__file__", None)]
+    if sys.argv and sys.argv[0] not in ("", "-c", "-m"):
+        candidates.append(sys.argv[0])
+    for entry in candidates:
+        if entry:
+            path = Path(entry)
+            if path.is_file():
+                return path.resolve().parent
+    return None
+
+
+def project_models_dirs(start: str | os.PathLike | None = None) -> list[Path]:
+    """``models/`` folders of the project tree a script runs in, nearest first.
+
+    Walks up from ``start`` (default: the working directory, then the folder
+    of the running script) and keeps every existing ``<folder>/models``; the
+    walk stops at the first folder holding a project marker
+    (:data:`PROJECT_MARKERS`: ``.git``, ``pyproject.toml``, ...), included, or
+    at the filesystem root. Example scripts written for figaroh 1.0.2 keep
+    their robot packages in such a ``models/`` folder of the project.
+
+    Args:
+        start: Folder to start from.
+
+    Returns:
+        Existing ``models`` folders (resolved, de-duplicated).
+    """
+    starts = [Path(start)] if start is not None else [Path.cwd()]
+    if start is None:
+        script_dir = _main_script_dir()
+        if script_dir is not None:
+            starts.append(script_dir)
+    found: dict[Path, None] = {}
+    for first in starts:
+        try:
+            folder = first.resolve()
+        except OSError:
+            continue
+        for current in (folder, *folder.parents):
+            models = current / "models"
+            if models.is_dir():
+                found.setdefault(models.resolve(), None)
+            if any((current / marker).exists() for marker in PROJECT_MARKERS):
+                break
+    return list(found)
+
+
 def candidate_package_roots(
     urdf_path: str | os.PathLike,
     package_dirs: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
@@ -88,13 +146,18 @@ def candidate_package_roots(
             separated by ``os.pathsep``); searched first.
 
     Returns:
-        Existing folders: the explicit ones, then every parent of the URDF, then
-        the ``example-robot-data`` robots folder and its parent (the wheel's own
-        URDFs name their meshes ``package://example-robot-data/robots/...``).
+        Existing folders: the explicit ones (relative ones resolved against the
+        working directory), then every parent of the URDF, the working
+        directory, the project's ``models/`` folders
+        (:func:`project_models_dirs`), then the ``example-robot-data`` robots
+        folder and its parent (the wheel's own URDFs name their meshes
+        ``package://example-robot-data/robots/...``).
     """
     roots: list[Path] = list(_as_list(package_dirs))
     urdf = Path(urdf_path).resolve()
     roots.extend(urdf.parents)
+    roots.append(Path.cwd())
+    roots.extend(project_models_dirs())
     erd = example_robot_data_dir()
     if erd is not None:
         # URDFs of the wheel say package://example-robot-data/robots/<pkg>/...
