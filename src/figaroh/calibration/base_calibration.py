@@ -122,6 +122,20 @@ class BaseCalibration:
     (and, to keep the analytic Jacobian, :meth:`cost_jacobian`); a robot with
     another file format overrides :meth:`load_data_set`.
 
+    Hooks (methods the workflow calls at a fixed point; an override is used
+    there with the same arguments and return value):
+
+    * :meth:`cost_function` ``(var) -> rows`` — what :meth:`solve` minimises;
+    * :meth:`_compute_logmap_residuals` ``(measured, estimated, *,
+      position_frame, n_samples) -> flat residuals`` — used by the default
+      cost when overridden, and by 1.0.2-style costs;
+    * :meth:`apply_measurement_weighting` ``(residuals, pos_weight,
+      orient_weight) -> rows`` — the last step of the default cost;
+    * :meth:`cost_jacobian` ``(var) -> (rows, n_param)`` — analytic Jacobian
+      of the cost (finite differences when a cost hook is overridden without
+      it);
+    * :meth:`load_data_set` — fills ``PEE_measured``, ``q_measured``.
+
     Args:
         robot: Object exposing a Pinocchio ``model``, ``data`` and the neutral
             configuration ``q0`` (e.g. :class:`figaroh.tools.robot.Robot`).
