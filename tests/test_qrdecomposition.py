@@ -107,6 +107,11 @@ def test_base_regressor_reproduces_torques_for_random_theta(robot, method):
     assert _rel(res_t.W_b @ res_t.phi_b, tau) < 1e-9
 
 
+def _row_columns(res):
+    """Base columns in the row order of M / phi_b (pivot order for the pivoting path)."""
+    return res.base_indices if res.method == "double" else res.pivot_order[: res.rank]
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_mapping_matrix_gives_identified_base_parameters(robot, method):
     W, names, theta = robot["W"], robot["names"], robot["theta"]
@@ -116,11 +121,17 @@ def test_mapping_matrix_gives_identified_base_parameters(robot, method):
     assert res.W_b.shape == (W.shape[0], res.rank)
     assert res.beta.shape == (res.rank, len(names) - res.rank)
     assert _rel(res.phi_b, res.M @ theta) < 1e-8
-    np.testing.assert_array_equal(res.phi_b_nom, res.M @ theta)
+    if method == "double":
+        np.testing.assert_array_equal(res.phi_b_nom, res.M @ theta)
+    else:  # figaroh 1.0.2: no nominal values on the pivoting path
+        assert res.phi_b_nom is None
+    # base_indices are ascending in both paths; rows follow them or the pivot order.
+    assert res.base_indices == sorted(_row_columns(res))
+    rows = _row_columns(res)
     # Identity on base columns.
-    np.testing.assert_array_equal(res.M[:, res.base_indices], np.eye(res.rank))
+    np.testing.assert_array_equal(res.M[:, rows], np.eye(res.rank))
     # Base columns of the reduced regressor reproduce torques with phi_b.
-    assert _rel(W[:, res.base_indices] @ res.phi_b, W @ theta) < 1e-9
+    assert _rel(W[:, rows] @ res.phi_b, W @ theta) < 1e-9
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -182,13 +193,17 @@ def test_legacy_double_qr_outputs(ur10):
     assert len(out4) == 4
     W_b, base_dict, expr, phi_b = out4
     assert list(base_dict) == expr and len(expr) == W_b.shape[1] == len(phi_b)
-    np.testing.assert_array_equal(phi_b, np.round(phi_b, 6))  # documented rounding
-    np.testing.assert_allclose(list(base_dict.values()), phi_b)
+    np.testing.assert_array_equal(list(base_dict.values()), phi_b)  # full precision
     dec = QRDecomposer()
     out5 = dec.double_decomposition(tau, W, names, std)
     assert len(out5) == 5
     phi_true = dec.get_M() @ theta
-    np.testing.assert_allclose(out5[3], phi_true, atol=5.1e-7, rtol=0)
+    assert _rel(out5[3], phi_true) < 1e-9  # not rounded
+    assert not np.array_equal(out5[3], np.round(out5[3], 6))
+    # The legacy tuple path (1.0.2 arithmetic) and decompose() agree to round-off.
+    res = QRDecomposer().decompose(W, names, tau, std)
+    assert _rel(out5[3], res.phi_b) < 1e-11
+    assert expr == res.base_param_expressions
     np.testing.assert_allclose(out5[4], phi_true, rtol=1e-12, atol=1e-15)
     # State stored on the decomposer.
     assert dec.get_base_indices() == sorted(dec.get_base_indices())
@@ -203,7 +218,10 @@ def test_legacy_pivoting_outputs(ur10):
     W_b, base_dict = QR_pivoting(tau, W, names)
     assert W_b.shape == (W.shape[0], len(base_dict))
     phi = np.array(list(base_dict.values()))
-    assert _rel(W_b @ phi, tau) < 1e-5  # phi rounded to 6 decimals
+    assert _rel(W_b @ phi, tau) < 1e-9  # full precision
+    res = QRDecomposer().decompose(W, names, tau=tau, method="pivoting")
+    assert list(base_dict) == res.base_param_expressions
+    np.testing.assert_array_equal(W_b, W[:, res.pivot_order[: res.rank]])
 
 
 def test_base_indices_valid_on_held_out_trajectory(ur10, ur10_validation):
@@ -296,29 +314,33 @@ def test_expression_strings_small_exact_example():
     W = np.c_[c0, c1, c0 - 0.5 * c1, 2.0 * c1]
     names = ["a", "b", "c", "d"]
     res = QRDecomposer().decompose(W, names, method="double")
-    assert res.base_indices == [0, 1]
-    assert res.base_param_expressions == ["a + 1.0*c", "b - 0.5*c + 2.0*d"]
-    np.testing.assert_allclose(res.M, [[1, 0, 1, 0], [0, 1, -0.5, 2]], atol=1e-14)
+    # d = 2 b has the largest norm and is chosen first; a and c are then tied
+    # (both residuals are c0 minus its projection on c1) and "a" < "c" wins.
+    assert res.base_indices == [0, 3]
+    assert res.base_param_expressions == ["a + 1.0*c", "d + 0.5*b - 0.25*c"]
+    np.testing.assert_allclose(res.M, [[1, 0, 1, 0], [0, 0.5, -0.25, 1]], atol=1e-14)
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_expression_strings_follow_contract(robot, method):
     names = robot["names"]
     res = QRDecomposer().decompose(robot["W"], names, method=method)
-    full_re = re.compile(r"[^\s*]+(?: [+-] \d+\.\d+\*[^\s*]+)*")
+    coef = r"\d+(?:\.\d+)?(?:e[+-]\d+)?"
+    full_re = re.compile(rf"[^\s*]+(?: [+-] {coef}\*[^\s*]+)*")
     col = {n: i for i, n in enumerate(names)}
+    rows = _row_columns(res)
     for row, expr in enumerate(res.base_param_expressions):
         assert full_re.fullmatch(expr), expr
-        assert EXPRESSION_TERM_PATTERN.sub("", expr) == names[res.base_indices[row]]
+        assert EXPRESSION_TERM_PATTERN.sub("", expr) == names[rows[row]]
         base, terms = parse_base_param_expression(expr)
-        assert base == names[res.base_indices[row]]
+        assert base == names[rows[row]]
         rebuilt = np.zeros(len(names))
         rebuilt[col[base]] = 1.0
-        for coef, name in terms:
-            rebuilt[col[name]] = coef
+        for c, name in terms:
+            rebuilt[col[name]] = c
         expected = np.where(np.abs(res.M[row]) > TOL_BETA, res.M[row], 0.0)
-        # printed coefficients carry 6 significant digits
-        np.testing.assert_allclose(rebuilt, expected, rtol=5.1e-6, atol=0)
+        # printed coefficients are rounded to 6 decimals
+        np.testing.assert_allclose(rebuilt, expected, rtol=0, atol=5.000001e-7)
 
 
 def test_beta_tolerance_controls_printed_terms():
@@ -328,11 +350,16 @@ def test_beta_tolerance_controls_printed_terms():
     names = ["a", "b", "c"]
     loose = QRDecomposer(beta_tolerance=1e-3).decompose(W, names)
     tight = QRDecomposer().decompose(W, names)
-    assert loose.base_param_expressions == ["a + 1.0*c", "b"]
-    assert tight.base_param_expressions == ["a + 1.0*c", "b + 0.0001*c"]
+    # c (norm slightly above a's) is chosen first, then b; a is regrouped.
+    assert loose.base_param_expressions == ["b", "c + 1.0*a"]
+    assert tight.base_param_expressions == ["b - 0.0001*a", "c + 1.0*a"]
     np.testing.assert_array_equal(loose.M, tight.M)  # M is never truncated
+    assert parse_base_param_expression("a + 1e-05*c - 2.5e+16*d") == (
+        "a",
+        [(1e-05, "c"), (-2.5e16, "d")],
+    )
     with pytest.raises(ValueError, match="format"):
-        parse_base_param_expression("a + 1e-05*c")
+        parse_base_param_expression("a + 1e-05 * c")
 
 
 # ---------------------------------------------------------------------------
@@ -371,41 +398,101 @@ def _distance_to_span(W, j, cols):
     return np.linalg.norm(W[:, j] - W[:, cols] @ coef)
 
 
+def _greedy_reference(W, names, tol):
+    """Reference of the greedy rule: distances to the span of the chosen columns from a fresh
+    Householder QR of those columns at every step; ties within 1e-6 by name."""
+    chosen = []
+    while len(chosen) < min(W.shape):
+        if chosen:
+            Q = np.linalg.qr(W[:, chosen])[0]
+            dist = np.linalg.norm(W - Q @ (Q.T @ W), axis=0)
+        else:
+            dist = np.linalg.norm(W, axis=0)
+        dist[chosen] = -1.0
+        top = dist.max()
+        if top <= tol:
+            break
+        tied = np.flatnonzero(dist >= (1 - 1e-6) * top)
+        chosen.append(int(min(tied, key=names.__getitem__)))
+    return chosen
+
+
+def _wide_matrix():
+    rng = np.random.default_rng(11)
+    B = rng.standard_normal((4, 3))
+    return np.c_[
+        B[:, 0],
+        2 * B[:, 0],
+        B[:, 1],
+        B[:, 0] - B[:, 1],
+        rng.standard_normal(4),
+        B[:, 2],
+        B[:, 2] + B[:, 1],
+    ]
+
+
 @pytest.mark.parametrize("case", ["ur10", "wide"])
-def test_double_base_split_follows_sequential_definition(case, ur10):
-    """Column j is base iff its distance to the span of the base columns before it > tol."""
-    if case == "ur10":
-        W, tol = ur10["W"], TOL_QR
-    else:  # 4 x 7, LAPACK's plain QR misses independent columns here
-        rng = np.random.default_rng(11)
-        B = rng.standard_normal((4, 3))
-        W = np.c_[
-            B[:, 0],
-            2 * B[:, 0],
-            B[:, 1],
-            B[:, 0] - B[:, 1],
-            rng.standard_normal(4),
-            B[:, 2],
-            B[:, 2] + B[:, 1],
-        ]
-        tol = TOL_QR
-    base, regroup = QRDecomposer()._identify_base_parameters(W)
-    assert sorted(base + regroup) == list(range(W.shape[1]))
-    for j in range(W.shape[1]):
-        d = _distance_to_span(W, j, [b for b in base if b < j])
-        assert (d > tol) == (j in base), (j, d)
-    assert len(base) == np.linalg.matrix_rank(W)
+def test_base_columns_follow_greedy_definition(case, ur10):
+    """The base set and pivot order equal a slow least-squares implementation of the rule."""
+    if case == "wide":
+        W = _wide_matrix()
+        names = [f"q{j}" for j in range(W.shape[1])][::-1]
+    else:
+        W, names = (
+            {"ur10": ur10, "tiago": tiago}[case]["W"],
+            {"ur10": ur10, "tiago": tiago}[case]["names"],
+        )
+    ref = _greedy_reference(W, names, TOL_QR)
+    res = QRDecomposer().decompose(W, names, method="pivoting")
+    assert res.pivot_order[: res.rank] == ref
+    assert res.base_indices == sorted(ref)
+    assert QRDecomposer().decompose(W, names).base_indices == sorted(ref)
+    assert list(get_baseIndex(W, names)) == sorted(ref)
+    assert len(ref) == np.linalg.matrix_rank(W)
 
 
-def test_sequential_fallback_matches_fast_path(tiago):
+@pytest.mark.parametrize("method", METHODS)
+def test_permuting_columns_does_not_change_the_base_parameters(robot, method):
+    W, names, theta = robot["W"], robot["names"], robot["theta"]
+    tau = W @ theta
+    ref = QRDecomposer().decompose(W, names, tau=tau, method=method)
+    perm = np.random.default_rng(21).permutation(len(names))
+    res = QRDecomposer().decompose(W[:, perm], [names[i] for i in perm], tau=tau, method=method)
+    assert {names[perm[i]] for i in res.base_indices} == {names[i] for i in ref.base_indices}
+    # Same base parameters: match the rows by their base name, compare M column-wise.
+    # (The printed strings can differ where a coefficient sits on a 6th-decimal rounding
+    # boundary, since the round-off of beta depends on the column order.)
+    heads = [e.split(" ")[0] for e in res.base_param_expressions]
+    order = [heads.index(e.split(" ")[0]) for e in ref.base_param_expressions]
+    M_back = res.M[order][:, np.argsort(perm)]
+    assert np.max(np.abs(M_back - ref.M)) < 1e-9 * max(1.0, np.max(np.abs(ref.M)))
+    assert _rel(res.phi_b[order], ref.phi_b) < 1e-9
+    if method == "pivoting":  # the pivot order is the same sequence of names
+        assert [names[perm[i]] for i in res.pivot_order] == [names[i] for i in ref.pivot_order]
+
+
+def test_non_deterministic_mode_uses_lapack_pivoting(tiago):
     from scipy import linalg
 
-    W = tiago["W"]
-    dec = QRDecomposer()
-    base, _ = dec._identify_base_parameters(W)
-    R0 = linalg.qr(W, mode="r")[0][: min(W.shape)]
-    diag0 = np.abs(np.diag(R0))
-    assert dec._sequential_base_columns(R0, diag0, dec._threshold(diag0)) == base
+    rng = np.random.default_rng(12)
+    u = rng.standard_normal((30, 3))
+    W = np.c_[u[:, 0], 2.0 * u[:, 1], u[:, 0].copy(), u[:, 2]]  # columns 0 and 2 tie
+    names, renamed = ["z", "b", "a", "c"], ["a", "b", "z", "c"]
+    # The rule follows the names ...
+    assert QRDecomposer().decompose(W, names).base_indices == [1, 2, 3]
+    assert QRDecomposer().decompose(W, renamed).base_indices == [0, 1, 3]
+    # ... LAPACK's pivoting does not look at them.
+    fast = QRDecomposer(deterministic=False)
+    assert fast.decompose(W, names).base_indices == fast.decompose(W, renamed).base_indices
+    piv = fast.decompose(W, names, method="pivoting")
+    _, _, P = linalg.qr(W, mode="economic", pivoting=True)
+    assert piv.pivot_order == P.tolist()
+    W_t, names_t = tiago["W"], tiago["names"]
+    res = QRDecomposer(deterministic=False).decompose(W_t, names_t)
+    assert res.rank == np.linalg.matrix_rank(W_t)
+    assert _rel(res.W_b @ res.M, W_t) < 1e-10
+    with pytest.raises(ValueError, match="deterministic"):
+        QRDecomposer(deterministic="yes")
 
 
 def test_more_columns_than_rows():

@@ -18,26 +18,53 @@ columns are linear combinations of others.  This module
 where ``W_b`` (shape ``(m, r)``) is the base regressor.  Columns of ``M``
 follow ``params_r``; rows follow the returned base-parameter expressions.
 
+Choice of the base columns
+--------------------------
+The base columns are chosen greedily (a column-pivoted Gram–Schmidt that does
+not depend on the order of the columns).  With ``w_j`` the columns of ``W_e``
+and ``Q_k`` an orthonormal basis of the ``k`` columns chosen so far, each step
+computes the residual norms ``rho_j = ||(I - Q_k Q_kᵀ) w_j||`` (units of the
+regressor columns) of the remaining columns and
+
+* stops when ``max_j rho_j <= threshold``;
+* otherwise treats every column with ``rho_j >= (1 - 1e-6) max_j rho_j`` as
+  tied (:data:`TIE_RTOL`) and chooses, among the tied columns, the one whose
+  parameter *name* is lexicographically smallest (Python string order, so
+  ``"Ixx2" < "mz3"``).
+
+The *pivot order* is the sequence of chosen columns followed by the remaining
+ones sorted by name; permuting the columns of ``W_e`` (and ``params_r`` with
+them) permutes the chosen indices accordingly and changes nothing else.
+``threshold`` is ``tolerance`` or, with ``relative_tolerance``,
+``max(relative_tolerance * max_j ||w_j||, tolerance)`` (the absolute tolerance
+stays a floor).  The tall matrix is read once: one tall-skinny QR
+``[W_e | tau] = Q_0 [R_0 | Q_0ᵀtau]`` preserves every inner product of the
+columns, so the selection and both workflows below run on the small ``R_0``.
+``QRDecomposer(deterministic=False)`` instead takes the pivot order of
+LAPACK's column-pivoted QR (``?geqp3``) of ``W_e``, whose ties are settled by
+its column swaps and round-off (the choice then depends on the column order).
+
 Two workflows are available:
 
-* **double QR** (default, :meth:`QRDecomposer.double_decomposition`): a
-  non-pivoted QR of ``W_e`` marks column ``j`` as *base* iff
-  ``|R_jj| > threshold`` and as *regrouped* otherwise; a second QR of
+* **double QR** (default, :meth:`QRDecomposer.double_decomposition`): the
+  chosen columns, sorted ascending, are the base columns and the others,
+  ascending, the regrouped ones; a second QR of
   ``[W_base | W_regroup] = Q [R1 R2]`` gives ``beta = R1^{-1} R2`` and
   ``phi_b = R1^{-1} Q1^T tau``.  ``M`` has the identity on the base columns
-  and ``beta`` on the regrouped ones.
-* **pivoting** (:meth:`QRDecomposer.decompose_with_pivoting`): one
-  column-pivoted QR ``W_e P = Q R``; the first ``rank`` pivoted columns are
-  the base set.
+  and ``beta`` on the regrouped ones; its rows follow the ascending base
+  columns.
+* **pivoting** (:meth:`QRDecomposer.decompose_with_pivoting`): the QR of
+  ``W_e[:, pivot_order]``; the first ``rank`` pivoted columns are the base set
+  and the rows of ``M``/``phi_b``/``W_b`` follow the pivot order
+  (:attr:`QRResult.base_indices` still lists them ascending).
 
-The rank threshold is ``tolerance`` or, when ``relative_tolerance`` is set,
-``max(relative_tolerance * max|diag R|, tolerance)`` (the absolute tolerance
-stays a floor).  All numbers are kept at full float64 precision; only the
-legacy tuple outputs documented as rounded are rounded (``phi_b`` of
-:meth:`~QRDecomposer.double_decomposition` /
-:meth:`~QRDecomposer.decompose_with_pivoting` and the values of their
-``base_parameters`` dicts, to 6 decimals).  :class:`QRResult` (from
-:meth:`QRDecomposer.decompose`) is never rounded.
+All numbers are kept at full float64 precision (``phi_b``, ``beta``, ``M``,
+the values of the ``base_parameters`` dicts); only the expression strings are
+rounded.  The tuple-returning methods (:meth:`QRDecomposer.double_decomposition`,
+:meth:`QRDecomposer.decompose_with_pivoting` and the legacy functions built on
+them) do the second QR on the tall matrix as figaroh 1.0.2 does, so their
+values match 1.0.2 bit for bit on the same BLAS; :meth:`QRDecomposer.decompose`
+does it on ``R_0`` (one pass over the tall matrix) and agrees to round-off.
 
 Base-parameter expression format (a contract parsed by other modules)
 ---------------------------------------------------------------------
@@ -48,13 +75,13 @@ Each expression is a single line with **no other content**::
 * ``<base_name>`` is the name (from ``params_r``) of the base column;
 * one `` <sign> <coef>*<name>`` term follows for every regrouped parameter
   ``<name>`` whose coefficient satisfies ``|beta| > beta_tolerance``, in the
-  order of the regrouped parameters;
+  order of the regrouped parameters (ascending columns for the double QR, the
+  pivot order for the pivoting QR); a coefficient that rounds to 0 is omitted;
 * ``<sign>`` is ``+`` or ``-`` (the sign of ``beta``), surrounded by single
   spaces;
-* ``<coef>`` is ``|beta|`` rounded to 6 significant digits and printed in
-  positional notation (never scientific) with at least one digit on each side
-  of the decimal point, i.e. it always matches ``\d+\.\d+``
-  (``1.0``, ``0.5``, ``0.000321``, ``1234.57``).
+* ``<coef>`` is ``|beta|`` rounded to 6 decimals and written as Python writes
+  that float (``repr(round(abs(beta), 6))``): ``1.0``, ``0.333333``,
+  ``0.00081``, ``1.2e-05``, ``2e-06``, ``1234.56789``.
 
 Example: ``"Ixx_shoulder2_joint + 1.0*Ixx_shoulder1_joint - 0.5*Iyy_elbow_joint"``
 means ``phi = Ixx_shoulder2_joint + 1.0*Ixx_shoulder1_joint - 0.5*Iyy_elbow_joint``.
@@ -62,6 +89,13 @@ The regular expression :data:`EXPRESSION_TERM_PATTERN` matches one term and
 :func:`parse_base_param_expression` parses a whole expression.  Parameter
 names must therefore contain neither whitespace nor ``*`` (checked).  The
 printed coefficients are display values; use ``M`` for full precision.
+
+From base parameters back to standard parameters
+------------------------------------------------
+:func:`redistribute_min_norm` returns the minimum-norm standard parameters
+``theta = M^+ phi_base`` (so ``W_e theta = W_b phi_base``) and
+:func:`propagate_covariance_min_norm` the matching covariance
+``M^+ C_base M^{+T}``.
 
 Note:
     In FIGAROH, ``params_r`` is the list of standard parameter names remaining
@@ -89,6 +123,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "TOL_QR",
     "TOL_BETA",
+    "TIE_RTOL",
     "EXPRESSION_TERM_PATTERN",
     "ParameterNameError",
     "QRResult",
@@ -100,18 +135,23 @@ __all__ = [
     "build_baseRegressor",
     "cond_num",
     "parse_base_param_expression",
+    "redistribute_min_norm",
+    "propagate_covariance_min_norm",
 ]
 
-#: Default absolute threshold on ``|R_ii|`` below which a column is dependent.
+#: Default absolute threshold on the residual norm below which a column is dependent.
 TOL_QR: float = 1e-8
 #: Coefficients with ``|beta| <= TOL_BETA`` are omitted from expression strings.
 TOL_BETA: float = 1e-6
-#: Significant digits of the coefficients printed in expression strings.
-_EXPR_SIGNIFICANT_DIGITS = 6
+#: Relative width of a tie between residual norms in the greedy base-column choice.
+TIE_RTOL: float = 1e-6
+#: Decimals of the coefficients printed in expression strings.
+_EXPR_DECIMALS = 6
 
+_COEF = r"\d+(?:\.\d+)?(?:e[+-]\d+)?"
 #: Regular expression matching one regrouped term `` + c*name`` of an expression.
-EXPRESSION_TERM_PATTERN = re.compile(r" (?P<sign>[+-]) (?P<coef>\d+\.\d+)\*(?P<name>[^\s*]+)")
-_EXPRESSION_PATTERN = re.compile(r"(?P<base>[^\s*]+)(?P<terms>(?: [+-] \d+\.\d+\*[^\s*]+)*)")
+EXPRESSION_TERM_PATTERN = re.compile(rf" (?P<sign>[+-]) (?P<coef>{_COEF})\*(?P<name>[^\s*]+)")
+_EXPRESSION_PATTERN = re.compile(rf"(?P<base>[^\s*]+)(?P<terms>(?: [+-] {_COEF}\*[^\s*]+)*)")
 
 _PIVOTING_ALIASES = {"pivoting", "pivot", "qr_pivoting", "qr-pivoting"}
 _DOUBLE_ALIASES = {"double", "double_qr", "double-qr"}
@@ -141,11 +181,14 @@ class QRResult:
     Attributes:
         rank: Identified numerical rank of the regressor.
         base_indices: Column indices into ``params_r`` that form the
-            independent (base) set, in the row order of ``M``/``phi_b``
-            (ascending for the double path, pivot order for the pivoting path),
-            so ``W_e[:, base_indices] @ phi_b ≈ tau``.
-        pivot_order: Full pivot permutation used by the pivoting path (``P``
-            from ``scipy.linalg.qr``); ``None`` for the double path.
+            independent (base) set, ascending.  For the double path the rows
+            of ``M``/``phi_b``/``W_b`` follow them, so
+            ``W_e[:, base_indices] @ phi_b ≈ tau``; for the pivoting path the
+            rows follow ``pivot_order[:rank]`` instead.
+        pivot_order: Full pivot permutation of the pivoting path: the base
+            columns in the order they were chosen, then the other columns
+            sorted by name (see the module docstring); ``None`` for the
+            double path.
         W_b: Base regressor matrix, shape ``(m, rank)``.
         beta: Dependency coefficient matrix, shape ``(rank, n - rank)``.
             Full precision — not rounded.
@@ -154,11 +197,11 @@ class QRResult:
         base_param_expressions: Human-readable expression strings, length
             ``rank`` (format in the module docstring).
         phi_b: Identified base-parameter values (units of the parameters,
-            e.g. [kg], [kg·m], [kg·m²]), shape ``(rank,)``; ``None`` when
+            e.g. [kg], [kg·m], [kg·m²]), shape ``(rank,)``; zeros when
             computed without a ``tau`` vector.
         phi_b_nom: Nominal base-parameter values ``M @ theta_std`` from the
             ``params_std`` prior, shape ``(rank,)``; ``None`` when
-            ``params_std`` was not provided.
+            ``params_std`` was not provided and always for the pivoting path.
         method: ``"pivoting"`` or ``"double"``.
         diag_R: Absolute diagonal of ``R`` at the factorisation point, shape
             ``(min(m, n),)``. Useful for stability diagnostics.
@@ -314,14 +357,11 @@ def _normalise_method(method: Any) -> str:
 
 
 def _format_coefficient(value: float) -> str:
-    """``|value|`` to 6 significant digits, positional notation, e.g. ``1.0``."""
-    return np.format_float_positional(
-        abs(float(value)),
-        precision=_EXPR_SIGNIFICANT_DIGITS,
-        unique=False,
-        fractional=False,
-        trim="0",
-    )
+    """``|value|`` rounded to 6 decimals, written as Python writes it (``repr``).
+
+    E.g. ``1.0``, ``0.333333``, ``0.00081``, ``1.2e-05``, ``2e-06``.
+    """
+    return repr(round(abs(float(value)), _EXPR_DECIMALS))
 
 
 def parse_base_param_expression(expression: str) -> Tuple[str, List[Tuple[float, str]]]:
@@ -352,6 +392,56 @@ def parse_base_param_expression(expression: str) -> Tuple[str, List[Tuple[float,
     return match.group("base"), terms
 
 
+def _greedy_columns(
+    R0: np.ndarray, names: Sequence[str], threshold: float, tie_rtol: float = TIE_RTOL
+) -> List[int]:
+    """Greedy, column-order independent choice of independent columns.
+
+    Column-pivoted Householder QR of the small ``R0`` (same column geometry as
+    the regressor) with the pivot rule of the module docstring: at step ``i``
+    the residual norms ``rho_j`` of the remaining columns are the norms of the
+    trailing block (recomputed, not downdated, so ties are judged on accurate
+    values); the columns with ``rho_j >= (1 - tie_rtol) max rho`` are tied and
+    the tie goes to the smallest name; the loop stops when
+    ``max rho <= threshold``.
+
+    Args:
+        R0: ``R`` factor (``k × n``) of the regressor.
+        names: Column names (tie-breaking key), length ``n``.
+        threshold: Residual norm at or below which a column is dependent.
+        tie_rtol: Relative width of a tie.
+
+    Returns:
+        Chosen column indices, in the order they were chosen.
+    """
+    A = np.array(R0, dtype=float, order="F")
+    k, n = A.shape
+    name_rank = np.empty(n, dtype=int)
+    name_rank[sorted(range(n), key=names.__getitem__)] = np.arange(n)
+    cols = np.arange(n)  # cols[j]: original index of working column j
+    chosen: List[int] = []
+    for i in range(min(k, n)):
+        trailing = A[i:, i:]
+        rho = np.sqrt(np.einsum("ij,ij->j", trailing, trailing))
+        rho_max = float(rho.max())
+        if rho_max <= threshold:
+            break
+        tied = np.flatnonzero(rho >= (1.0 - tie_rtol) * rho_max)
+        p = i + int(tied[np.argmin(name_rank[cols[i + tied]])])
+        if p != i:
+            A[:, [i, p]] = A[:, [p, i]]
+            cols[[i, p]] = cols[[p, i]]
+        chosen.append(int(cols[i]))
+        # Householder reflector zeroing A[i+1:, i], applied to the trailing columns.
+        v = np.array(A[i:, i])
+        v[0] += np.copysign(rho[p - i], v[0])
+        vv = float(v @ v)
+        if i + 1 < n and vv > 0.0:
+            block = A[i:, i + 1 :]
+            block -= np.outer(v, (2.0 / vv) * (v @ block))
+    return chosen
+
+
 # ---------------------------------------------------------------------------
 # Decomposer
 # ---------------------------------------------------------------------------
@@ -359,12 +449,22 @@ class QRDecomposer:
     """Enhanced QR decomposition handler for robot parameter identification.
 
     Args:
-        tolerance: Absolute threshold on ``|R_ii|`` (units of the regressor
-            columns) below which a column is treated as dependent.
+        tolerance: Absolute threshold on the residual norm of a column (units
+            of the regressor columns) at or below which it is treated as
+            dependent.
         beta_tolerance: Regrouping coefficients with ``|beta| <= beta_tolerance``
             are omitted from expression strings (they stay in ``M``).
         relative_tolerance: Optional relative threshold; the rank threshold
-            becomes ``max(relative_tolerance * max|diag R|, tolerance)``.
+            becomes ``max(relative_tolerance * max_j ||w_j||, tolerance)``
+            (``max_j ||w_j||`` is the largest column norm, i.e. the first
+            pivot ``|R_00|``).
+        deterministic: ``True`` (default): greedy base-column choice with
+            name tie-breaking, independent of the column order (module
+            docstring).  ``False``: the pivot order ``P`` of
+            ``scipy.linalg.qr(W_e, pivoting=True)`` (LAPACK ``?geqp3`` on the
+            regressor; ties are settled by its column swaps and round-off, so
+            the choice depends on the column order; one more pass over the
+            tall matrix).
 
     The last decomposition is stored: ``M`` (``phi_base = M @ theta_r``), its
     labels ``M_params_r`` / ``M_base_params_expr``, ``M_method``, the
@@ -377,12 +477,16 @@ class QRDecomposer:
         tolerance: float = TOL_QR,
         beta_tolerance: float = TOL_BETA,
         relative_tolerance: float | None = None,
+        deterministic: bool = True,
     ):
         self.tolerance = _check_tolerance("tolerance", tolerance)
         self.beta_tolerance = _check_tolerance("beta_tolerance", beta_tolerance)
         self.relative_tolerance = _check_tolerance(
             "relative_tolerance", relative_tolerance, allow_none=True
         )
+        if not isinstance(deterministic, (bool, np.bool_)):
+            raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
+        self.deterministic = bool(deterministic)
 
         self.M: np.ndarray | None = None
         self.M_params_r: List[str] | None = None
@@ -401,7 +505,8 @@ class QRDecomposer:
         )
         return (
             f"QRDecomposer(tolerance={self.tolerance!r}, beta_tolerance={self.beta_tolerance!r}, "
-            f"relative_tolerance={self.relative_tolerance!r}{last})"
+            f"relative_tolerance={self.relative_tolerance!r}, "
+            f"deterministic={self.deterministic!r}{last})"
         )
 
     # -- accessors ---------------------------------------------------------
@@ -445,7 +550,8 @@ class QRDecomposer:
 
     # -- core numerics -----------------------------------------------------
     def _threshold(self, diag_abs: np.ndarray) -> float:
-        """Rank threshold on ``|diag R|``."""
+        """Rank threshold on residual norms; ``diag_abs`` holds the column norms or ``|diag R|``
+        of a column-pivoted ``R`` (only its maximum matters)."""
         thr = self.tolerance
         if self.relative_tolerance is not None and diag_abs.size:
             thr = max(self.relative_tolerance * float(np.max(diag_abs)), thr)
@@ -460,94 +566,86 @@ class QRDecomposer:
     @staticmethod
     def _raise_rank_zero(W: np.ndarray, threshold: float) -> None:
         raise RankDeficiencyError(
-            f"regressor W_e (shape {W.shape}) has numerical rank 0: every |R_ii| is "
+            f"regressor W_e (shape {W.shape}) has numerical rank 0: every column norm is "
             f"<= {threshold:.3g}. Check that the trajectory excites the joints, that "
             "zero columns were eliminated, or lower the QR tolerance"
         )
+
+    @staticmethod
+    def _factor(
+        W: np.ndarray, tau: np.ndarray | None = None
+    ) -> Tuple[np.ndarray, np.ndarray | None]:
+        """One tall-skinny QR of ``[W | tau]``: ``(R0, Q0ᵀtau)`` with ``W = Q0 R0``.
+
+        ``R0`` (``min(m, n) × n``) has the inner products of the columns of
+        ``W`` (``WᵀW = R0ᵀR0``), so every residual norm, pivot and least-squares
+        solution can be computed on it.
+        """
+        n = W.shape[1]
+        A = np.empty((W.shape[0], n + (tau is not None)), order="F")
+        A[:, :n] = W
+        if tau is not None:
+            A[:, n] = tau
+        R_aug = tall_qr_r(A, overwrite=True)
+        k = min(W.shape)
+        R0 = np.array(R_aug[:k, :n])
+        qt_tau = None if tau is None else np.array(R_aug[:k, n])
+        return R0, qt_tau
+
+    def _pivot_order(
+        self, R0: np.ndarray, names: Sequence[str], W: np.ndarray | None = None
+    ) -> Tuple[List[int], List[int]]:
+        """``(chosen, rest)``: base columns in the order chosen, then the others.
+
+        ``deterministic=True``: the greedy choice of the module docstring on
+        ``R0``, ``rest`` sorted by name.  ``deterministic=False``: the pivot
+        order ``P`` of ``scipy.linalg.qr(W, pivoting=True)`` (LAPACK
+        ``?geqp3`` on the regressor ``W`` itself, or on ``R0`` when ``W`` is
+        not given), rank = leading ``|R_ii|`` above the threshold.  Raises
+        :class:`RankDeficiencyError` when no column is above the threshold.
+        """
+        norms = np.sqrt(np.einsum("ij,ij->j", R0, R0))
+        thr = self._threshold(norms)
+        if not self.deterministic:
+            A = R0 if W is None else W
+            _, R_p, P = linalg.qr(A, mode="economic", pivoting=True, check_finite=False)
+            rank = self._find_rank(R_p)
+            chosen, rest = P[:rank].tolist(), P[rank:].tolist()
+        else:
+            chosen = _greedy_columns(R0, names, thr)
+            taken = set(chosen)
+            rest = sorted((j for j in range(R0.shape[1]) if j not in taken), key=names.__getitem__)
+        if not chosen:
+            self._raise_rank_zero(R0, thr)
+        return chosen, rest
 
     def _identify_base_parameters(
         self, W_e: np.ndarray, params_r: List[str] | None = None, R0: np.ndarray | None = None
     ) -> Tuple[List[int], List[int]]:
         """Split the columns of ``W_e`` into base and regrouped sets.
 
-        Semantics: non-pivoted QR of ``W_e`` in column order, where ``|R_jj|``
-        is the distance of column ``j`` from the span of the *base* columns
-        before it; column ``j`` is base iff ``|R_jj| > threshold``.
+        The base columns are those chosen by the greedy, column-order
+        independent selection of the module docstring (or LAPACK's pivoting
+        with ``deterministic=False``).
 
-        LAPACK's plain QR also applies a Householder reflector for a dependent
-        column; that reflector is built from round-off and consumes one
-        dimension, which can only *shrink* later ``|R_jj|``.  Hence every
-        column LAPACK marks as base is base, and it suffices to check that each
-        column it marks as dependent is within the threshold of the span of the
-        base columns before it (one extra QR of the base block).  If the check
-        fails (``m`` close to or below ``n``), the factorisation is redone
-        column by column on ``R`` without reflectors for dependent columns
-        (:meth:`_sequential_base_columns`).
+        Args:
+            W_e: Reduced regressor, shape ``(m, n)``.
+            params_r: Column names, used to break ties; ``None`` breaks ties by
+                column index.
+            R0: ``R`` factor of ``W_e`` when already computed.
 
         Returns:
             ``(base_indices, regroup_indices)``, both ascending.
         """
         W = np.asarray(W_e, dtype=float)
         n = W.shape[1]
-        # Geometry of the columns is preserved by R (W = Q R, Q orthonormal).
+        names = list(params_r) if params_r is not None else [f"{j:09d}" for j in range(n)]
         if R0 is None:
-            R0 = tall_qr_r(W)
-        diag0 = np.abs(np.diag(R0))
-        thr = self._threshold(diag0)
-        base = np.flatnonzero(diag0 > thr).tolist()
-        if not self._lapack_split_is_sequential(R0, base, thr):
-            logger.debug("non-pivoted QR: round-off reflectors detected, sequential pass")
-            base = self._sequential_base_columns(R0, diag0, thr)
-        if not base:
-            self._raise_rank_zero(W, thr)
-        base_set = set(base)
-        regroup = [j for j in range(n) if j not in base_set]
-        return base, regroup
-
-    @staticmethod
-    def _lapack_split_is_sequential(R0: np.ndarray, base: List[int], thr: float) -> bool:
-        """True iff every non-base column is within ``thr`` of the span of the base columns
-        preceding it (so the split equals the sequential definition)."""
-        n = R0.shape[1]
-        dep = np.setdiff1d(np.arange(n), base)
-        if dep.size == 0:
-            return True
-        C = R0[:, dep]
-        if base:
-            Qb = linalg.qr(R0[:, base], mode="economic", check_finite=False)[0]
-            n_before = np.searchsorted(np.asarray(base), dep)  # base columns before each j
-            Z = Qb.T @ C
-            Z[np.arange(len(base))[:, None] >= n_before[None, :]] = 0.0
-            C = C - Qb @ Z
-        return bool(np.all(np.linalg.norm(C, axis=0) <= thr))
-
-    @staticmethod
-    def _sequential_base_columns(R0: np.ndarray, diag0: np.ndarray, thr: float) -> List[int]:
-        """Column-by-column Householder QR of ``R0`` skipping dependent columns."""
-        n = R0.shape[1]
-        below = np.flatnonzero(diag0 <= thr)
-        j0 = int(below[0]) if below.size else diag0.size  # LAPACK is exact before j0
-        base = list(range(j0))
-        if j0 >= n:
-            return base
-        A = np.array(R0[j0:, j0:], dtype=float, order="F")
-        rows, row = A.shape[0], 0
-        for jj in range(A.shape[1]):
-            if row >= rows:
-                break
-            x = A[row:, jj]
-            nrm = float(np.linalg.norm(x))
-            if nrm <= thr:
-                continue
-            base.append(j0 + jj)
-            if row + 1 < rows and jj + 1 < A.shape[1]:
-                v = x.copy()
-                v[0] += np.copysign(nrm, x[0]) if x[0] != 0.0 else nrm
-                v /= np.linalg.norm(v)
-                block = A[row:, jj + 1 :]
-                block -= np.outer(2.0 * v, v @ block)
-            row += 1
-        return base
+            R0 = self._factor(W)[0]
+        chosen, _ = self._pivot_order(R0, names, W)
+        base = sorted(chosen)
+        taken = set(base)
+        return base, [j for j in range(n) if j not in taken]
 
     @staticmethod
     def _regroup_parameters(
@@ -588,8 +686,11 @@ class QRDecomposer:
             if len(regroup_params):
                 row = np.asarray(beta[i], dtype=float)
                 for j in np.flatnonzero(np.abs(row) > self.beta_tolerance):
+                    coef = _format_coefficient(row[j])
+                    if float(coef) == 0.0:
+                        continue
                     sign = "-" if row[j] < 0 else "+"
-                    parts.append(f" {sign} {_format_coefficient(row[j])}*{regroup_params[j]}")
+                    parts.append(f" {sign} {coef}*{regroup_params[j]}")
             expressions.append("".join(parts))
         return expressions
 
@@ -613,6 +714,7 @@ class QRDecomposer:
         cls, beta: np.ndarray, P: np.ndarray, rank: int, n_params: int
     ) -> np.ndarray:
         """``M`` for the pivoted ordering: rows follow ``P[:rank]``."""
+        P = np.asarray(P)
         return cls._build_M_from_partition(beta, P[:rank].tolist(), P[rank:].tolist(), n_params)
 
     def _prepare(
@@ -623,86 +725,85 @@ class QRDecomposer:
         t = None if tau is None else _validate_tau(tau, W.shape[0])
         return W, names, t
 
-    def _pivoting_core(self, W: np.ndarray, names: List[str]) -> Dict[str, Any]:
-        Q, R, P = linalg.qr(W, mode="economic", pivoting=True, check_finite=False)
-        rank = self._find_rank(R)
-        diag_R = np.abs(np.diag(R))
-        if rank == 0:
-            self._raise_rank_zero(W, self._threshold(diag_R))
-        R1, Q1, R2 = self._extract_base_components(R, Q, rank)
-        beta = self._solve_upper(R1, R2)
-        params_sorted = [names[i] for i in P]
-        expressions = self._build_parameter_expressions(
-            params_sorted[:rank], params_sorted[rank:], beta
-        )
-        M = self._build_M_from_pivoting(beta, P, rank, len(names))
-        logger.debug("pivoting QR: W_e %s -> rank %d", W.shape, rank)
-        return {
-            "rank": rank,
-            "P": P,
-            "R1": R1,
-            "Q1": Q1,
-            "beta": beta,
-            "W_b": Q1 @ R1,
-            "M": M,
-            "expressions": expressions,
-            "params_base": params_sorted[:rank],
-            "params_regroup": params_sorted[rank:],
-            "base_indices": P[:rank].tolist(),
-            "regroup_indices": P[rank:].tolist(),
-            "diag_R": diag_R,
-            "cond_R1": float(np.linalg.cond(R1)),
-        }
-
-    def _double_core(
-        self, W: np.ndarray, names: List[str], tau: np.ndarray | None = None
+    def _second_qr(
+        self,
+        W: np.ndarray,
+        names: List[str],
+        R0: np.ndarray,
+        qt_tau: np.ndarray | None,
+        base: List[int],
+        regroup: List[int],
+        tau: np.ndarray | None = None,
+        tall: bool = False,
     ) -> Dict[str, Any]:
-        """Double QR using only ``R`` factors (no tall ``Q`` is ever formed).
+        """QR of ``[W_base | W_regroup]``: ``R1``, ``R2``, ``beta``, ``phi_b`` and ``M``.
 
-        One tall-skinny QR of ``[W | τ]`` gives ``R0`` (the ``R`` of ``W``) and
-        ``Q0ᵀτ``. The second QR, of ``[W_base | W_regroup] = Q0 R0[:, perm]``,
-        is the QR of the small ``R0[:, perm]``: ``R0[:, perm] = Q' R``, so
-        ``R1``, ``R2`` come from ``R`` and ``Q1ᵀτ = Q'[:, :r]ᵀ Q0ᵀτ``; and
-        ``W_b = Q1 R1 = W_base``.
+        Default (``tall=False``): done on the small ``R0`` —
+        ``[W_base | W_regroup] = Q0 R0[:, perm]`` and ``R0[:, perm] = Q' R``
+        give ``R1``, ``R2`` and ``Q1ᵀtau = Q'[:, :r]ᵀ Q0ᵀtau``, without reading
+        the tall matrix again.  ``tall=True``: figaroh 1.0.2's arithmetic
+        (``numpy.linalg.qr`` of the tall matrix, ``numpy.linalg.solve``), which
+        reproduces its numbers bit for bit on the same BLAS; the two agree to
+        round-off (~1e-12 relative on well-conditioned problems).
+        ``W_b = W_base`` in both cases.
         """
-        n = W.shape[1]
-        A = np.empty((W.shape[0], n + (tau is not None)), order="F")
-        A[:, :n] = W
-        if tau is not None:
-            A[:, n] = tau
-        R_aug = tall_qr_r(A, overwrite=True)
-        k = min(W.shape)
-        R0 = R_aug[:k, :n]
-        base_indices, regroup_indices = self._identify_base_parameters(W, names, R0=R0)
-        params_base = [names[i] for i in base_indices]
-        params_regroup = [names[i] for i in regroup_indices]
-        perm = list(base_indices) + list(regroup_indices)
-        Q_p, R_r = linalg.qr(R0[:, perm], mode="economic", check_finite=False)
-        rank = len(base_indices)
-        R1, R2 = R_r[:rank, :rank], R_r[:rank, rank:]
-        beta = self._solve_upper(R1, R2)
-        expressions = self._build_parameter_expressions(params_base, params_regroup, beta)
-        M = self._build_M_from_partition(beta, base_indices, regroup_indices, len(names))
-        qt_tau = None if tau is None else Q_p[:, :rank].T @ R_aug[:k, n]
-        logger.debug("double QR: W_e %s -> rank %d", W.shape, rank)
+        perm = list(base) + list(regroup)
+        rank = len(base)
+        if tall:
+            Q_t, R_r = np.linalg.qr(W[:, perm])
+            R1, R2 = R_r[:rank, :rank], R_r[:rank, rank:]
+            beta = np.linalg.solve(R1, R2) if R2.size else np.zeros((rank, 0))
+            phi_b = np.zeros(rank) if tau is None else np.linalg.solve(R1, Q_t[:, :rank].T @ tau)
+        else:
+            Q_p, R_r = linalg.qr(R0[:, perm], mode="economic", check_finite=False)
+            R1, R2 = R_r[:rank, :rank], R_r[:rank, rank:]
+            beta = self._solve_upper(R1, R2)
+            phi_b = (
+                np.zeros(rank)
+                if qt_tau is None
+                else self._solve_upper(R1, Q_p[:, :rank].T @ qt_tau)
+            )
+        params_base = [names[i] for i in base]
+        params_regroup = [names[i] for i in regroup]
         return {
             "rank": rank,
-            "P": None,
             "R1": R1,
-            "Q1": None,
-            "Qt_tau": qt_tau,
-            "tau": tau,
             "beta": beta,
-            "W_b": np.array(W[:, base_indices]),
-            "M": M,
-            "expressions": expressions,
+            "phi_b": phi_b,
+            "W_b": np.array(W[:, base]),
+            "M": self._build_M_from_partition(beta, base, regroup, len(names)),
+            "expressions": self._build_parameter_expressions(params_base, params_regroup, beta),
             "params_base": params_base,
             "params_regroup": params_regroup,
-            "base_indices": base_indices,
-            "regroup_indices": regroup_indices,
             "diag_R": np.abs(np.diag(R_r)),
             "cond_R1": float(np.linalg.cond(R1)),
         }
+
+    def _pivoting_core(
+        self, W: np.ndarray, names: List[str], tau: np.ndarray | None = None, tall: bool = False
+    ) -> Dict[str, Any]:
+        """Pivoting QR: the QR of ``W[:, pivot_order]``; rows follow the pivot order."""
+        R0, qt_tau = self._factor(W, None if tall else tau)
+        chosen, rest = self._pivot_order(R0, names, W)
+        core = self._second_qr(W, names, R0, qt_tau, chosen, rest, tau=tau, tall=tall)
+        core.update(
+            P=np.asarray(chosen + rest, dtype=int),
+            base_indices=sorted(chosen),
+            regroup_indices=sorted(rest),
+        )
+        logger.debug("pivoting QR: W_e %s -> rank %d", W.shape, core["rank"])
+        return core
+
+    def _double_core(
+        self, W: np.ndarray, names: List[str], tau: np.ndarray | None = None, tall: bool = False
+    ) -> Dict[str, Any]:
+        """Double QR: base columns ascending, then the second QR (:meth:`_second_qr`)."""
+        R0, qt_tau = self._factor(W, None if tall else tau)
+        base, regroup = self._identify_base_parameters(W, names, R0=R0)
+        core = self._second_qr(W, names, R0, qt_tau, base, regroup, tau=tau, tall=tall)
+        core.update(P=None, base_indices=base, regroup_indices=regroup)
+        logger.debug("double QR: W_e %s -> rank %d", W.shape, core["rank"])
+        return core
 
     def _store(self, core: Dict[str, Any], names: List[str], method: str) -> None:
         self.M = core["M"]
@@ -715,15 +816,6 @@ class QRDecomposer:
         self._last_diag_R = core["diag_R"]
         self._last_cond_R1 = core["cond_R1"]
         logger.debug("%s QR: rank %d, cond(R1) = %.3g", method, core["rank"], core["cond_R1"])
-
-    def _phi(self, core: Dict[str, Any], tau: np.ndarray) -> np.ndarray:
-        """Full-precision ``phi_b = R1^{-1} Q1^T tau``."""
-        if core.get("Qt_tau") is not None and core.get("tau") is tau:
-            return self._solve_upper(core["R1"], core["Qt_tau"])
-        if core.get("Q1") is not None:
-            return self._solve_upper(core["R1"], core["Q1"].T @ tau)
-        # W_b = Q1 R1 (full column rank): least squares on the base columns
-        return linalg.lstsq(core["W_b"], tau, check_finite=False)[0]
 
     # -- public API ---------------------------------------------------------
     def decompose(
@@ -745,9 +837,11 @@ class QRDecomposer:
                 parameter, joint-major).
             params_r: Remaining parameter names (columns of ``W_e``), length n.
             tau: Torque/effort vector [N·m] or [N], shape ``(m,)``.  Without it
-                only the basis is computed and ``phi_b`` is ``None``.
+                only the basis is computed and ``phi_b`` is zeros.
             params_std: Optional prior ``{name: value}`` (SI units) used to
-                compute ``phi_b_nom = M @ theta_std`` (both methods).
+                compute ``phi_b_nom = M @ theta_std`` (double path only; the
+                pivoting path ignores it and leaves ``phi_b_nom`` ``None``, as
+                figaroh 1.0.2 does).
             method: ``"double"`` (default) or ``"pivoting"``.
 
         Returns:
@@ -760,12 +854,13 @@ class QRDecomposer:
         """
         method_norm = _normalise_method(method)
         W, names, t = self._prepare(W_e, params_r, tau)
-        theta_std = _params_std_vector(params_std, names) if params_std is not None else None
-        core = (
-            self._pivoting_core(W, names)
-            if method_norm == "pivoting"
-            else self._double_core(W, names, t)
-        )
+        if method_norm == "pivoting":
+            core = self._pivoting_core(W, names, t)
+            phi_b_nom = None
+        else:
+            theta_std = None if params_std is None else _params_std_vector(params_std, names)
+            core = self._double_core(W, names, t)
+            phi_b_nom = None if theta_std is None else core["M"] @ theta_std
         self._store(core, names, method_norm)
         return QRResult(
             rank=core["rank"],
@@ -775,8 +870,8 @@ class QRDecomposer:
             beta=core["beta"],
             M=core["M"],
             base_param_expressions=list(core["expressions"]),
-            phi_b=None if t is None else self._phi(core, t),
-            phi_b_nom=None if theta_std is None else core["M"] @ theta_std,
+            phi_b=core["phi_b"],
+            phi_b_nom=phi_b_nom,
             method=method_norm,
             diag_R=core["diag_R"],
             cond_R1=core["cond_R1"],
@@ -788,8 +883,8 @@ class QRDecomposer:
     ) -> Tuple[np.ndarray, Dict[str, float]]:
         """Perform QR decomposition with column pivoting.
 
-        ``W_e P = Q R``; the rank ``r`` is the number of leading ``|R_ii|``
-        above the threshold; ``beta = R1^{-1} R2``,
+        ``W_e[:, P] = Q R`` with ``P`` the pivot order of the module docstring;
+        the rank ``r`` is the number of chosen columns; ``beta = R1^{-1} R2``,
         ``phi_b = R1^{-1} Q1^T tau`` and ``W_b = Q1 R1 = W_e[:, P[:r]]``.
 
         Args:
@@ -798,15 +893,15 @@ class QRDecomposer:
             params_r: Remaining parameter names (columns of ``W_e``), length n.
 
         Returns:
-            ``(W_b, base_parameters)`` where ``W_b`` has shape ``(m, r)`` and
-            ``base_parameters`` maps the ``r`` expression strings to values
-            rounded to 6 decimals.
+            ``(W_b, base_parameters)`` where ``W_b`` has shape ``(m, r)`` (columns
+            in pivot order) and ``base_parameters`` maps the ``r`` expression
+            strings to the full-precision ``phi_b`` (figaroh 1.0.2's arithmetic:
+            QR of the tall ``W_e[:, P]``).
         """
         W, names, t = self._prepare(W_e, params_r, tau)
-        core = self._pivoting_core(W, names)
+        core = self._pivoting_core(W, names, t, tall=True)
         self._store(core, names, "pivoting")
-        phi_b = np.round(self._phi(core, t), 6)
-        return core["W_b"], dict(zip(core["expressions"], phi_b.tolist(), strict=True))
+        return core["W_b"], dict(zip(core["expressions"], core["phi_b"].tolist(), strict=True))
 
     def double_decomposition(
         self,
@@ -820,8 +915,8 @@ class QRDecomposer:
     ]:
         """Perform the "double QR" workflow for base-parameter identification.
 
-        1) Non-pivoted QR of ``W_e``: column ``j`` is base iff ``|R_jj| >``
-           threshold, otherwise regrouped.
+        1) Greedy, column-order independent choice of the base columns
+           (module docstring), sorted ascending; the others are regrouped.
         2) QR of ``[W_base | W_regroup] = Q [R1 R2; 0 R3]``;
            ``beta = R1^{-1} R2``, ``phi_b = R1^{-1} Q1^T tau``,
            ``W_b = Q1 R1`` (``= W_base``).
@@ -838,14 +933,15 @@ class QRDecomposer:
             ``params_std``, ``(W_b, base_parameters, params_base_expr, phi_b,
             phi_b_nom)`` where ``W_b`` is ``(m, r)``, ``params_base_expr`` a
             list of ``r`` expressions, ``base_parameters`` maps them to
-            ``phi_b``, ``phi_b`` (length ``r``) is rounded to 6 decimals and
-            ``phi_b_nom`` (length ``r``) is at full precision.
+            ``phi_b`` (length ``r``) and ``phi_b_nom = M @ theta_std``
+            (length ``r``), all at full precision (figaroh 1.0.2's arithmetic:
+            QR of the tall ``[W_base | W_regroup]``).
         """
         W, names, t = self._prepare(W_e, params_r, tau)
         theta_std = _params_std_vector(params_std, names) if params_std is not None else None
-        core = self._double_core(W, names, t)
+        core = self._double_core(W, names, t, tall=True)
         self._store(core, names, "double")
-        phi_b = np.round(self._phi(core, t), 6)
+        phi_b = core["phi_b"]
         expressions = list(core["expressions"])
         base_parameters = dict(zip(expressions, phi_b.tolist(), strict=True))
         if theta_std is not None:
@@ -1043,7 +1139,9 @@ def get_baseParams(
         tol_qr: Absolute rank threshold.
 
     Returns:
-        ``(W_b, params_base_expr, base_indices)``.
+        ``(W_b, params_base_expr, base_indices)``: ``W_b = W_e[:, base_indices]``,
+        one expression per base column, ``base_indices`` ascending (the same
+        as :func:`get_baseIndex`).
     """
     W = _validate_regressor(W_e)
     decomposer = QRDecomposer(tolerance=tol_qr)
@@ -1056,7 +1154,12 @@ def get_baseIndex(
     params_r: list,
     tol_qr: float = TOL_QR,
 ) -> tuple:
-    """Legacy function returning the base column indices (into ``params_r``) as a tuple."""
+    """Legacy function returning the base column indices (into ``params_r``) as a tuple.
+
+    The indices are those chosen by the greedy, column-order independent rule
+    of the module docstring (largest residual norm, ties within 1e-6 to the
+    smallest name, stop at ``<= tol_qr``), sorted ascending.
+    """
     decomposer = QRDecomposer(tolerance=tol_qr)
     W, names, _ = decomposer._prepare(W_e, params_r)
     base_indices, _ = decomposer._identify_base_parameters(W, names)
@@ -1115,3 +1218,104 @@ def cond_num(W_b: np.ndarray, norm_type: str | None = None) -> float:
             f"cond_num: norm_type={norm_type!r} is not usable for W_b of shape {W.shape} "
             f"({exc}); use None, 'fro' or 'max_over_min_sigma'"
         ) from exc
+
+
+# ---------------------------------------------------------------------------
+# From base parameters back to standard parameters
+# ---------------------------------------------------------------------------
+def _min_norm_operator(M: Any) -> np.ndarray:
+    """``M^+`` (``n × r``) of a base mapping matrix ``M`` (``r × n``, ``r <= n``).
+
+    Full row rank (every ``M`` of this module): ``Mᵀ = Q R``, ``M^+ = Q R^{-T}``.
+    Otherwise the SVD pseudo-inverse (singular values below
+    ``max(r, n) · eps · σ_max`` dropped), with a warning.
+    """
+    A = _validate_regressor(M, "M")
+    r, n = A.shape
+    if r <= n:
+        Q, R = linalg.qr(A.T, mode="economic", check_finite=False)
+        d = np.abs(np.diag(R))
+        if d.size and d.min() > max(r, n) * np.finfo(float).eps * d.max():
+            return linalg.solve_triangular(R, Q.T, lower=False, check_finite=False).T
+    logger.warning(
+        "M (shape %s) does not have full row rank: M θ = φ only holds in the least-squares sense",
+        A.shape,
+    )
+    return np.linalg.pinv(A)
+
+
+def redistribute_min_norm(M: np.ndarray, phi_base: np.ndarray) -> np.ndarray:
+    r"""Minimum-norm standard parameters that reproduce given base parameters.
+
+    Every ``theta`` with ``M theta = phi_base`` predicts the same efforts
+    (``W_e theta = W_b M theta = W_b phi_base``); this returns the one of
+    smallest Euclidean norm,
+
+    .. math::
+
+        \theta^\star = M^{+}\,\phi_{base} = \arg\min_{M\theta = \phi_{base}} \|\theta\|_2,
+
+    i.e. the base value is spread over each group of regrouped parameters and
+    ``theta*`` is orthogonal to the null space of ``M`` (the unidentifiable
+    directions).  The norm is taken on the raw SI values ([kg], [kg·m],
+    [kg·m²], friction coefficients, …) without weighting, so the split depends
+    on the units; it is a convenient representative, not a physical estimate.
+
+    Args:
+        M: Base mapping matrix (``phi_base = M @ theta_r``), shape ``(r, n)``,
+            e.g. :attr:`QRResult.M` or :meth:`QRDecomposer.get_M`.
+        phi_base: Base-parameter values, shape ``(r,)`` (or ``(r, k)`` for
+            ``k`` vectors at once), in the row order of ``M``.
+
+    Returns:
+        ``theta*``, shape ``(n,)`` (or ``(n, k)``), in the column order of ``M``
+        (``params_r``).
+
+    Raises:
+        ValueError: ``M`` is not a finite 2-D array, or ``phi_base`` is not
+            finite or does not have ``M.shape[0]`` rows.
+    """
+    G = _min_norm_operator(M)
+    phi = np.asarray(phi_base, dtype=float)
+    if phi.ndim not in (1, 2) or phi.shape[0] != G.shape[1]:
+        raise ValueError(
+            f"phi_base must have {G.shape[1]} rows (one per row of M), got shape {phi.shape}"
+        )
+    if not np.all(np.isfinite(phi)):
+        raise ValueError("phi_base contains NaN or inf")
+    return G @ phi
+
+
+def propagate_covariance_min_norm(M: np.ndarray, C_base: np.ndarray) -> np.ndarray:
+    r"""Covariance of the minimum-norm standard parameters of :func:`redistribute_min_norm`.
+
+    ``theta* = M^+ phi_base`` is linear in ``phi_base``, so
+
+    .. math::
+
+        C_\theta = M^{+}\, C_{base}\, M^{+T},
+
+    an ``n × n`` symmetric positive semi-definite matrix of rank at most ``r``
+    (no information about the null space of ``M``).  Standard deviations are
+    ``sqrt(diag(C_theta))`` in the units of each standard parameter.
+
+    Args:
+        M: Base mapping matrix, shape ``(r, n)``.
+        C_base: Covariance of ``phi_base``, shape ``(r, r)`` (units squared of
+            the base parameters), e.g. ``sigma² (W_bᵀW_b)^{-1}``.
+
+    Returns:
+        ``C_theta``, shape ``(n, n)``, exactly symmetric.
+
+    Raises:
+        ValueError: bad shapes or non-finite entries.
+    """
+    G = _min_norm_operator(M)
+    C = np.asarray(C_base, dtype=float)
+    r = G.shape[1]
+    if C.shape != (r, r):
+        raise ValueError(f"C_base must have shape ({r}, {r}) (rows of M), got {C.shape}")
+    if not np.all(np.isfinite(C)):
+        raise ValueError("C_base contains NaN or inf")
+    C_theta = G @ C @ G.T
+    return 0.5 * (C_theta + C_theta.T)
