@@ -103,6 +103,7 @@ def no_show(monkeypatch):
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setattr(plt, "show", _show)
+    plt.close("all")  # figures another test left open are not this test's
     yield
     assert plt.get_fignums() == [], "figures were left open"
 
