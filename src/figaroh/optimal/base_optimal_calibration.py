@@ -23,7 +23,7 @@ weight-ranked prefix after which the normalised criterion stops improving
 (``"iroc"``). :class:`Detmax` is the classical exchange heuristic working on
 the discrete problem directly.
 
-Workflow (``optimal_design.md`` §1)::
+Workflow::
 
     opt = BaseOptimalCalibration(robot, "config/robot_config.yaml")
     opt.initialize()            # candidates → regressor → detroot_whole
@@ -54,17 +54,31 @@ import math
 import random
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
 import yaml
 
 from figaroh.calibration import calibration_tools as ct
+from figaroh.calibration.calibration_tools import calculate_base_kinematics_regressor
 from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
 from figaroh.tools.exceptions import SolverError
 from figaroh.utils.error_handling import CalibrationError
 from figaroh.utils.fileio import atomic_write_text
+
+from ._compat import lazy_reexports
+
+if TYPE_CHECKING:  # compatibility re-exports, resolved lazily by __getattr__ below
+    from figaroh.calibration.config import unified_to_legacy_config
+    from figaroh.calibration.data_loader import load_data
+    from figaroh.utils.config_parser import (
+        UnifiedConfigParser,
+        create_task_config,
+        is_unified_config,
+        require_unified_config,
+    )
+    from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +91,39 @@ __all__ = [
     "log_det_information",
     "rearrange_rb",
     "sub_info_matrix",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "CalibrationError",
+    "ResultsManager",
+    "UnifiedConfigParser",
+    "calculate_base_kinematics_regressor",
+    "create_task_config",
+    "is_unified_config",
+    "load_data",
+    "plot_with_fallback",
+    "require_unified_config",
+    "unified_to_legacy_config",
 ]
+
+_lazy_getattr, __dir__ = lazy_reexports(
+    __name__,
+    {
+        "ResultsManager": "figaroh.utils.results_manager",
+        "plot_with_fallback": "figaroh.utils.results_manager",
+        "UnifiedConfigParser": "figaroh.utils.config_parser",
+        "create_task_config": "figaroh.utils.config_parser",
+        "is_unified_config": "figaroh.utils.config_parser",
+        "require_unified_config": "figaroh.utils.config_parser",
+        "load_data": "figaroh.calibration.data_loader",
+        "unified_to_legacy_config": "figaroh.calibration.config",
+    },
+    globals(),
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Resolve the compatibility re-exports on first access."""
+    return _lazy_getattr(name)
+
 
 #: Weight threshold of the ``"threshold"`` selection (upstream ``eps_opt``).
 EPS_OPT = 1e-5
@@ -270,39 +316,61 @@ class SOCPOptimizer:
         \\textstyle\\sum_i w_i \\le 1,\\;
         t \\le \\det\\big(\\sum_i w_i X_i\\big)^{1/n_p}
 
-    built with picos (``RealVariable("w", N, lower=0)``, ``1 | w <= 1``,
-    ``t <= DetRootN(Σ w_i X_i)``) and solved with ``solver="cvxopt"``. The
-    matrices are scaled by a common factor before solving (the weights are
-    invariant). CVXOPT's fast ``chol`` KKT solver is tried first, then
-    ``ldl`` (picos' own fallback order); the returned weights are accepted
-    only with a solver-independent optimality certificate, the
-    Kiefer–Wolfowitz gap ``max_i tr(M(w)⁻¹X_i) − n_p ≤ KW_TOL`` (it bounds
-    ``log det M* − log det M(w)``), because ``chol`` often stops at the
-    optimum with a "singular KKT matrix" status.
+    built with picos and solved with ``solver="cvxopt"``. The problem is
+    assembled by two hooks that subclasses may extend (call ``super()`` and
+    add to :attr:`problem`):
+
+    * :meth:`add_constraints` — creates :attr:`problem`, the weight variable
+      :attr:`w_var` (``RealVariable("w", N, lower=0)``), the bound :attr:`t_var`
+      and the information matrix :attr:`Mw` ``= Σ_i w_i X_i``, then adds
+      ``Σ_i w_i ≤ 1`` and ``t ≤ DetRootN(Mw)``;
+    * :meth:`set_objective` — ``maximise t``.
+
+    :meth:`solve` first solves the problem exactly as figaroh 1.0.2 does (the
+    unscaled matrices, picos' default CVXOPT options), which reproduces its
+    weights. Only when that attempt fails (exception, no usable weights, or a
+    non-optimal status without optimality certificate) it retries on the
+    matrices divided by a common scale (the weights are invariant) with
+    CVXOPT's ``chol`` then ``ldl`` KKT solvers. A non-optimal status is
+    accepted when the Kiefer–Wolfowitz gap ``max_i tr(M(w)⁻¹X_i) − n_p`` (a
+    solver-independent bound on ``log det M* − log det M(w)``) is at most
+    :data:`KW_TOL`. The gap is reported for every solution; it certifies the
+    unconstrained design only (a subclass that adds constraints changes the
+    optimum).
 
     Args:
         subX_dict: ``{candidate index: X_i}`` with ``X_i`` (n_p × n_p) symmetric
             PSD [units of θ⁻²]; the key order is the candidate order.
         calib_config: Calibration config (informative; ``NbSample`` is checked
             against the pool size when present).
+        normalize_weights: Clip the solver's weights at 0 and rescale them to
+            ``Σ w_i = 1`` (False: the solver's values as returned, as figaroh
+            1.0.2; they sum to 1 up to the solver tolerance, ~1e-9).
 
     Attributes:
-        w: Weights after solving (candidate order), ``None`` before.
-        t_opt: Optimal ``det(Σ w_i X_i)^(1/n_p)``.
+        problem: The picos problem of the last attempt (None before).
+        w_var, t_var, Mw: Its weight variable, bound and information matrix.
+        w: Weights after solving (NumPy, candidate order), ``None`` before.
+        t_opt: ``det(Σ w_i X_i)^(1/n_p)`` at the returned weights.
         status: Solver status string of the accepted attempt.
         solve_time: Wall time of the solve [s].
-        kw_gap: Kiefer–Wolfowitz gap of the accepted weights (≥ 0).
+        kw_gap: Kiefer–Wolfowitz gap of the returned weights (≥ 0).
         d_efficiency_bound: ``exp(−kw_gap / n_p)``, lower bound of the
-            D-efficiency of the weights w.r.t. the exact optimum.
-        raw_weight_sum: ``Σ w_i`` returned by the solver before clipping and
-            normalisation.
+            D-efficiency of the weights w.r.t. the exact (unconstrained) optimum.
+        raw_weight_sum: ``Σ w_i`` returned by the solver.
 
     Raises:
         ValueError: empty pool, non-square / non-finite / non-symmetric
             matrices.
     """
 
-    def __init__(self, subX_dict: Mapping[Any, Any], calib_config: Mapping[str, Any]):
+    def __init__(
+        self,
+        subX_dict: Mapping[Any, Any],
+        calib_config: Mapping[str, Any],
+        *,
+        normalize_weights: bool = False,
+    ):
         if not isinstance(subX_dict, Mapping):
             raise ValueError(
                 f"subX_dict must be a dict {{candidate index: X_i}}, got {type(subX_dict).__name__}"
@@ -311,6 +379,7 @@ class SOCPOptimizer:
         self.calib_config = calib_config
         self.keys = list(subX_dict.keys())
         self._X = _as_info_stack(subX_dict, "subX_dict")
+        self._X_attempt = self._X
         self.NbSample, self.n_p = self._X.shape[0], self._X.shape[1]
         nb = calib_config.get("NbSample") if isinstance(calib_config, Mapping) else None
         if nb is not None and int(nb) != self.NbSample:
@@ -319,6 +388,11 @@ class SOCPOptimizer:
                 nb,
                 self.NbSample,
             )
+        self.normalize_weights = bool(normalize_weights)
+        self.problem: Any = None
+        self.w_var: Any = None
+        self.t_var: Any = None
+        self.Mw: Any = None
         self.w: np.ndarray | None = None
         self.t_opt: float | None = None
         self.status: str | None = None
@@ -332,6 +406,16 @@ class SOCPOptimizer:
         return f"SOCPOptimizer(candidates={self.NbSample}, n_p={self.n_p}, {state})"
 
     @staticmethod
+    def _picos() -> Any:
+        try:
+            import picos
+        except ImportError as exc:  # pragma: no cover - environment dependent
+            raise ImportError(
+                "SOCPOptimizer needs picos and cvxopt: pip install picos cvxopt"
+            ) from exc
+        return picos
+
+    @staticmethod
     def _kiefer_wolfowitz_gap(X: np.ndarray, w: np.ndarray) -> float:
         """``max_i tr(M(w)⁻¹ X_i) − n_p`` (≥ 0, 0 exactly at the D-optimum).
 
@@ -339,6 +423,8 @@ class SOCPOptimizer:
         this gap (Kiefer–Wolfowitz equivalence theorem), whatever the solver
         status.
         """
+        w = np.clip(w, 0.0, None)
+        w = w / w.sum()
         M = np.einsum("i,ijk->jk", w, X)
         try:
             L = np.linalg.cholesky(M)
@@ -357,12 +443,46 @@ class SOCPOptimizer:
         ld, rank = _batched_logdet(self._X.sum(axis=0))
         return int(rank), float(ld)
 
-    def solve(self) -> Tuple[List[float], Dict[Any, float]]:
-        """Solve the relaxation.
+    def add_constraints(self) -> None:
+        """Create the picos problem and add ``Σ_i w_i ≤ 1`` and ``t ≤ det(Σ_i w_i X_i)^(1/n_p)``.
 
-        Weights are clipped at 0 and normalised to ``Σ w_i = 1`` (the optimum
-        lies on that face because the criterion is positively homogeneous of
-        degree 1 and positive for a full-rank pool).
+        Hook: :meth:`solve` calls it once per attempt, before
+        :meth:`set_objective`. An override calls ``super().add_constraints()``
+        and adds constraints on :attr:`w_var` / :attr:`t_var` to
+        :attr:`problem` (e.g. ``self.problem.add_constraint(self.w_var[3] == 0)``
+        excludes candidate 3).
+        """
+        picos = self._picos()
+        N, p = self.NbSample, self.n_p
+        A = self._X_attempt.reshape(N, p * p).T
+        self.problem = picos.Problem()
+        self.w_var = picos.RealVariable("w", N, lower=0)
+        self.t_var = picos.RealVariable("t", 1)
+        self.Mw = (picos.Constant("X", A) * self.w_var).reshaped((p, p))
+        self.problem.add_constraint((1 | self.w_var) <= 1)
+        self.problem.add_constraint(self.t_var <= picos.DetRootN(self.Mw))
+
+    def set_objective(self) -> None:
+        """Maximise ``t`` (hook, called by :meth:`solve` after :meth:`add_constraints`)."""
+        self.problem.set_objective("max", self.t_var)
+
+    def _attempt(self, scale: float, options: Dict[str, Any]) -> Tuple[np.ndarray | None, str]:
+        """Build (hooks) and solve once on ``X / scale``; ``(raw weights or None, status)``."""
+        self._X_attempt = self._X / scale
+        self.add_constraints()
+        self.set_objective()
+        solution = self.problem.solve(solver="cvxopt", **options)
+        status = str(getattr(solution, "claimedStatus", "unknown"))
+        value = self.w_var.value
+        raw = None if value is None else np.asarray(value, dtype=float).ravel()
+        if raw is None or raw.size != self.NbSample or not np.all(np.isfinite(raw)):
+            return None, status
+        if np.clip(raw, 0, None).sum() <= 0:
+            return None, status
+        return raw, status
+
+    def solve(self) -> Tuple[List[float], Dict[Any, float]]:
+        """Solve the relaxation (see the class docstring for the attempts).
 
         Returns:
             ``(w_list, w_dict_sort)``: weights in candidate order, and
@@ -371,8 +491,7 @@ class SOCPOptimizer:
         Raises:
             InfeasibleDesignError: the pool's information matrix is singular
                 (some base parameter is not excited by any candidate).
-            SolverError: picos/CVXOPT failed, or no attempt produced weights
-                with a Kiefer–Wolfowitz gap within tolerance.
+            SolverError: picos/CVXOPT failed in every attempt.
             ImportError: picos or cvxopt missing (with the install command).
         """
         rank, _ = self.check_pool()
@@ -382,63 +501,53 @@ class SOCPOptimizer:
                 f"has rank {rank} < {self.n_p} base parameters, so no subset can identify them; "
                 "add candidate postures that move every calibrated joint"
             )
-        try:
-            import picos
-        except ImportError as exc:  # pragma: no cover - environment dependent
-            raise ImportError(
-                "SOCPOptimizer needs picos and cvxopt: pip install picos cvxopt"
-            ) from exc
+        self._picos()
         N, p = self.NbSample, self.n_p
         scale = float(np.trace(self._X.sum(axis=0))) / (N * p)
         scale = scale if scale > 0 else 1.0
-        Xn = self._X / scale
-        A = Xn.reshape(N, p * p).T
+        plan = [
+            ("figaroh 1.0.2 formulation", 1.0, {}),
+            ("scaled, chol", scale, {"verbosity": 0, "cvxopt_kktsolver": "chol"}),
+            ("scaled, ldl", scale, {"verbosity": 0, "cvxopt_kktsolver": "ldl"}),
+        ]
         t0 = time.perf_counter()
-        attempts = []
-        wv = None
-        for kkt in ("chol", "ldl"):
+        attempts: List[str] = []
+        accepted = None
+        for label, sc, options in plan:
             try:
-                prob = picos.Problem()
-                w = picos.RealVariable("w", N, lower=0)
-                t = picos.RealVariable("t")
-                M = (picos.Constant("X", A) * w).reshaped((p, p))
-                prob.add_constraint((1 | w) <= 1)
-                prob.add_constraint(t <= picos.DetRootN(M))
-                prob.set_objective("max", t)
-                solution = prob.solve(
-                    solver="cvxopt", verbosity=0, cvxopt_kktsolver=kkt, primals=None
-                )
+                raw, status = self._attempt(sc, options)
             except Exception as exc:  # noqa: BLE001 - retried, then reported
-                attempts.append(f"{kkt}: {type(exc).__name__}: {exc}")
+                attempts.append(f"{label}: {type(exc).__name__}: {exc}")
                 continue
-            status = str(getattr(solution, "claimedStatus", "unknown"))
-            raw = None if w.value is None else np.asarray(w.value, dtype=float).ravel()
-            if raw is None or not np.all(np.isfinite(raw)) or np.clip(raw, 0, None).sum() <= 0:
-                attempts.append(f"{kkt}: status {status!r}, no usable weights")
+            if raw is None:
+                attempts.append(f"{label}: status {status!r}, no usable weights")
                 continue
-            cand = np.clip(raw, 0.0, None)
-            cand = cand / cand.sum()
-            gap = self._kiefer_wolfowitz_gap(Xn, cand)
-            if gap <= KW_TOL or (status == "optimal" and gap <= 100 * KW_TOL):
+            gap = self._kiefer_wolfowitz_gap(self._X / sc, raw)
+            if status == "optimal" or gap <= KW_TOL:
                 if status != "optimal":
-                    status = f"optimal (certified; cvxopt {kkt} status {status!r})"
-                wv, self.status, self.raw_weight_sum = cand, status, float(raw.sum())
-                self.kw_gap = gap
+                    status = f"optimal (certified; cvxopt status {status!r}, {label})"
+                accepted = (raw, status, gap)
                 break
-            attempts.append(f"{kkt}: status {status!r}, Kiefer-Wolfowitz gap {gap:.3g}")
+            attempts.append(f"{label}: status {status!r}, Kiefer-Wolfowitz gap {gap:.3g}")
         self.solve_time = time.perf_counter() - t0
-        if wv is None:
+        if accepted is None:
             raise SolverError(
                 "SOCP D-optimal design failed in picos/cvxopt (" + "; ".join(attempts) + "); "
                 "check the information matrices (scale, symmetry) or reduce the pool"
             )
+        raw, self.status, self.kw_gap = accepted
+        self.raw_weight_sum = float(raw.sum())
+        if self.normalize_weights:
+            wv = np.clip(raw, 0.0, None)
+            wv = wv / wv.sum()
+        else:
+            wv = raw
         self.w = wv
-        M_opt = np.einsum("i,ijk->jk", wv, self._X)
-        self.t_opt = detroot(M_opt)
+        self.t_opt = detroot(np.einsum("i,ijk->jk", wv, self._X))
         self.d_efficiency_bound = float(np.exp(-self.kw_gap / p))
         logger.info(
-            "SOCP solved in %.3f s (status %s): sum of weights %.9f (normalised to 1), "
-            "det root %.6g, Kiefer-Wolfowitz gap %.2e (D-efficiency >= %.6f)",
+            "SOCP solved in %.3f s (status %s): sum of weights %.9f, det root %.6g, "
+            "Kiefer-Wolfowitz gap %.2e (D-efficiency >= %.6f)",
             self.solve_time,
             self.status,
             self.raw_weight_sum,
@@ -526,13 +635,17 @@ class Detmax:
             )
         return np.array([self._pos[k] for k in subset], dtype=int)
 
-    def get_critD(self, subset: Iterable[Any]) -> float:
+    def get_critD(self, set: Iterable[Any]) -> float:  # noqa: A002 - figaroh 1.0.2 name
         """``det(Σ_{i∈S} X_i)^(1/n_p)`` (0 for a singular sum).
 
+        Args:
+            set: Candidate keys of the subset ``S`` (the parameter name of
+                figaroh 1.0.2).
+
         Raises:
-            AssertionError: a member is not in the pool (upstream contract).
+            AssertionError: a member is not in the pool (figaroh 1.0.2 contract).
         """
-        pos = self._positions(subset)
+        pos = self._positions(set)
         return detroot(self._X[pos].sum(axis=0))
 
     @staticmethod
@@ -608,8 +721,15 @@ def _joint_q_writer(model: Any, name: str) -> Tuple[int, int]:
 class BaseOptimalCalibration:
     """D-optimal selection of calibration postures from a candidate pool.
 
-    Robots subclass it (no abstract method), typically to override
-    :meth:`load_candidate_configurations`.
+    Robots subclass it (no abstract method). Subclass hooks (called by the
+    base workflow at a fixed point, with fixed arguments and return value):
+
+    * :meth:`load_candidate_configurations` — ``initialize()`` calls it first,
+      without arguments, and ignores its return value; it must leave the
+      candidate pool in ``q_measured`` (see the method);
+    * :meth:`rearrange_rb` and :meth:`sub_info_matrix` — called by
+      :meth:`calculate_regressor` to lay out the regressor and build the
+      per-posture information matrices.
 
     Args:
         robot: Object exposing a Pinocchio ``model`` and ``data`` (e.g.
@@ -622,11 +742,15 @@ class BaseOptimalCalibration:
             are resolved against the working directory, then the config folder.
 
     Attributes:
-        calib_config: Calibration settings (``calibration.md`` §2).
+        calib_config: Calibration settings (as read by ``BaseCalibration.load_param``).
         minNbChosen: Lower bound on the number of postures:
             ``int(NbJoint·6/c) + 1`` (full_params) or ``int(NbJoint/c) + 1``
             (joint_offset), ``c = calibration_index``.
         q_measured: (NbSample, nq) candidate configurations [rad, m].
+        structural_samples: Number of random postures of the structural QR that
+            chooses the base columns (None: ``NbSample``, as figaroh 1.0.2; set
+            e.g. 100 when the pool is small, so that the structural regressor
+            excites every identifiable direction).
         R_rearr: (NbSample·c, n_p) sample-major base regressor at the candidates.
         base_param_names: Names of the n_p base parameters (QR representatives).
         detroot_whole: ``det(R_rearrᵀR_rearr)^(1/n_p) / sqrt(n_p)`` of the pool.
@@ -670,6 +794,7 @@ class BaseOptimalCalibration:
                 f"calibration_level {level!r} is not supported by optimal posture selection; "
                 "use 'full_params' or 'joint_offset'"
             )
+        self.structural_samples: int | None = None
         self._configs: Dict[str, Any] | None = None
         self.q_measured: np.ndarray | None = None
         self.R_b: np.ndarray | None = None
@@ -746,18 +871,31 @@ class BaseOptimalCalibration:
         self.calculate_detroot_whole()
 
     def load_candidate_configurations(self) -> None:
-        """Read the candidate postures named by ``sample_configs_file``.
+        """Read the candidate postures named by ``sample_configs_file`` (subclass hook).
 
         * YAML (name contains ``"yaml"``/``"yml"``): keys
           ``calibration_joint_names`` (list of 1-DoF joint names) and
           ``calibration_joint_configurations`` (one list of joint values
           [rad or m] per candidate);
-        * CSV (name contains ``"csv"``): header row, columns named after model
+        * CSV (name contains ``"csv"``): when a subclass has set
+          ``self._data_path``, that calibration data file is read with
+          :func:`~figaroh.calibration.data_loader.load_data` (its
+          configurations are the candidates, as in figaroh 1.0.2); otherwise
+          the candidate file itself: a header row, columns named after model
           joints are used (others ignored), one candidate per row.
 
         Each candidate is the neutral configuration with the named joints
         written at their ``idx_q`` (continuous joints as cos/sin). Sets
         ``_configs``, ``q_measured`` and ``calib_config["NbSample"]``.
+
+        Hook contract: :meth:`initialize` calls this method first, without
+        arguments, and ignores its return value. An override must set
+        ``q_measured`` ((n, nq) configurations [rad, m]); it should set
+        ``calib_config["NbSample"] = n`` (otherwise it is set from
+        ``q_measured`` with a warning) and ``_configs`` (the candidate schema,
+        used to write the selected postures; without it the selected rows of
+        ``q_measured`` are written). The indices of the selection
+        (``chosen_indices``) are rows of ``q_measured``.
 
         Raises:
             ValueError: no file configured ("sample_configs_file not specified
@@ -779,6 +917,10 @@ class BaseOptimalCalibration:
             fmt = "csv"
         else:
             raise ValueError(f"Data file format not supported: {path!r}. Use CSV or YAML format.")
+        data_path = getattr(self, "_data_path", None)
+        if fmt == "csv" and data_path:
+            self._load_candidates_from_data(data_path)
+            return
         p = Path(path)
         if not p.is_file():
             raise FileNotFoundError(
@@ -791,6 +933,17 @@ class BaseOptimalCalibration:
             names, configs = self._read_csv_candidates(p)
         self.set_candidate_configurations(names, configs, ignore_unknown=fmt == "csv")
         logger.info("loaded %d candidate postures from %s", len(configs), p)
+
+    def _load_candidates_from_data(self, data_path: Any) -> None:
+        """Candidates = the configurations of a calibration data CSV (``load_data``)."""
+        from figaroh.calibration.data_loader import load_data
+
+        _, q = load_data(str(data_path), self.model, self.calib_config)
+        self.q_measured = np.asarray(q, dtype=float)
+        self.calib_config["NbSample"] = int(self.q_measured.shape[0])
+        self._regressor_key = None
+        self.R_rearr = None
+        logger.info("loaded %d candidate postures from %s", len(self.q_measured), data_path)
 
     @staticmethod
     def _read_yaml_candidates(p: Path) -> Tuple[List[str], Any]:
@@ -901,11 +1054,28 @@ class BaseOptimalCalibration:
 
     # ------------------------------------------------------------------ regressor
     def _require_candidates(self) -> None:
+        """Check the pool left by (a possibly overridden) ``load_candidate_configurations``."""
         if self.q_measured is None:
             raise ValueError(
                 "no candidate postures loaded: call load_candidate_configurations() "
                 "(or initialize()) first"
             )
+        q = np.atleast_2d(np.asarray(self.q_measured, dtype=float))
+        if q.ndim != 2 or q.shape[1] != self.model.nq or q.shape[0] == 0:
+            raise ValueError(
+                f"q_measured has shape {q.shape}; expected (n_candidates, nq={self.model.nq}) "
+                "(one full configuration per candidate posture)"
+            )
+        self.q_measured = q
+        nb = self.calib_config.get("NbSample")
+        if nb is None or int(nb) != q.shape[0]:
+            logger.warning(
+                "calib_config['NbSample'] = %s but q_measured holds %d candidates; using %d",
+                nb,
+                q.shape[0],
+                q.shape[0],
+            )
+            self.calib_config["NbSample"] = int(q.shape[0])
 
     def _candidate_blocks(self, q: np.ndarray) -> np.ndarray:
         """(N, 6, n_cols) kinematic regressor (full_params) or Jacobian (joint_offset).
@@ -931,36 +1101,55 @@ class BaseOptimalCalibration:
     def calculate_regressor(self) -> bool:
         """Base kinematic regressor at the candidates and the per-posture information.
 
-        The base columns are the structural QR representatives of
-        ``calculate_base_kinematics_regressor`` (random postures, QR tolerance
-        1e-8; evaluated on a copy of ``calib_config`` so ``param_name`` is not
-        modified); ``R_b`` is the component-major regressor at the candidates
-        (``R_b[NbSample·j + i]`` = component ``j`` of candidate ``i``),
-        ``R_rearr = rearrange_rb(R_b)`` and ``X_i = R_iᵀ R_i``.
+        As figaroh 1.0.2: ``calculate_base_kinematics_regressor(q_measured,
+        model, data, calib_config)`` (QR tolerance 1e-8) chooses the base
+        columns from its structural regressor at ``NbSample`` seeded random
+        postures (``structural_samples`` when set) and returns ``R_b``, the
+        component-major base regressor at the candidates (``R_b[NbSample·j +
+        i]`` = component ``j`` of candidate ``i``). It runs on a copy of
+        ``calib_config``, so ``param_name`` and the ``base_mapping_*`` keys of
+        the instance are not modified. When that function dropped rows (a
+        component that is identically zero at some candidate) the regressor
+        is rebuilt per candidate with the same columns, so that every candidate
+        keeps its ``c`` rows. Then ``R_rearr = self.rearrange_rb(R_b,
+        calib_config)`` and ``(_subX_list, _subX_dict) =
+        self.sub_info_matrix(R_rearr, calib_config)`` (``X_i = R_iᵀ R_i``).
 
         Returns:
             True.
         """
         self._require_candidates()
+        n = int(self.calib_config["NbSample"])
         cfg = copy.copy(self.calib_config)
         cfg["param_name"] = []
-        n = int(self.calib_config["NbSample"])
-        cfg["NbSample"] = max(n, 100)
-        q_struct = self.q_measured if cfg.get("free_flyer") else []
-        ct.calculate_base_kinematics_regressor(q_struct, self.model, self.data, cfg)
+        if self.structural_samples is not None:
+            cfg["NbSample"] = int(self.structural_samples)
+        _, R_b, _, _, _ = ct.calculate_base_kinematics_regressor(
+            self.q_measured, self.model, self.data, cfg
+        )
         base = list(cfg["base_mapping_row_names"])
-        if cfg.get("calib_model") == "full_params":
-            all_names = list(get_fullparam_offset([str(x) for x in self.model.names[1:]]))
-        else:
-            all_names = list(get_joint_offset(self.model))
-        idx = [all_names.index(b) for b in base]
-        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-        blocks = self._candidate_blocks(self.q_measured)[:, mask][:, :, idx]  # (N, c, n_p)
-        c = blocks.shape[1]
+        c = int(self.calib_config["calibration_index"])
+        R_b = np.asarray(R_b, dtype=float)
+        if R_b.shape != (n * c, len(base)):
+            if cfg.get("calib_model") == "full_params":
+                all_names = list(get_fullparam_offset([str(x) for x in self.model.names[1:]]))
+            else:
+                all_names = list(get_joint_offset(self.model))
+            idx = [all_names.index(b) for b in base]
+            mask = np.asarray(self.calib_config["measurability"], dtype=bool)
+            blocks = self._candidate_blocks(self.q_measured)[:, mask][:, :, idx]  # (N, c, n_p)
+            logger.info(
+                "calculate_base_kinematics_regressor returned %d rows for %d candidates × %d "
+                "components (zero rows removed); rebuilding the regressor per candidate",
+                R_b.shape[0],
+                n,
+                c,
+            )
+            R_b = blocks.transpose(1, 0, 2).reshape(blocks.shape[1] * n, -1)
         self.base_param_names = base
-        self.R_b = blocks.transpose(1, 0, 2).reshape(c * n, -1)
-        self.R_rearr = rearrange_rb(self.R_b, self.calib_config)
-        self._subX_list, self._subX_dict = sub_info_matrix(self.R_rearr, self.calib_config)
+        self.R_b = R_b
+        self.R_rearr = np.asarray(self.rearrange_rb(self.R_b, self.calib_config), dtype=float)
+        self._subX_list, self._subX_dict = self.sub_info_matrix(self.R_rearr, self.calib_config)
         self._regressor_key = self._q_key()
         logger.info(
             "candidate regressor: %d postures × %d components, %d base parameters",
@@ -969,6 +1158,42 @@ class BaseOptimalCalibration:
             len(base),
         )
         return True
+
+    def rearrange_rb(self, R_b: np.ndarray, calib_config: Mapping[str, Any]) -> np.ndarray:
+        """Component-major base regressor → sample-major rows (hook).
+
+        Called by :meth:`calculate_regressor`.
+        ``R_rearr[i·c + j] = R_b[j·NbSample + i]``, ``c = calibration_index``:
+        rows ``i·c … (i+1)·c − 1`` are the ``c`` measured components of
+        posture ``i``. See :func:`rearrange_rb`.
+
+        Args:
+            R_b: (c·NbSample, n_p) base regressor, component-major.
+            calib_config: ``NbSample`` and ``calibration_index``.
+
+        Returns:
+            (NbSample·c, n_p) sample-major regressor.
+        """
+        return rearrange_rb(R_b, calib_config)
+
+    def sub_info_matrix(
+        self, R: np.ndarray, calib_config: Mapping[str, Any]
+    ) -> Tuple[List[np.ndarray], Dict[int, np.ndarray]]:
+        """Per-posture information matrices ``X_i = R_iᵀ R_i`` (hook).
+
+        Called by :meth:`calculate_regressor`. ``R_i = R[i·c : (i+1)·c]``,
+        ``c = calibration_index``. See
+        :func:`sub_info_matrix`.
+
+        Args:
+            R: (NbSample·c, n_p) sample-major regressor.
+            calib_config: ``NbSample`` and ``calibration_index``.
+
+        Returns:
+            ``(subX_list, subX_dict)``: the NbSample (n_p × n_p) matrices as a
+            list and as a dict keyed ``0 … NbSample − 1``.
+        """
+        return sub_info_matrix(R, calib_config)
 
     def _q_key(self) -> Tuple[Any, ...]:
         q = self.q_measured
@@ -1302,6 +1527,62 @@ class BaseOptimalCalibration:
             plt.close(fig)
             return fig
 
+    def count_optimal_configurations(self) -> int:
+        """Number of candidates whose SOCP weight exceeds the selection threshold.
+
+        The threshold is ``eps_opt`` (1e-5, :data:`EPS_OPT`); this is the size
+        of the ``"threshold"`` selection whatever method was used (with
+        ``"iroc"``, ``nb_chosen`` may be smaller).
+
+        Returns:
+            The count.
+
+        Raises:
+            AssertionError: no solution yet (call :meth:`solve`).
+        """
+        if self.w_list is None:
+            raise AssertionError(
+                "no SOCP weights yet: call solve() or calculate_optimal_configurations()"
+            )
+        eps = EPS_OPT if self.eps_opt is None else self.eps_opt
+        return int(sum(1 for w in self.w_list if w > eps))
+
+    def get_optimal_output_dir(self, default: str = "results") -> str:
+        """Output folder of the posture selection, from the configuration.
+
+        Read from the ``tasks.optimal_configuration.output`` section of the
+        unified configuration file: ``output_dir`` (or ``directory``) as
+        given, else the folder of ``output_file``; ``default`` when the file,
+        the task or both keys are absent (or the configuration is a legacy
+        file).
+
+        Args:
+            default: Folder used when the configuration names none.
+
+        Returns:
+            The folder path (relative paths are relative to the working
+            directory); it is not created.
+        """
+        try:
+            with open(self._config_file_path, encoding="utf-8") as fh:
+                raw = yaml.safe_load(fh)
+        except (OSError, yaml.YAMLError):
+            return str(default)
+        tasks = raw.get("tasks") if isinstance(raw, Mapping) else None
+        task = tasks.get("optimal_configuration") if isinstance(tasks, Mapping) else None
+        output = task.get("output") if isinstance(task, Mapping) else None
+        if not isinstance(output, Mapping):
+            return str(default)
+        for key in ("output_dir", "directory"):
+            value = output.get(key)
+            if isinstance(value, (str, Path)) and str(value).strip():
+                return str(value)
+        value = output.get("output_file")
+        if isinstance(value, (str, Path)) and str(value).strip():
+            parent = str(Path(str(value)).parent)
+            return parent if parent not in ("", ".") else str(default)
+        return str(default)
+
     def _robot_name(self) -> str:
         return str(self.calib_config.get("robot_name") or getattr(self.model, "name", "robot"))
 
@@ -1329,10 +1610,12 @@ class BaseOptimalCalibration:
         text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=1000)
         return atomic_write_text(path, text)
 
-    def save_results(self, output_dir: str | Path = "results") -> Dict[str, str] | None:
+    def save_results(self, output_dir: str | Path | None = None) -> Dict[str, str] | None:
         """Save the selection.
 
-        Writes ``<output_dir>/<robot>_optimal_configurations.yaml`` (candidate
+        ``output_dir=None`` uses :meth:`get_optimal_output_dir` (the folder named
+        by the configuration, else ``"results"``). Writes
+        ``<output_dir>/<robot>_optimal_configurations.yaml`` (candidate
         schema, atomically) and, through
         ``ResultsManager("optimal_calibration", robot).save_results(..., save_formats=["yaml",
         "csv"])``, a results dictionary with ``optimal_configurations``,
@@ -1349,6 +1632,8 @@ class BaseOptimalCalibration:
         if self.optimal_configurations is None:
             logger.warning("no optimal configuration to save: call solve() first")
             return None
+        if output_dir is None:
+            output_dir = self.get_optimal_output_dir()
         folder = Path(output_dir)
         folder.mkdir(parents=True, exist_ok=True)
         name = self._robot_name()

@@ -58,12 +58,13 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
 from figaroh.identification.config import fill_active_joint_indices
-from figaroh.tools.regressor import build_regressor_basic
+from figaroh.tools.qrdecomposition import build_baseRegressor
+from figaroh.tools.regressor import build_regressor_basic, build_regressor_reduced
 from figaroh.tools.robotipopt import (
     BaseOptimizationProblem,
     IPOPTConfig,
@@ -78,9 +79,13 @@ from figaroh.utils.cubic_spline import (
     spline_basis,
 )
 
+from ._compat import lazy_reexports
 from .base_parameter import BaseParameterComputer
 from .config import load_param, validate_trajectory_config
 from .contraints import TrajectoryConstraintManager
+
+if TYPE_CHECKING:  # compatibility re-exports, resolved lazily by __getattr__ below
+    from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +94,36 @@ __all__ = [
     "BaseTrajectoryIPOPTProblem",
     "BaseParameterComputer",
     "FAILED_OBJECTIVE",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "BaseOptimizationProblem",
+    "CubicSpline",
+    "IPOPTConfig",
+    "ResultsManager",
+    "RobotIPOPTSolver",
+    "TrajectoryConstraintManager",
+    "WaypointsGeneration",
+    "build_baseRegressor",
+    "build_regressor_basic",
+    "build_regressor_reduced",
+    "calc_torque",
+    "load_param",
+    "plot_with_fallback",
 ]
+
+_lazy_getattr, __dir__ = lazy_reexports(
+    __name__,
+    {
+        "ResultsManager": "figaroh.utils.results_manager",
+        "plot_with_fallback": "figaroh.utils.results_manager",
+    },
+    globals(),
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Resolve the compatibility re-exports on first access."""
+    return _lazy_getattr(name)
+
 
 #: Objective value returned when the criterion cannot be evaluated.
 FAILED_OBJECTIVE = 1e10
@@ -377,6 +411,9 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
     # -- bounds / initial guess ------------------------------------------------
     def get_variable_bounds(self) -> Tuple[List[float], List[float]]:
+        """Softened joint limits of waypoints 2 … n_wps (the constraint manager's bounds)."""
+        if self.n_wps == self.cm.CB.num_waypoints:
+            return self.cm.get_variable_bounds()
         CB = self.opt_traj.CB
         return (
             np.tile(CB.lower_q, self.n_wps - 1).tolist(),
@@ -888,7 +925,35 @@ class BaseOptimalTrajectory:
         acc_wp_init,
         W_stack,
     ) -> BaseTrajectoryIPOPTProblem:
-        """IPOPT problem of one segment (robot subclasses override it to name the problem)."""
+        """IPOPT problem of one segment (subclass hook).
+
+        :meth:`solve` calls it once per segment attempt, after drawing the
+        feasible initial guess, with the arguments below, and solves the
+        returned object with ``problem.solve_with_waypoints(wps)`` (``wps``:
+        the initial waypoints, (n_joints, n_wps) [rad]). An override may return
+        a :class:`BaseTrajectoryIPOPTProblem` subclass (other bounds,
+        objective, constraints or IPOPT options) or any object with such a
+        ``solve_with_waypoints`` returning ``(success, results)``, where
+        ``results`` holds at least ``t_f, p_f, v_f, a_f`` (the segment's
+        times (Ns, 1) [s], q (Ns, nq), v, a (Ns, nv)) and ``iter_data``.
+
+        Args:
+            n_joints: Number of active joints.
+            n_wps: Number of waypoints of the segment.
+            Ns: Number of samples of the segment.
+            tps: Waypoint times (n_wps, 1) [s] (offset by ``s·t_s`` for segment ``s``).
+            vel_wps, acc_wps: Waypoint velocities [rad/s] / accelerations
+                [rad/s²] (n_joints, n_wps).
+            wp_init: First waypoint (fixed) (n_joints,) [rad].
+            vel_wp_init, acc_wp_init: Its velocity / acceleration (n_joints,).
+            W_stack: Base regressor of the previous segment to stack under
+                this one's, or None for the first segment.
+
+        Returns:
+            The problem to solve; the base class returns a
+            :class:`BaseTrajectoryIPOPTProblem` named
+            ``"<model name>TrajectoryOptimization"``.
+        """
         return BaseTrajectoryIPOPTProblem(
             self,
             n_joints,
@@ -1182,28 +1247,31 @@ class BaseOptimalTrajectory:
             self._last_W_b = self._stack_base_regressors(p_f, v_f, a_f, None)
             cond = self.condition_number(p_f, v_f, a_f, W_stack)
             self.final_condition_number = cond
+            iter_data = dict(data.get("iter_data") or {}, attempt=attempt)
+            final_waypoint = data.get("final_waypoint", iter_data.get("final_waypoint"))
+            if final_waypoint is None:  # a custom problem: read it off the trajectory
+                final_waypoint = np.asarray(p_f)[-1, self.CB.act_idxq]
             self.results["T_F"].append(data["t_f"])
             self.results["P_F"].append(p_f)
             self.results["V_F"].append(v_f)
             self.results["A_F"].append(a_f)
             self.results["initial_waypoints"].append(wps)
-            self.results["waypoints"].append(data["waypoints"])
+            self.results["waypoints"].append(data.get("waypoints"))
             self.results["initial_condition_number"].append(cond0)
             self.results["condition_number"].append(cond)
-            self.results["objective_values"].append(data["obj_val"])
-            self.results["feasible"].append(bool(data["feasible"]))
+            self.results["objective_values"].append(data.get("obj_val"))
+            self.results["feasible"].append(bool(data.get("feasible", True)))
             self.results["initial_guess_feasible"].append(bool(feasible))
-            iter_data = dict(data["iter_data"], attempt=attempt)
             self.results["iteration_data"].append(iter_data)
-            self._last_final_waypoint = data["final_waypoint"]
+            self._last_final_waypoint = final_waypoint
             self.logger.info(
                 "Segment %d solved in %.1f s (%d iterations, %s, %s point): "
                 "condition number %s → %s",
                 s,
-                data["solve_time"],
-                len(iter_data["iterations"]),
-                data["status_name"],
-                data["selected_from"],
+                float(data.get("solve_time", iter_data.get("solve_time", 0.0)) or 0.0),
+                len(iter_data.get("iterations", [])),
+                data.get("status_name", "?"),
+                data.get("selected_from", "returned"),
                 _fmt_cond(cond0),
                 _fmt_cond(cond),
             )

@@ -21,12 +21,33 @@ from figaroh.identification.parameter import (
     get_standard_parameters,
 )
 from figaroh.tools.qrdecomposition import get_baseIndex
-from figaroh.tools.regressor import build_regressor_basic, get_index_eliminate
-from figaroh.utils.cubic_spline import WaypointsGeneration, sample_times, spline_basis
+from figaroh.tools.regressor import (
+    build_regressor_basic,
+    build_regressor_reduced,
+    get_index_eliminate,
+)
+from figaroh.utils.cubic_spline import (
+    CubicSpline,
+    WaypointsGeneration,
+    sample_times,
+    spline_basis,
+)
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BaseParameterComputer"]
+__all__ = [
+    "BaseParameterComputer",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "CubicSpline",
+    "WaypointsGeneration",
+    "add_custom_parameters",
+    "add_standard_additional_parameters",
+    "build_regressor_basic",
+    "build_regressor_reduced",
+    "get_baseIndex",
+    "get_index_eliminate",
+    "get_standard_parameters",
+]
 
 
 class BaseParameterComputer:

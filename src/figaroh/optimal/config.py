@@ -49,9 +49,19 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Dict, Mapping, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Tuple
 
 import yaml
+
+from ._compat import lazy_reexports
+
+if TYPE_CHECKING:  # compatibility re-exports, resolved lazily by __getattr__ below
+    from figaroh.identification.config import unified_to_legacy_identif_config
+    from figaroh.utils.config_parser import (
+        UnifiedConfigParser,
+        create_task_config,
+        require_unified_config,
+    )
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +72,29 @@ __all__ = [
     "ConfigurationManager",
     "create_config",
     "load_param",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "UnifiedConfigParser",
+    "create_task_config",
+    "require_unified_config",
+    "unified_to_legacy_identif_config",
 ]
+
+_lazy_getattr, __dir__ = lazy_reexports(
+    __name__,
+    {
+        "UnifiedConfigParser": "figaroh.utils.config_parser",
+        "create_task_config": "figaroh.utils.config_parser",
+        "require_unified_config": "figaroh.utils.config_parser",
+        "unified_to_legacy_identif_config": "figaroh.identification.config",
+    },
+    globals(),
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Resolve the compatibility re-exports on first access."""
+    return _lazy_getattr(name)
+
 
 #: Collision-avoidance defaults (values chosen here; upstream's are unconfirmed).
 COLLISION_DEFAULTS: Dict[str, Any] = {
@@ -119,11 +151,13 @@ def _number(value: Any, key: str, unit: str, *, integer: bool = False, minimum=N
     return int(value) if integer else float(value)
 
 
-def create_config(task_cfg: Mapping[str, Any]) -> Dict[str, Any]:
+def create_config(unified_traj_config: Mapping[str, Any]) -> Dict[str, Any]:
     """``trajectory_config`` from an ``optimal_trajectory`` task config (see module table).
 
     Args:
-        task_cfg: Output of ``create_task_config(robot, cfg, "optimal_trajectory")``.
+        unified_traj_config: Output of
+            ``create_task_config(robot, cfg, "optimal_trajectory")`` (the
+            parameter name of figaroh 1.0.2).
 
     Returns:
         The validated trajectory configuration.
@@ -131,8 +165,12 @@ def create_config(task_cfg: Mapping[str, Any]) -> Dict[str, Any]:
     Raises:
         ValueError: A value of the wrong type or range (the message names the key).
     """
+    task_cfg = unified_traj_config
     if not isinstance(task_cfg, Mapping):
-        raise ValueError(f"task config must be a mapping, got {type(task_cfg).__name__}")
+        raise ValueError(
+            "unified_traj_config (the optimal_trajectory task config) must be a mapping, "
+            f"got {type(task_cfg).__name__}"
+        )
 
     def section(name: str) -> Mapping[str, Any]:
         value = task_cfg.get(name) or {}

@@ -43,8 +43,9 @@ distance; the others report the screen value (so every value equals
 ``min(exact, screen)``).
 
 Collision pairs: when the robot's collision model has none,
-:func:`add_non_adjacent_pairs` pairs every two geometries whose joints are
-neither the same nor parent/child; pairs disabled by an SRDF are then removed.
+:func:`~figaroh.tools.robotcollisions.add_non_adjacent_pairs` pairs every two
+geometries whose joints are neither the same nor parent/child; pairs disabled by
+an SRDF are then removed.
 
 Collision proxies (``collision_hull_chunks = k``, default 4). Mesh–mesh
 distances cost ~1 ms per pair, too slow inside the optimiser, so the
@@ -73,43 +74,21 @@ from typing import Any, Dict, List, Mapping, Tuple
 import numpy as np
 import pinocchio as pin
 
-from figaroh.tools.robotcollisions import CollisionManager
-from figaroh.utils.cubic_spline import CubicSpline, peak_velocities, sample_times
+from figaroh.tools.robotcollisions import CollisionManager, add_non_adjacent_pairs
+from figaroh.utils.cubic_spline import CubicSpline, calc_torque, peak_velocities, sample_times
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TrajectoryConstraintManager", "add_non_adjacent_pairs", "convexify_geometry_model"]
+__all__ = [
+    "TrajectoryConstraintManager",
+    "convexify_geometry_model",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "CollisionManager",
+    "add_non_adjacent_pairs",
+    "calc_torque",
+]
 
 IPOPT_INF = 2e19
-
-
-def add_non_adjacent_pairs(model: pin.Model, geom_model: pin.GeometryModel) -> int:
-    """Add a collision pair for every two geometries on non-adjacent joints.
-
-    Two geometries are skipped when they hang on the same joint or on joints
-    that are parent and child of each other.
-
-    Args:
-        model: The robot's Pinocchio model.
-        geom_model: Collision model (edited in place).
-
-    Returns:
-        Number of pairs added.
-    """
-    parents = list(model.parents)
-    objects = geom_model.geometryObjects
-    added = 0
-    for i in range(len(objects)):
-        ji = int(objects[i].parentJoint)
-        for j in range(i + 1, len(objects)):
-            jj = int(objects[j].parentJoint)
-            if ji == jj or parents[ji] == jj or parents[jj] == ji:
-                continue
-            pair = pin.CollisionPair(i, j)
-            if not geom_model.existCollisionPair(pair):
-                geom_model.addCollisionPair(pair)
-                added += 1
-    return added
 
 
 def _hull_of_points(points: np.ndarray):
@@ -402,6 +381,24 @@ class TrajectoryConstraintManager:
         return [(objs[p.first].name, objs[p.second].name) for p in self.geom_model.collisionPairs]
 
     # ------------------------------------------------------------------ bounds
+    def get_variable_bounds(self) -> Tuple[List[float], List[float]]:
+        """Bounds of the decision vector ``X`` of a segment (waypoints 2 … n_wps).
+
+        ``X`` is waypoint-major (``X[k·n + j]`` = joint ``j`` at waypoint
+        ``k + 2``), so the bounds are the softened joint limits
+        ``CB.lower_q`` / ``CB.upper_q`` [rad] repeated ``n_wps − 1`` times.
+        :class:`~figaroh.optimal.base_optimal_trajectory.BaseTrajectoryIPOPTProblem`
+        passes exactly these to IPOPT.
+
+        Returns:
+            ``(lower, upper)`` lists of ``(n_wps − 1)·n_active`` values [rad].
+        """
+        n_int = self.CB.num_waypoints - 1
+        return (
+            np.tile(self.CB.lower_q, n_int).tolist(),
+            np.tile(self.CB.upper_q, n_int).tolist(),
+        )
+
     def n_constraints(self, Ns: int | None = None) -> int:
         """Total number of constraint rows (independent of the number of samples ``Ns``)."""
         n_int = self.CB.num_waypoints - 1
@@ -493,6 +490,7 @@ class TrajectoryConstraintManager:
         self,
         Ns: int,
         X: np.ndarray,
+        opt_cb: Dict[str, Any] | None,
         tps: np.ndarray,
         vel_wps: np.ndarray | None,
         acc_wps: np.ndarray | None,
@@ -507,6 +505,9 @@ class TrajectoryConstraintManager:
         Args:
             Ns: Number of samples of the segment.
             X: Waypoints 2…n_wps, waypoint-major ((n_wps − 1)·n_active,) [rad].
+            opt_cb: Trajectory store shared with the objective (a dict, or
+                None): when the trajectory is computed here, its ``t_f, p_f,
+                v_f, a_f`` are written into it, as the objective does.
             tps: Waypoint times (n_wps,) [s].
             vel_wps, acc_wps: Waypoint velocities/accelerations (n_active, n_wps).
             wp_init: First (fixed) waypoint (n_active,) [rad].
@@ -525,11 +526,11 @@ class TrajectoryConstraintManager:
             [np.asarray(wp_init, dtype=float).ravel(), X.reshape(-1, self.n_active).T]
         )
         if p_f is None or v_f is None or t_f is None or tau is None:
-            from figaroh.utils.cubic_spline import calc_torque
-
             t_f, p_f, v_f, a_f = CB.get_full_config(
                 self.trajectory_config.get("freq", 100), tps, wps, vel_wps, acc_wps
             )
+            if isinstance(opt_cb, dict):
+                opt_cb.update({"t_f": t_f, "p_f": p_f, "v_f": v_f, "a_f": a_f})
             tau = calc_torque(len(t_f), self.robot, p_f, v_f, a_f).reshape(self.model.nv, -1).T
         t_f = np.asarray(t_f, dtype=float).ravel()
         if len(t_f) != Ns:

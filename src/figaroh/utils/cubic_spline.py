@@ -569,9 +569,15 @@ class WaypointsGeneration(CubicSpline):
             k * (self.upper_dq - pool[2] * rdq), k * (self.lower_dq + pool[2] * rdq), self.n_set
         )
 
-    @staticmethod
-    def check_repeat_wp(wp_list: Sequence[float]) -> bool:
-        """True if two consecutive entries are equal."""
+    def check_repeat_wp(self, wp_list: Sequence[float]) -> bool:
+        """True if two consecutive entries of ``wp_list`` are equal.
+
+        Args:
+            wp_list: Successive waypoint values of one joint [rad].
+
+        Returns:
+            Whether a value repeats its predecessor (a still joint).
+        """
         arr = np.asarray(wp_list, dtype=float).ravel()
         return bool(np.any(arr[1:] == arr[:-1]))
 
