@@ -22,8 +22,7 @@ import cycles.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from figaroh.utils._lazy import lazy_reexports
 
 _BASE = "figaroh.identification.base_identification"
 _CAD = "figaroh.identification.cad_constraints"
@@ -88,14 +87,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_reexports(__name__, _LAZY, globals())

@@ -64,10 +64,9 @@ from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration.calibration_tools import calculate_base_kinematics_regressor
 from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
 from figaroh.tools.exceptions import SolverError
+from figaroh.utils._lazy import lazy_reexports
 from figaroh.utils.error_handling import CalibrationError
 from figaroh.utils.fileio import atomic_write_text
-
-from ._compat import lazy_reexports
 
 if TYPE_CHECKING:  # compatibility re-exports, resolved lazily by __getattr__ below
     from figaroh.calibration.config import unified_to_legacy_config

@@ -70,6 +70,7 @@ from figaroh.tools.robotipopt import (
     IPOPTConfig,
     RobotIPOPTSolver,
 )
+from figaroh.utils._lazy import lazy_reexports
 from figaroh.utils.cubic_spline import (
     CubicSpline,
     WaypointsGeneration,
@@ -79,7 +80,6 @@ from figaroh.utils.cubic_spline import (
     spline_basis,
 )
 
-from ._compat import lazy_reexports
 from .base_parameter import BaseParameterComputer
 from .config import load_param, validate_trajectory_config
 from .contraints import TrajectoryConstraintManager

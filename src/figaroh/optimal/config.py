@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Tuple
 
 import yaml
 
-from ._compat import lazy_reexports
+from figaroh.utils._lazy import lazy_reexports
 
 if TYPE_CHECKING:  # compatibility re-exports, resolved lazily by __getattr__ below
     from figaroh.identification.config import unified_to_legacy_identif_config

@@ -17,8 +17,7 @@ first access, so ``import figaroh.utils`` stays cheap (no numpy, no YAML).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from figaroh.utils._lazy import lazy_reexports
 
 __all__ = [
     # Re-exported for figaroh 1.0.2 compatibility.
@@ -44,14 +43,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_reexports(__name__, _LAZY, globals())

@@ -1,10 +1,11 @@
-"""Lazy compatibility re-exports for the ``figaroh.optimal`` modules.
+"""Lazy re-exports: names a module exposes but resolves only on first access.
 
-figaroh 1.0.2 exposed, in several optimal-design modules, names that those
+figaroh 1.0.2 exposed, in several modules and packages, names that those
 modules merely imported (the results manager, configuration parsers,
-calibration loaders…). They stay importable from the same module paths, but
-are resolved on first access so that importing an optimal-design module does
-not import, and cannot form an import cycle with, the modules they come from.
+calibration loaders, the physical-consistency functions…). They stay
+importable from the same module paths, but are resolved on first access, so
+that importing the re-exporting module does not import, and cannot form an
+import cycle with, the modules they come from.
 """
 
 from __future__ import annotations
