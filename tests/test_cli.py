@@ -477,12 +477,15 @@ def test_csv_validation_source_resolves_beside_the_config(ur10, ident_data, tmp_
     _, train, validation = ident_data
     ident = ci.CSVIdentification(ur10, CONFIG, data_dir=train)
     beside = Path(os.path.relpath(validation, CONFIG.parent))
-    monkeypatch.chdir(tmp_path)
+    # a working directory deeper than the path climbs, so its ".." parts stay inside it
+    here = tmp_path.joinpath(*[f"d{i}" for i in range(beside.parts.count("..") + 1)])
+    here.mkdir(parents=True)
+    monkeypatch.chdir(here)
     assert not beside.exists()  # not reachable from the current directory
     resolved = Path(ident.resolve_validation_source(str(beside)))
     assert resolved.resolve() == Path(validation).resolve()
     # a path that exists from the current directory is kept as typed
-    (tmp_path / "held.csv").write_text("x")
+    (here / "held.csv").write_text("x")
     assert ident.resolve_validation_source("held.csv") == "held.csv"
     # a name that exists nowhere is passed on unchanged (the loader reports it)
     assert ident.resolve_validation_source("no_such_log") == "no_such_log"
