@@ -44,6 +44,7 @@ from figaroh.calibration.parameter import (
     get_fullparam_offset,
     get_joint_offset,
 )
+from figaroh.errors import FigarohError
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ DEFAULTS: Dict[str, Any] = {
 }
 
 
-class EstimationError(ValueError):
+class EstimationError(FigarohError, ValueError):
     """Invalid estimation settings, or an estimation step that cannot run."""
 
 

@@ -20,6 +20,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Dict, Iterator, Mapping, Sequence
 
+from figaroh.errors import FigarohError
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -47,7 +49,7 @@ EXIT_BAD_INPUT = 2
 INPUT_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, TypeError)
 
 
-class CLIError(Exception):
+class CLIError(FigarohError):
     """An error the command line reports as one line on stderr, with an exit code.
 
     Args:

@@ -32,6 +32,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 import numpy as np
 
 from figaroh.data.source import DataSource, Session, atomic_write_text
+from figaroh.errors import FigarohError
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ _CSV_FORMAT_VERSION = 1
 _SIGNALS = ("q", "dq", "ddq", "effort", "effort_raw")
 
 
-class TrajectoryDataError(ValueError):
+class TrajectoryDataError(FigarohError, ValueError):
     """A trajectory dataset is malformed; the message names the field and the fix.
 
     Subclasses ``ValueError`` so existing ``except ValueError`` clauses keep

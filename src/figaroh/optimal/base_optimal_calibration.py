@@ -63,6 +63,7 @@ import yaml
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration.calibration_tools import calculate_base_kinematics_regressor
 from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
+from figaroh.errors import FigarohError
 from figaroh.tools.exceptions import SolverError
 from figaroh.utils._lazy import lazy_reexports
 from figaroh.utils.error_handling import CalibrationError
@@ -133,7 +134,7 @@ RANK_RTOL = 1e-10
 _SCHEMA_KEYS = ("calibration_joint_names", "calibration_joint_configurations")
 
 
-class InfeasibleDesignError(AssertionError, ValueError):
+class InfeasibleDesignError(FigarohError, AssertionError, ValueError):
     """The candidate pool or the selected subset cannot identify every base parameter.
 
     Subclasses ``AssertionError`` (upstream ``assert … "Infeasible design"``)

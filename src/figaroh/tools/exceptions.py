@@ -6,8 +6,10 @@ Each subclasses the built-in exception the public API documents, so callers'
 
 from __future__ import annotations
 
+from figaroh.errors import FigarohError
 
-class FigarohToolsError(Exception):
+
+class FigarohToolsError(FigarohError):
     """Base class of every error raised by :mod:`figaroh.tools`."""
 
 

@@ -31,6 +31,8 @@ from typing import Any, List, Sequence, Tuple, Union
 import numpy as np
 import pinocchio as pin
 
+from figaroh.errors import FigarohError
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -59,7 +61,7 @@ DEFAULT_BBOX_COLOR: RGBA = (1.0, 0.6, 0.0, 0.35)
 DEFAULT_VISER_HOST = "127.0.0.1"
 
 
-class ViewerUnavailableError(ImportError):
+class ViewerUnavailableError(FigarohError, ImportError):
     """The viewer package (viser, yourdfpy, trimesh) needed for a display is missing."""
 
 

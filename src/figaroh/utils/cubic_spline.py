@@ -34,6 +34,8 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
+from figaroh.errors import FigarohError
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -53,7 +55,7 @@ __all__ = [
 k = 1.5
 
 
-class SplineShapeError(ValueError, AssertionError):
+class SplineShapeError(FigarohError, ValueError, AssertionError):
     """Waypoint arrays or time points have the wrong shape/values.
 
     Subclasses ``AssertionError`` (upstream asserted the shapes) and

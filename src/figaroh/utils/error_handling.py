@@ -26,6 +26,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from figaroh.errors import FigarohError
+
 logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -35,10 +37,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 MIGRATION_COMMAND = (
     "python -m figaroh.utils.config_migration --input <legacy.yaml> --output <unified.yaml>"
 )
-
-
-class FigarohError(Exception):
-    """Base class of figaroh's utility errors."""
 
 
 #: Upstream name of the base class (``figaroh.utils.error_handling.FigarohExampleError``).

@@ -89,7 +89,7 @@ _METADATA_SUFFIX = "_metadata.yaml"
 _BAD_PREFIX = re.compile(r"[\\/\x00]")
 
 
-class InvalidResultsError(AssertionError, ValueError):
+class InvalidResultsError(FigarohError, AssertionError, ValueError):
     """Bad ``task_type`` or ``results_data`` given to :class:`ResultsManager`.
 
     Subclasses ``AssertionError`` (the upstream contract) and ``ValueError``,

@@ -1,0 +1,27 @@
+"""The root of every exception figaroh raises.
+
+Every error class in figaroh derives from :class:`FigarohError`, so a caller
+can catch any library failure with one clause::
+
+    try:
+        ident.solve()
+    except FigarohError as exc:
+        ...
+
+Each concrete error also subclasses the built-in exception the public API
+documents for that failure (``ValueError`` for bad input, ``RuntimeError`` for a
+failed computation, ``FileNotFoundError`` for a missing file, ``ImportError`` for
+a missing optional dependency, ...), so ``except ValueError`` clauses written
+against figaroh 1.0.2 keep working.
+
+This module imports nothing, so any figaroh module can import it without
+creating an import cycle.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FigarohError"]
+
+
+class FigarohError(Exception):
+    """Base class of every exception raised by figaroh."""
