@@ -1,8 +1,8 @@
 """A single measurement attached to a joint/frame of a Pinocchio model.
 
 Not used by the calibration pipeline (which reads
-:class:`figaroh.data.observations.PoseObservations`); kept for the upstream
-API (``calibration.md`` §12).
+:class:`figaroh.data.observations.PoseObservations`); kept because figaroh 1.0.2
+scripts import it from ``figaroh.measurements.measurement``.
 """
 
 from __future__ import annotations
