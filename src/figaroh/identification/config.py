@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from figaroh.identification.exceptions import IdentificationConfigError
+from figaroh.tools import joint_terms
 from figaroh.utils.error_handling import MIGRATION_COMMAND
 
 logger = logging.getLogger(__name__)
@@ -247,7 +248,7 @@ def _extract_signal_processing_params(
 
 
 def filter_config(signal_processing: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``filter_config`` dict for a ``signal_processing`` section (§4.3).
+    """The ``filter_config`` dict for a ``signal_processing`` section.
 
     Args:
         signal_processing: Unified ``signal_processing`` mapping
@@ -314,11 +315,7 @@ def _extract_problem_config(identif_config: dict[str, Any], problem: Mapping[str
     components = problem.get("model_components") or {}
     if not isinstance(components, Mapping):
         raise ValueError(f"problem.model_components must be a mapping, got {components!r}")
-    for out_key, in_key in (
-        ("has_friction", "friction"),
-        ("has_actuator_inertia", "actuator_inertia"),
-        ("has_joint_offset", "joint_offset"),
-    ):
+    for out_key, in_key in _component_keys():
         identif_config[out_key] = _as_bool(
             components.get(in_key, True), f"problem.model_components.{in_key}"
         )
@@ -356,17 +353,34 @@ def _extract_problem_config(identif_config: dict[str, Any], problem: Mapping[str
     identif_config["torque_fit_joints"] = fit
 
 
+def _component_keys() -> list[tuple[str, str]]:
+    """``(identif_config flag, problem.model_components key)`` of every joint-term flag."""
+    pairs = {t.enable_key: t.component_key for t in joint_terms.JOINT_TERMS}
+    return list(pairs.items())
+
+
+def _mechanics_value(mechanics: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """``mechanics[path[0]][path[1]]…`` (``[]`` when absent; sections must be mappings)."""
+    node: Any = mechanics
+    for depth, key in enumerate(path[:-1]):
+        node = node.get(key) or {}
+        if not isinstance(node, Mapping):
+            where = ".".join(("mechanics", *path[: depth + 1]))
+            raise ValueError(f"{where} must be a mapping, got {node!r}")
+    return node.get(path[-1], [])
+
+
 def _extract_mechanical_params(
     identif_config: dict[str, Any], mechanics: Mapping[str, Any]
 ) -> None:
-    """Friction ``fv`` [N·m·s/rad], ``fs`` [N·m], ``Ia`` [kg·m²], offsets, ratios."""
-    friction = mechanics.get("friction_coefficients") or {}
-    if not isinstance(friction, Mapping):
-        raise ValueError(f"mechanics.friction_coefficients must be a mapping, got {friction!r}")
-    identif_config["fv"] = friction.get("viscous", [])
-    identif_config["fs"] = friction.get("static", [])
-    identif_config["Ia"] = mechanics.get("actuator_inertias", [])
-    identif_config["off"] = mechanics.get("joint_offsets", [])
+    """Joint-term values (``fv`` [N·m·s/rad], ``fs`` [N·m], ``Ia`` [kg·m²], ``off`` [N·m]), ratios.
+
+    Each row of :data:`figaroh.tools.joint_terms.JOINT_TERMS` reads its
+    ``mechanics_path`` (e.g. ``mechanics.friction_coefficients.viscous``) into
+    its ``values_key``.
+    """
+    for row in joint_terms.JOINT_TERMS:
+        identif_config[row.values_key] = _mechanics_value(mechanics, row.mechanics_path)
     identif_config["reduction_ratio"] = mechanics.get("reduction_ratios", [])
     identif_config["ratio_essential"] = mechanics.get("ratio_essential", 30.0)
 
@@ -519,13 +533,14 @@ def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping
 
     Reads the sections ``mechanics``, ``joints``, ``problem``, ``coupling`` and
     ``signal_processing`` (each defaulting to ``{}``) and writes every key of
-    the identification configuration (see ``config_schema.md`` §4.2):
-    ``robot_name`` (= ``robot.model.name``), ``instance``, ``nb_samples``,
+    the identification configuration: ``robot_name`` (= ``robot.model.name``),
+    ``instance``, ``nb_samples``,
     ``ts`` [s] = 1 / ``sampling_frequency`` [Hz], ``cut_off_frequency_butterworth``
     [Hz], ``filter_config``, ``active_joints``, the limit lists, the problem
     flags (friction / actuator inertia / offset default **True**), ``wls``,
-    ``qr_relative_tolerance``, ``torque_fit_joints``, ``fv``, ``fs``, ``Ia``,
-    ``off``, ``reduction_ratio``, ``ratio_essential`` (30.0),
+    ``qr_relative_tolerance``, ``torque_fit_joints``, the joint-term values
+    ``fv``, ``fs``, ``Ia``, ``off`` (the rows of
+    :data:`figaroh.tools.joint_terms.JOINT_TERMS`), ``reduction_ratio``, ``ratio_essential`` (30.0),
     ``has_coupled_wrist`` (**True**), ``Iam6``/``fvm6``/``fsm6`` (0),
     ``mass_load``/``which_body_loaded`` (0.0), optional ``coulomb_deadband``
     [rad/s or m/s] (only when ``problem.coulomb_deadband`` is given),
@@ -701,19 +716,16 @@ def get_param_from_yaml(robot: Any, identif_data: Mapping[str, Any]) -> dict:
     cfg["is_joint_torques"] = _get(problem_params, "is_joint_torques", True)
     cfg["external_wrench_offsets"] = _get(problem_params, "external_wrench_offsets", False)
     cfg["force_torque"] = problem_params.get("force_torque")
-    cfg["has_friction"] = _get(problem_params, "has_friction", True)
-    cfg["has_actuator_inertia"] = _get(problem_params, "has_actuator_inertia", True)
-    cfg["has_joint_offset"] = _get(problem_params, "has_joint_offset", True)
+    for flag in joint_terms.enable_keys():
+        cfg[flag] = _get(problem_params, flag, True)
     cfg["is_static_regressor"] = _get(problem_params, "is_static_regressor", True)
     cfg["is_inertia_regressor"] = _get(problem_params, "is_inertia_regressor", True)
     cfg["embedded_forces"] = _get(problem_params, "embedded_forces", False)
     cfg["wls"] = False
     cfg["qr_relative_tolerance"] = None
     cfg["torque_fit_joints"] = None
-    cfg["fv"] = _get(robot_params, "fv", [])
-    cfg["fs"] = _get(robot_params, "fs", [])
-    cfg["Ia"] = _get(robot_params, "Ia", [])
-    cfg["off"] = _get(robot_params, "offset", [])
+    for row in joint_terms.JOINT_TERMS:
+        cfg[row.values_key] = _get(robot_params, row.legacy_values_key, [])
     cfg["reduction_ratio"] = _get(robot_params, "reduction_ratio", [])
     cfg["ratio_essential"] = _get(robot_params, "ratio_essential", 30.0)
     cfg["has_coupled_wrist"] = _get(problem_params, "has_coupled_wrist", True)

@@ -25,7 +25,8 @@ joint efforts for every combination of the model-component flags.
    rotational inertia about the body-frame origin ``I_O = I_C + m·S(c)ᵀS(c)``
    [kg·m²].
 
-2. **Extra blocks** — only for enabled flags, in this order, each of exactly
+2. **Extra blocks** — only for enabled flags, in the order of
+   :data:`figaroh.tools.joint_terms.JOINT_TERMS`, each of exactly
    ``model.nv`` columns (one per velocity DOF, in ``idx_v`` order):
 
    ========  ========================  =====================  ==============
@@ -43,7 +44,8 @@ joint efforts for every combination of the model-component flags.
    joint with ``nv_j > 1`` DOFs (free-flyer, spherical, planar…) gives
    ``<block>_<j>_<k>`` for ``k in range(nv_j)``.
 
-   Values come from ``identif_config["fv" | "fs" | "Ia" | "off"]``: a list of
+   Values come from ``identif_config[<values_key>]`` (``"fv"``, ``"fs"``,
+   ``"Ia"``, ``"off"``): a list of
    length ``model.nv`` is read per DOF; a list of length ``njoints - 1`` is
    read per joint (every DOF of a multi-DoF joint takes its joint's value);
    a missing or shorter list is padded with ``0.0`` (logged warning); any
@@ -64,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from figaroh.identification.exceptions import IdentificationConfigError
+from figaroh.tools import joint_terms
 
 logger = logging.getLogger(__name__)
 
@@ -79,14 +82,6 @@ INERTIAL_PARAMETER_NAMES: tuple[str, ...] = (
     "Ixz",
     "Iyz",
     "Izz",
-)
-
-#: Extra regressor blocks in column order: (prefix, enabling flag, values key, description).
-STANDARD_ADDITIONAL_BLOCKS: tuple[tuple[str, str, str, str], ...] = (
-    ("fv", "has_friction", "fv", "viscous friction"),
-    ("fs", "has_friction", "fs", "static friction"),
-    ("Ia", "has_actuator_inertia", "Ia", "actuator inertia"),
-    ("off", "has_joint_offset", "off", "joint offset"),
 )
 
 
@@ -114,13 +109,6 @@ def reorder_inertial_parameters(pinocchio_params: Sequence[float]) -> list[float
     # Pinocchio index of each entry of [Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m].
     order = [4, 5, 7, 6, 8, 9, 1, 2, 3, 0]
     return values[order].tolist()
-
-
-def _flag(identif_config: Mapping[str, Any] | None, key: str) -> bool:
-    """Truth value of a model-component flag (missing → False)."""
-    if not identif_config:
-        return False
-    return bool(identif_config.get(key, False))
 
 
 def _joint_dofs(model: Any) -> list[tuple[str, int]]:
@@ -216,11 +204,12 @@ def add_standard_additional_parameters(
 ) -> dict[str, float]:
     """Add standard additional parameters (actuator inertia, friction, offsets).
 
-    Emits, for each enabled block in regressor column order (``fv`` then
-    ``fs`` when ``has_friction``; ``Ia`` when ``has_actuator_inertia``;
-    ``off`` when ``has_joint_offset``), one key per velocity DOF (see the
-    module docstring for names and units). Disabled blocks contribute no keys,
-    so the keys line up with the regressor's extra columns.
+    Emits, for each enabled row of :data:`figaroh.tools.joint_terms.JOINT_TERMS`
+    in regressor column order (``fv`` then ``fs`` when ``has_friction``;
+    ``Ia`` when ``has_actuator_inertia``; ``off`` when ``has_joint_offset``),
+    one key per velocity DOF (see the module docstring for names and units).
+    Disabled blocks contribute no keys, so the keys line up with the
+    regressor's extra columns.
 
     The joint-effort model these parameters enter is, for DOF ``j``,
     ``τ_j += fv_j·dq_j + fs_j·sign(dq_j) + Ia_j·ddq_j + off_j``.
@@ -240,11 +229,9 @@ def add_standard_additional_parameters(
     """
     config = identif_config or {}
     params: dict[str, float] = {}
-    for prefix, flag_key, values_key, description in STANDARD_ADDITIONAL_BLOCKS:
-        if not _flag(config, flag_key):
-            continue
-        names = _dof_parameter_names(model, prefix)
-        values = _block_values(model, values_key, config.get(values_key), description)
+    for row in joint_terms.enabled_terms(config):
+        names = _dof_parameter_names(model, row.prefix)
+        values = _block_values(model, row.values_key, config.get(row.values_key), row.label)
         for name, value in zip(names, values, strict=True):
             if name in params:
                 raise IdentificationConfigError(
@@ -380,28 +367,16 @@ def get_parameter_info() -> dict[str, Any]:
         ``standard_additional`` (name, enabling flag, values key and
         description of each extra block) and ``custom_parameters_format``.
     """
-    keys = {
-        "fv": "viscous_friction",
-        "fs": "static_friction",
-        "Ia": "actuator_inertia",
-        "off": "joint_offset",
-    }
-    descriptions = {
-        "fv": "Viscous friction coefficient",
-        "fs": "Static friction coefficient",
-        "Ia": "Actuator/rotor inertia",
-        "off": "Joint position offset",
-    }
     return {
         "inertial_parameters": list(INERTIAL_PARAMETER_NAMES),
         "standard_additional": {
-            keys[prefix]: {
-                "name": prefix,
-                "enabled_key": flag_key,
-                "values_key": values_key,
-                "description": descriptions[prefix],
+            row.info_key: {
+                "name": row.prefix,
+                "enabled_key": row.enable_key,
+                "values_key": row.values_key,
+                "description": row.summary,
             }
-            for prefix, flag_key, values_key, _ in STANDARD_ADDITIONAL_BLOCKS
+            for row in joint_terms.JOINT_TERMS
         },
         "custom_parameters_format": {
             "parameter_name": {

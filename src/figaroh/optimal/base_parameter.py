@@ -98,13 +98,13 @@ class BaseParameterComputer:
         return f"BaseParameterComputer(joints={len(self.active_joints)}, n_base={nb})"
 
     def standard_parameters(self) -> Dict[str, float]:
-        """Standard parameters in regressor column order (plus custom ones when enabled)."""
+        """Standard parameters in regressor column order (plus custom ones when enabled).
+
+        :func:`get_standard_parameters` already holds the enabled joint terms
+        (friction, actuator inertia, offset) after the inertial block.
+        """
         cfg = self.identif_config
         params = get_standard_parameters(self.model, cfg)
-        if any(
-            cfg.get(f, False) for f in ("has_friction", "has_actuator_inertia", "has_joint_offset")
-        ):
-            params.update(add_standard_additional_parameters(self.model, cfg))
         if cfg.get("has_custom_parameters", False):
             params.update(add_custom_parameters(self.model, cfg.get("custom_parameters")))
         return params

@@ -11,6 +11,7 @@ from typing import Mapping
 
 import numpy as np
 
+from . import joint_terms
 from .exceptions import RegressorShapeError
 
 logger = logging.getLogger(__name__)
@@ -124,6 +125,48 @@ def _coefficients(identif_config: Mapping, key: str, nv: int) -> np.ndarray:
     return values[:nv]
 
 
+def _joint_term_efforts(cfg: Mapping, V: np.ndarray, A: np.ndarray) -> list[np.ndarray]:
+    """Per-flag sums of the enabled joint terms ``coefficient · signal``, (N, nv) each [N·m].
+
+    One array per enabling flag of :data:`~figaroh.tools.joint_terms.JOINT_TERMS`
+    (in table order), holding the sum of that flag's terms: the friction flag
+    gives ``fv·dq + fs·sign(dq)``. The Coulomb sign has no dead band here.
+    """
+    nv = V.shape[1]
+    groups: dict[str, np.ndarray] = {}
+    for row in joint_terms.enabled_terms(cfg):
+        effort = row.evaluate(V, A, 0.0) * _coefficients(cfg, row.values_key, nv)
+        previous = groups.get(row.enable_key)
+        groups[row.enable_key] = effort if previous is None else previous + effort
+    return list(groups.values())
+
+
+def _coupled_wrist_efforts(cfg: Mapping, V: np.ndarray, A: np.ndarray, tau: np.ndarray) -> None:
+    """Add the coupled-wrist terms of the last two DOFs to ``tau`` (N, nv), in place."""
+    if V.shape[1] < 2:
+        raise RegressorShapeError("has_coupled_wrist needs at least two DOFs")
+    iam6, fvm6, fsm6 = (float(cfg.get(k, 0.0)) for k in ("Iam6", "fvm6", "fsm6"))
+    coupled_sign = np.sign(V[:, -2] + V[:, -1])
+    tau[:, -2] += iam6 * A[:, -1] + fvm6 * V[:, -1] + fsm6 * coupled_sign
+    tau[:, -1] += iam6 * A[:, -2] + fvm6 * V[:, -2] + fsm6 * coupled_sign
+
+
+def _rigid_body_efforts(robot, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """``rnea(q, v, a)`` of every sample, (N, nv) [N·m]."""
+    backend = robot.backend if hasattr(robot, "backend") else None
+    if backend is not None and hasattr(backend, "compute_inverse_dynamics_batch"):
+        return backend.compute_inverse_dynamics_batch(Q, V, A)
+    import pinocchio as pin
+
+    tau = np.empty(V.shape)
+    for i in range(V.shape[0]):
+        if backend is not None:
+            tau[i] = backend.compute_inverse_dynamics(Q[i], V[i], A[i])
+        else:
+            tau[i] = pin.rnea(robot.model, robot.data, Q[i], V[i], A[i])
+    return tau
+
+
 def get_torque_rand(
     N,
     robot,
@@ -136,8 +179,9 @@ def get_torque_rand(
 ):
     """Efforts of N samples from the robot's nominal dynamics plus joint effects.
 
-    ``τ = rnea(q, v, a) + fv·v + fs·sign(v) + Ia·a + off`` (each term only when
-    its flag is set), with the coupled-wrist terms of the last two DOFs when
+    ``τ = rnea(q, v, a) + fv·v + fs·sign(v) + Ia·a + off`` (each term of
+    :data:`~figaroh.tools.joint_terms.JOINT_TERMS` only when its flag is set),
+    with the coupled-wrist terms of the last two DOFs when
     ``has_coupled_wrist``: ``τ₅ += Iam6·a₆ + fvm6·v₆ + fsm6·sign(v₅+v₆)`` and
     ``τ₆ += Iam6·a₅ + fvm6·v₅ + fsm6·sign(v₅+v₆)``.
 
@@ -166,32 +210,12 @@ def get_torque_rand(
         raise RegressorShapeError(
             f"q, v, a must have N = {N} rows; got {Q.shape[0]}, {V.shape[0]}, {A.shape[0]}"
         )
-    backend = robot.backend if hasattr(robot, "backend") else None
-    if backend is not None and hasattr(backend, "compute_inverse_dynamics_batch"):
-        tau = backend.compute_inverse_dynamics_batch(Q, V, A)
-    else:
-        import pinocchio as pin
-
-        tau = np.empty((N, nv))
-        for i in range(N):
-            if backend is not None:
-                tau[i] = backend.compute_inverse_dynamics(Q[i], V[i], A[i])
-            else:
-                tau[i] = pin.rnea(robot.model, robot.data, Q[i], V[i], A[i])
+    tau = _rigid_body_efforts(robot, Q, V, A)
     cfg = identif_config or {}
-    if cfg.get("has_friction", False):
-        tau += V * _coefficients(cfg, "fv", nv) + np.sign(V) * _coefficients(cfg, "fs", nv)
-    if cfg.get("has_actuator_inertia", False):
-        tau += A * _coefficients(cfg, "Ia", nv)
-    if cfg.get("has_joint_offset", False):
-        tau += _coefficients(cfg, "off", nv)
+    for effort in _joint_term_efforts(cfg, V, A):
+        tau += effort
     if cfg.get("has_coupled_wrist", False):
-        if nv < 2:
-            raise RegressorShapeError("has_coupled_wrist needs at least two DOFs")
-        iam6, fvm6, fsm6 = (float(cfg.get(k, 0.0)) for k in ("Iam6", "fvm6", "fsm6"))
-        coupled_sign = np.sign(V[:, -2] + V[:, -1])
-        tau[:, -2] += iam6 * A[:, -1] + fvm6 * V[:, -1] + fsm6 * coupled_sign
-        tau[:, -1] += iam6 * A[:, -2] + fvm6 * V[:, -2] + fsm6 * coupled_sign
+        _coupled_wrist_efforts(cfg, V, A, tau)
     out = tau.T.reshape(-1).copy()
     if noise_std:
         out += _rng(rng).normal(0.0, float(noise_std), size=out.shape)

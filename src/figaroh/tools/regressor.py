@@ -1,6 +1,6 @@
 """Inverse-dynamics regressor: τ = W(q, dq, ddq) · φ.
 
-Layout (see ``spec/regressor_and_backends.md``):
+Layout:
 
 * **Rows** are joint-major: for N samples and ``nv`` DOFs, row ``j·N + i`` is
   DOF ``j`` at sample ``i``. Measured efforts stack the same way:
@@ -9,14 +9,15 @@ Layout (see ``spec/regressor_and_backends.md``):
   (``nbodies = model.njoints − 1``), body ``k`` at ``10k … 10k+9`` in
   Pinocchio order ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (inertia
   about the body origin): exactly ``pinocchio.computeJointTorqueRegressor``.
-  Then, only for the enabled features and in this order, blocks of ``nv``
-  columns each: viscous friction ``fv`` (entry ``dq``), Coulomb friction ``fs``
+  Then, only for the enabled joint terms and in the order of
+  :data:`figaroh.tools.joint_terms.JOINT_TERMS`, blocks of ``nv`` columns
+  each: viscous friction ``fv`` (entry ``dq``), Coulomb friction ``fs``
   (``sign(dq)``, ``sign(0) = 0``; ``0`` where ``|dq| < coulomb_deadband`` when
-  that optional dead band [rad/s or m/s] is set), actuator (armature) inertia ``Ia``
-  (``ddq``) and joint offset ``off`` (``1``). DOF ``j``'s entry sits at column
-  ``block_start + j`` and only in DOF ``j``'s rows, and only for the DOFs in
-  ``identif_config["act_idxv"]``; other entries stay zero (removed later by
-  zero-column elimination).
+  that optional dead band [rad/s or m/s] is set), actuator (armature) inertia
+  ``Ia`` (``ddq``) and joint offset ``off`` (``1``). DOF ``j``'s entry sits at
+  column ``block_start + j`` and only in DOF ``j``'s rows, and only for the
+  DOFs in ``identif_config["act_idxv"]``; other entries stay zero (removed
+  later by zero-column elimination).
 
 Units: q [rad, m], dq [rad/s], ddq [rad/s²]; the inertial columns multiply
 m [kg], m·c [kg·m], I [kg·m²]; fv [N·m·s/rad], fs [N·m], Ia [kg·m²], off [N·m].
@@ -32,21 +33,30 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..backends.pinocchio import PinocchioBackend
+from . import joint_terms
 from .exceptions import RegressorShapeError
 
 logger = logging.getLogger(__name__)
 
 WRENCH_COMPONENTS = ("Fx", "Fy", "Fz", "Mx", "My", "Mz")
 
+#: Joint-term flags that are attributes of :class:`RegressorConfig`.
+_NAMED_FLAGS = ("has_friction", "has_actuator_inertia", "has_joint_offset")
+
 
 @dataclass
 class RegressorConfig:
     """Which columns the regressor has and what it regresses.
+
+    The three ``has_*`` flags enable the joint terms of
+    :data:`figaroh.tools.joint_terms.JOINT_TERMS` that use them as
+    ``enable_key``; ``extra_flags`` holds the flag of any other row.
 
     Attributes:
         has_friction: Add the viscous ``fv`` and Coulomb ``fs`` blocks.
@@ -57,10 +67,12 @@ class RegressorConfig:
         force_torque: Wrench components measured in external-wrench mode
             (subset of ``"Fx" "Fy" "Fz" "Mx" "My" "Mz"``; ``None``/``"All"``: all).
         additional_columns: Number of extra columns per DOF/body
-            (``2·friction + actuator_inertia + joint_offset``).
+            (the number of enabled joint terms).
         coulomb_deadband: Speed [rad/s or m/s] under which the Coulomb column
             is 0 instead of ``sign(dq)`` (the friction direction is undefined
             at rest); 0 keeps ``sign(dq)`` everywhere.
+        extra_flags: ``{enable_key: bool}`` for joint-term rows whose flag is
+            not one of the attributes above.
     """
 
     has_friction: bool = False
@@ -71,17 +83,20 @@ class RegressorConfig:
     force_torque: Sequence[str] | None = None
     additional_columns: int = 0
     coulomb_deadband: float = 0.0
+    extra_flags: Mapping[str, bool] = field(default_factory=dict)
+
+    def _flag(self, key: str) -> bool:
+        if key in _NAMED_FLAGS:
+            return bool(getattr(self, key))
+        return bool(self.extra_flags.get(key, False))
+
+    def enabled_terms(self) -> list[joint_terms.JointTerm]:
+        """The enabled joint-term rows, in column order."""
+        return [t for t in joint_terms.JOINT_TERMS if self._flag(t.enable_key)]
 
     def extra_blocks(self) -> list[str]:
-        """Names of the enabled extra blocks, in column order."""
-        blocks = []
-        if self.has_friction:
-            blocks += ["fv", "fs"]
-        if self.has_actuator_inertia:
-            blocks.append("Ia")
-        if self.has_joint_offset:
-            blocks.append("off")
-        return blocks
+        """Names (parameter prefixes) of the enabled extra blocks, in column order."""
+        return [t.prefix for t in self.enabled_terms()]
 
 
 def default_active_dofs(model) -> list[int]:
@@ -188,8 +203,6 @@ class RegressorBuilder:
         if self._has_backend:
             self.backend = robot.backend
         else:
-            from ..backends.pinocchio import PinocchioBackend
-
             self.backend = PinocchioBackend.from_model(robot.model, getattr(robot, "data", None))
         self.model = getattr(self.backend, "model", None) or robot.model
         self.nq = int(self.backend.nq)
@@ -291,21 +304,13 @@ class RegressorBuilder:
 
     def _extra_signals(self, V, A, N, identif_config) -> np.ndarray:
         """(n_blocks, nv, N) entries of the extra blocks; zero rows for inactive DOFs."""
-        blocks = self.config.extra_blocks()
+        terms = self.config.enabled_terms()
         dofs = self._active_dofs(identif_config)
-        S = np.zeros((len(blocks), self.nv, N))
-        VT, AT = V.T, A.T
-        for b, block in enumerate(blocks):
-            if block == "fv":
-                S[b, dofs] = VT[dofs]
-            elif block == "fs":
-                S[b, dofs] = np.sign(VT[dofs])
-                if self.config.coulomb_deadband > 0:
-                    S[b, dofs] *= np.abs(VT[dofs]) >= self.config.coulomb_deadband
-            elif block == "Ia":
-                S[b, dofs] = AT[dofs]
-            else:
-                S[b, dofs] = 1.0
+        S = np.zeros((len(terms), self.nv, N))
+        dq, ddq = V.T[dofs], A.T[dofs]
+        deadband = float(self.config.coulomb_deadband)
+        for b, row in enumerate(terms):
+            S[b, dofs] = row.evaluate(dq, ddq, deadband)
         return S
 
     def _build_joint_torque_regressor(self, Q, V, A, N, identif_config) -> np.ndarray:
@@ -372,7 +377,9 @@ def build_regressor_basic(robot, q, v, a, identif_config, tau=None) -> np.ndarra
         v: Velocities (N, nv) [rad/s].
         a: Accelerations (N, nv) [rad/s²].
         identif_config: Flags ``has_friction``, ``has_actuator_inertia``,
-            ``has_joint_offset`` (default False here), ``is_joint_torques``
+            ``has_joint_offset`` and any other ``enable_key`` of
+            :data:`~figaroh.tools.joint_terms.JOINT_TERMS` (default False
+            here), ``is_joint_torques``
             (default True), ``is_external_wrench``, ``force_torque``,
             ``act_idxv`` and the optional ``coulomb_deadband`` [rad/s or m/s]
             (default 0: ``sign(dq)`` everywhere).
@@ -382,18 +389,15 @@ def build_regressor_basic(robot, q, v, a, identif_config, tau=None) -> np.ndarra
         The regressor (see :meth:`RegressorBuilder.build_basic_regressor`).
     """
     identif_config = identif_config or {}
-    has_friction = bool(identif_config.get("has_friction", False))
-    has_ia = bool(identif_config.get("has_actuator_inertia", False))
-    has_off = bool(identif_config.get("has_joint_offset", False))
+    flags = {key: bool(identif_config.get(key, False)) for key in joint_terms.enable_keys()}
     config = RegressorConfig(
-        has_friction=has_friction,
-        has_actuator_inertia=has_ia,
-        has_joint_offset=has_off,
+        **{key: bool(identif_config.get(key, False)) for key in _NAMED_FLAGS},
         is_joint_torques=bool(identif_config.get("is_joint_torques", True)),
         is_external_wrench=bool(identif_config.get("is_external_wrench", False)),
         force_torque=identif_config.get("force_torque", None),
-        additional_columns=2 * has_friction + has_ia + has_off,
+        additional_columns=len(joint_terms.enabled_terms(flags)),
         coulomb_deadband=float(identif_config.get("coulomb_deadband") or 0.0),
+        extra_flags={k: v for k, v in flags.items() if k not in _NAMED_FLAGS},
     )
     return RegressorBuilder(robot, config).build_basic_regressor(q, v, a, identif_config)
 
