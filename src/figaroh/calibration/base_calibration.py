@@ -19,6 +19,14 @@ Workflow:
    :meth:`joint_corrections` (for ``figaroh.tools.urdf_exporter.export_urdf``),
    :meth:`metrology_frames`.
 
+The numerical work is done by the steps of
+:mod:`figaroh.calibration._pipeline` (plain functions of frozen records, in
+the order of :data:`~figaroh.calibration._pipeline.STEP_ORDER`); this class
+is the orchestrator: it calls its hooks, builds the records from its state
+and stores the step results in its run record
+(:class:`~figaroh.calibration._pipeline.records.CalibrationRun`), behind the
+1.0.2 attributes.
+
 Residual of posture ``s`` and marker ``k`` (body frame, default):
 ``ξ = log6(M_meas⁻¹ · M_est)`` restricted to the measured components, in
 metres and radians; the default cost weights position rows by
@@ -37,7 +45,6 @@ import contextlib
 import dataclasses
 import json
 import logging
-import math
 import os
 import warnings
 from datetime import datetime, timezone
@@ -49,6 +56,32 @@ import yaml
 from scipy.optimize import least_squares
 
 from figaroh.calibration import calibration_tools as ct
+from figaroh.calibration import estimation
+from figaroh.calibration._pipeline import metrics as _metrics
+from figaroh.calibration._pipeline import residuals as _residuals
+from figaroh.calibration._pipeline.estimators import estimate
+from figaroh.calibration._pipeline.layout import structural_layout
+from figaroh.calibration._pipeline.observations import read_observations
+from figaroh.calibration._pipeline.outliers import fit_with_outlier_exclusion
+from figaroh.calibration._pipeline.priors import joint_candidates, prior_group
+from figaroh.calibration._pipeline.records import (
+    CalibrationRun,
+    EstimationProblem,
+    EstimationResult,
+    EstimationSettings,
+    FitOutcome,
+    MeasurementSpec,
+    ResidualModel,
+    StructuralLayout,
+)
+from figaroh.calibration._pipeline.results import assemble_results, poses_2d
+from figaroh.calibration._pipeline.uncertainty import (
+    CORRELATION_THRESHOLD,
+    correlated_pairs,
+    parameter_uncertainty,
+)
+from figaroh.calibration._pipeline.validation import fit_frames_only, validation_metrics
+from figaroh.calibration._report import format_quality_report as _format_quality_report
 from figaroh.calibration.calibration_tools import (
     calc_updated_fkm,
     calculate_base_kinematics_regressor,
@@ -60,8 +93,11 @@ from figaroh.calibration.calibration_tools import (
 )
 from figaroh.calibration.config import get_param_from_yaml, unified_to_legacy_config
 from figaroh.calibration.parameter import BASE_TPL, EE_TPL, add_base_name, add_pee_name
-from figaroh.data.observations import PoseObservations
-from figaroh.tools.stages import record_stage, stages_as_dicts, stages_line
+from figaroh.tools.provenance import collect_run_provenance
+from figaroh.tools.run_archive import archive_run as _archive_run
+from figaroh.tools.run_archive import compute_run_dir
+from figaroh.tools.stages import drop_stage, record_stage, stages_as_dicts, stages_line
+from figaroh.tools.urdf_exporter import is_kinematic_correction as _exporter_kinematic
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
     create_task_config,
@@ -75,6 +111,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "BaseCalibration",
+    "CORRELATION_THRESHOLD",
     # Re-exported for figaroh 1.0.2 compatibility.
     "CalibrationError",
     "UnifiedConfigParser",
@@ -94,25 +131,31 @@ __all__ = [
     "unified_to_legacy_config",
 ]
 
-_DOF_LABELS = ("X (mm)", "Y (mm)", "Z (mm)", "rx (deg)", "ry (deg)", "rz (deg)")
-_DOF_SCALE = (1e3, 1e3, 1e3, 180.0 / math.pi, 180.0 / math.pi, 180.0 / math.pi)
-_RULE = "=" * 70
-_SUBRULE = "-" * 70
-CORRELATION_THRESHOLD = 0.8
-
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-def _condition_label(c: float) -> str:
-    if not np.isfinite(c):
-        return "unavailable (computation failed)"
-    if c < 100:
-        return "well-conditioned"
-    if c < 1000:
-        return "moderately conditioned"
-    return "ill-conditioned"
+class _RunField:
+    """Attribute stored in the instance's :class:`CalibrationRun` record."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(_run_of(obj), self.field)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__["_run"] = dataclasses.replace(_run_of(obj), **{self.field: value})
+
+
+def _run_of(obj: Any) -> CalibrationRun:
+    run = obj.__dict__.get("_run")
+    if run is None:
+        run = obj.__dict__["_run"] = CalibrationRun()
+    return run
 
 
 class BaseCalibration:
@@ -134,7 +177,11 @@ class BaseCalibration:
     * :meth:`cost_jacobian` ``(var) -> (rows, n_param)`` — analytic Jacobian
       of the cost (finite differences when a cost hook is overridden without
       it);
-    * :meth:`load_data_set` — fills ``PEE_measured``, ``q_measured``.
+    * :meth:`load_data_set` — fills ``PEE_measured``, ``q_measured``;
+    * :meth:`create_param_list`, :meth:`eliminate_absorbed_parameters`,
+      :meth:`solve_optimisation`, :meth:`calc_stddev`,
+      :meth:`get_pose_from_measure` — called by :meth:`initialize` /
+      :meth:`solve` through the instance.
 
     Args:
         robot: Object exposing a Pinocchio ``model``, ``data`` and the neutral
@@ -161,12 +208,36 @@ class BaseCalibration:
             configuration, no data file configured.
     """
 
+    # 1.0.2 attributes, stored in the run record (:class:`CalibrationRun`).
+    observations = _RunField("observations")
+    PEE_measured = _RunField("PEE_measured")
+    q_measured = _RunField("q_measured")
+    _val_observations = _RunField("val_observations")
+    _PEE_val = _RunField("PEE_val")
+    _q_val = _RunField("q_val")
+    _val_available = _RunField("val_available")
+    LM_result = _RunField("LM_result")
+    var_ = _RunField("var_")
+    uncalib_values = _RunField("uncalib_values")
+    evaluation_metrics = _RunField("evaluation_metrics")
+    results_data = _RunField("results_data")
+    outlier_indices = _RunField("outlier_indices")
+    std_dev = _RunField("std_dev")
+    std_pctg = _RunField("std_pctg")
+    _C_param = _RunField("C_param")
+    _excluded_rows = _RunField("excluded_rows")
+    _outlier_threshold = _RunField("outlier_threshold")
+    estimation_report = _RunField("estimation_report")
+    _PEE_dist = _RunField("PEE_dist")
+    _run_provenance = _RunField("run_provenance")
+
     @handle_calibration_errors
     def __init__(self, robot: Any, config_file: str = "config/robot_config.yaml", del_list=None):
         if not hasattr(robot, "model") or not hasattr(robot, "data"):
             raise CalibrationError(
                 "robot must expose a Pinocchio 'model' and 'data' (e.g. figaroh.tools.robot.Robot)"
             )
+        self._run = CalibrationRun()
         self.robot = robot
         self.model = robot.model
         self.data = robot.data
@@ -177,26 +248,7 @@ class BaseCalibration:
         self.nvars = len(self.calib_config["param_name"])
         self._data_path = self._resolve_path(self.calib_config.get("data_file"), "data.source_file")
         self.STATUS = "NOT CALIBRATED"
-        self._val_available = False
-        self.observations: PoseObservations | None = None
-        self._val_observations: PoseObservations | None = None
-        self.PEE_measured: np.ndarray | None = None
-        self.q_measured: np.ndarray | None = None
-        self._PEE_val = None
-        self._q_val = None
-        self.LM_result = None
-        self.var_ = None
-        self.evaluation_metrics: Dict[str, Any] | None = None
-        self.results_data: Dict[str, Any] | None = None
         self.results_manager = None
-        self.outlier_indices: List[int] = []
-        self.std_dev = None
-        self.std_pctg = None
-        self._C_param = None
-        self._excluded_rows = np.zeros(0, dtype=int)
-        self._outlier_threshold = None
-        self._run_provenance = None
-        self.estimation_report = None
         self._layout_cache: Tuple[Tuple[str, ...], Any] | None = None
         self._warned_default_cost = False
         logger.info("%s initialized", self.__class__.__name__)
@@ -279,7 +331,7 @@ class BaseCalibration:
             self._data_path = resolved
         return resolved
 
-    # ------------------------------------------------------------------ data
+    # ------------------------------------------------------------------ data (step observations)
     def load_data_set(self) -> None:
         """Read the measured poses and postures.
 
@@ -292,24 +344,20 @@ class BaseCalibration:
                 the missing columns / NaN rows.
         """
         try:
-            obs = PoseObservations.from_csv(
-                self._data_path, self.model, self.calib_config, del_list=self.del_list_
-            )
-            pee, q = obs.to_legacy(self.model, self.calib_config)
+            obs = read_observations(self._data_path, self.model, self.calib_config, self.del_list_)
         except Exception as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             record_stage(self, "data", "failed", f"{type(exc).__name__}: {msg}")
             raise CalibrationError(f"Data loading failed: {msg}") from exc
-        self.observations = obs
-        self.PEE_measured, self.q_measured = pee, q
-        self.calib_config["NbSample"] = int(len(q))
-        masked = int(obs.n_samples - np.count_nonzero(obs.mask))
+        self.observations = obs.source
+        self.PEE_measured, self.q_measured = obs.measured, obs.q
+        self.calib_config["NbSample"] = int(len(obs.q))
         record_stage(
             self,
             "data",
             "ok",
             f"PoseObservations from {Path(self._data_path).name}",
-            {"samples": len(q), "masked_samples": masked},
+            {"samples": len(obs.q), "masked_samples": obs.masked_samples},
         )
         val = self.calib_config.get("validation_data_file")
         if val:
@@ -318,8 +366,7 @@ class BaseCalibration:
     def _load_validation_data(self, path: str) -> None:
         try:
             resolved = self._resolve_path(path, "data.validation_data_file")
-            obs = PoseObservations.from_csv(resolved, self.model, self.calib_config)
-            pee, q = obs.to_legacy(self.model, self.calib_config)
+            obs = read_observations(resolved, self.model, self.calib_config)
         except Exception as exc:  # noqa: BLE001 - documented: warning only
             logger.warning(
                 "validation data file %s could not be loaded (%s); validation falls back to the "
@@ -328,8 +375,8 @@ class BaseCalibration:
                 exc,
             )
             return
-        self._val_observations = obs
-        self._PEE_val, self._q_val = pee, q
+        self._val_observations = obs.source
+        self._PEE_val, self._q_val = obs.measured, obs.q
         self._val_available = True
 
     def initialize(self) -> None:
@@ -344,55 +391,33 @@ class BaseCalibration:
         except Exception as exc:
             raise CalibrationError(f"Initialization failed: {exc}") from exc
 
-    # ------------------------------------------------------------------ parameters
+    # ---------------------------------------------- parameters (steps layout, estimation)
     def create_param_list(self, q: np.ndarray | None = None) -> bool:
         """Build ``calib_config["param_name"]``.
 
         Structural method: QR selection of the joint parameters on random
         postures (``q`` forwarded when given), base names unless
         ``known_baseframe``, tip names unless ``known_tipframe``, then
-        elimination of the parameters the frames absorb on the measured data.
-        Other methods: :func:`figaroh.calibration.estimation.configure`.
+        elimination of the parameters the frames absorb on the measured data
+        (:meth:`eliminate_absorbed_parameters`). Other methods: the registered
+        estimator of ``calib_config["estimation"]["method"]`` (see
+        :mod:`figaroh.calibration._pipeline.estimators`).
 
         Raises:
             CalibrationError: ``"Parameter list creation failed: …"`` (e.g. a
                 missing ``known_baseframe`` key).
         """
-        from figaroh.calibration import estimation
-
         try:
             method = estimation.settings(self.calib_config)["method"]
             if method != "structural":
-                estimation.configure(self)
+                self._configure_estimation()
                 self._layout_cache = None
                 return True
-            for key in ("known_baseframe", "known_tipframe"):
-                if key not in self.calib_config:
-                    raise KeyError(
-                        f"calib_config[{key!r}] is not set: set it to False (frame estimated) or "
-                        "True (frame known) before initialize()"
-                    )
-            cfg = self.calib_config
-            if cfg.get("non_geom"):
-                from figaroh.calibration.parameter import get_elastic_names
-
-                cfg["param_name"] = get_elastic_names(self.model, cfg["actJoint_idx"])
-            else:
-                cfg["param_name"] = []
-            for k in [k for k in cfg if k.startswith("base_mapping")]:
-                del cfg[k]
-            cfg.pop("absorbed_param_name", None)
-            ct.calculate_base_kinematics_regressor(
-                [] if q is None else q, self.model, self.data, cfg, tol_qr=1e-6
-            )
-            if not cfg["known_baseframe"]:
-                add_base_name(cfg)
-            if not cfg["known_tipframe"]:
-                add_pee_name(cfg)
-            self._record_full_mapping()
+            self._apply_layout(structural_layout(self.model, self.data, self.calib_config, q))
             self._layout_cache = None
             if self.q_measured is not None and self.PEE_measured is not None:
                 self.eliminate_absorbed_parameters()
+            cfg = self.calib_config
             self.nvars = len(cfg["param_name"])
             logger.info("%d calibration parameters: %s", self.nvars, ", ".join(cfg["param_name"]))
             return True
@@ -402,19 +427,20 @@ class BaseCalibration:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             raise CalibrationError(f"Parameter list creation failed: {msg}") from exc
 
-    def _record_full_mapping(self) -> None:
+    def _apply_layout(self, layout: StructuralLayout) -> None:
+        """Write a structural layout into ``calib_config`` (1.0.2 keys)."""
         cfg = self.calib_config
-        if "base_mapping_matrix" not in cfg:
-            cfg["base_frame_row_names"] = []
-            return
-        cfg["base_mapping_matrix_full"] = np.array(cfg["base_mapping_matrix"], copy=True)
-        cfg["base_mapping_row_names_full"] = list(cfg["base_mapping_row_names"])
-        start = int(cfg["base_mapping_slice"][0])
-        if cfg.get("calib_model") == "full_params" and not cfg.get("known_baseframe", True):
-            n = max(0, 6 - start)
-            cfg["base_frame_row_names"] = list(cfg["base_mapping_row_names"][:n])
-        else:
-            cfg["base_frame_row_names"] = []
+        for k in [k for k in cfg if k.startswith("base_mapping")]:
+            del cfg[k]
+        cfg.pop("absorbed_param_name", None)
+        cfg["param_name"] = list(layout.param_name)
+        cfg["base_mapping_matrix"] = layout.matrix
+        cfg["base_mapping_param_names"] = list(layout.param_names)
+        cfg["base_mapping_row_names"] = list(layout.row_names)
+        cfg["base_mapping_slice"] = layout.slice
+        cfg["base_mapping_matrix_full"] = np.array(layout.matrix, copy=True)
+        cfg["base_mapping_row_names_full"] = list(layout.row_names)
+        cfg["base_frame_row_names"] = list(layout.base_frame_row_names)
 
     def _frame_param_names(self) -> List[str]:
         return ct.frame_names(self.calib_config["param_name"])
@@ -442,7 +468,8 @@ class BaseCalibration:
     def eliminate_absorbed_parameters(self, tol: float = 1e-4) -> List[str]:
         """Drop joint parameters that the estimated frames absorb on the measured data.
 
-        The measurement Jacobian (derivative of the predicted measurements
+        The ``structural`` estimator: the measurement Jacobian (derivative of
+        the predicted measurements
         :func:`~figaroh.calibration.calibration_tools.calc_updated_fkm`, see
         :meth:`_identifiability_jacobian`) at the closed-form frame guess
         (joint parameters 0) is scanned with
@@ -460,18 +487,148 @@ class BaseCalibration:
             raise CalibrationError("eliminate_absorbed_parameters: call load_data_set() first")
         names = list(cfg["param_name"])
         frames = self._frame_param_names()
-        if len(frames) == len(names):
-            cfg["absorbed_param_name"] = []
-            return []
-        J = self._identifiability_jacobian(self._initial_vector())
-        _, absorbed = ct.select_identifiable_parameters(J, names, always_keep=frames, tol=tol)
+        problem = EstimationProblem(
+            names=tuple(names),
+            frames=tuple(frames),
+            joint_names=tuple(n for n in names if n not in set(frames)),
+            prior_groups={},
+            settings=EstimationSettings(method="structural", absorbed_tol=float(tol)),
+            model=self._residual_model(),
+        )
+        absorbed = list(estimate(problem, "structural").absorbed)
         if absorbed:
             ct.drop_calibration_parameters(cfg, absorbed)
             self._layout_cache = None
-            logger.info("parameters absorbed by the base/tip frames (dropped): %s", absorbed)
         cfg["absorbed_param_name"] = list(absorbed)
         self.nvars = len(cfg["param_name"])
         return list(absorbed)
+
+    def _configure_estimation(self) -> Dict[str, Any]:
+        """Run the non-structural estimator and write its result into ``calib_config``.
+
+        Returns:
+            The estimation report (also ``calib_config["estimation_report"]``).
+
+        Raises:
+            EstimationError: ``non_geom`` set, data not loaded, bad settings.
+        """
+        result = estimate(self._estimation_problem())
+        self._apply_estimation(result)
+        return result.report
+
+    def _estimation_problem(self) -> EstimationProblem:
+        """The estimation problem of a non-structural method (candidate layout loaded)."""
+        cfg = self.calib_config
+        st = estimation.settings(cfg)
+        method = st["method"]
+        if cfg.get("non_geom"):
+            raise estimation.EstimationError(
+                f"estimation.method {method!r} does not support include_non_geometric; use "
+                "structural"
+            )
+        if self.PEE_measured is None or self.q_measured is None:
+            raise estimation.EstimationError(
+                f"estimation.method {method!r} needs the measurements: load the data before "
+                "create_param_list()"
+            )
+        cands = joint_candidates(self.model, cfg)
+        K = int(cfg["NbMarkers"])
+        mask = list(cfg["measurability"])
+        base = [] if cfg.get("known_baseframe", False) else list(BASE_TPL)
+        tips = (
+            []
+            if cfg.get("known_tipframe", False)
+            else [f"{t}_{k}" for k in range(1, K + 1) for j, t in enumerate(EE_TPL) if mask[j]]
+        )
+        canonical = base + cands + tips
+        for k in [k for k in cfg if k.startswith("base_mapping")]:
+            del cfg[k]
+        cfg["param_name"] = list(canonical)
+        cfg["prior_weights"] = None
+        cfg["prior_noise"] = None
+        self._layout_cache = None
+        return EstimationProblem(
+            names=tuple(canonical),
+            frames=tuple(base + tips),
+            joint_names=tuple(cands),
+            prior_groups={n: prior_group(n, self.model) for n in canonical},
+            settings=EstimationSettings.from_mapping(st),
+            model=self._residual_model(),
+        )
+
+    def _apply_estimation(self, result: EstimationResult) -> None:
+        cfg = self.calib_config
+        cfg["param_name"] = list(result.param_name)
+        cfg["prior_weights"] = result.prior_weights
+        cfg["prior_noise"] = result.prior_noise
+        cfg["absorbed_param_name"] = list(result.absorbed)
+        cfg["estimation_report"] = result.report
+        self.estimation_report = result.report
+        self._layout_cache = None
+        self.nvars = len(result.param_name)
+
+    # ------------------------------------------------------------------ residual model
+    def _residual_model(self) -> ResidualModel:
+        """The objective of this instance (its hooks) for the estimators."""
+        return ResidualModel(
+            initial_vector=self._initial_vector_of,
+            jacobian=self._jacobian_of,
+            fit=self._fit_subset,
+            score=self._score_subset,
+            n_samples=self.n_samples,
+            n_rows=len(self.PEE_measured),
+        )
+
+    def _params_context(self, names: Sequence[str]):
+        """``names`` as the parameter layout (a no-op when it already is)."""
+        if list(names) == list(self.calib_config["param_name"]):
+            return contextlib.nullcontext()
+        return self._temporary_params(list(names), None)
+
+    def _initial_vector_of(self, names: Sequence[str]) -> np.ndarray:
+        with self._params_context(names):
+            return self._initial_vector()
+
+    def _jacobian_of(self, names: Sequence[str], x: np.ndarray) -> np.ndarray:
+        with self._params_context(names):
+            return self._identifiability_jacobian(x)
+
+    def _split_samples(self, idx: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Postures and flat measurements of the posture indices ``idx``."""
+        N = self.n_samples
+        rows = np.arange(len(self.PEE_measured))
+        keep = np.isin(rows % N, idx)
+        return self.q_measured[:N][idx], self.PEE_measured[keep]
+
+    def _fit_subset(
+        self,
+        names: Sequence[str],
+        x0: np.ndarray,
+        prior_weights: np.ndarray | None = None,
+        samples: np.ndarray | None = None,
+        max_nfev: int = 2000,
+    ) -> FitOutcome:
+        """Least-squares fit of ``names`` (optionally on the postures ``samples``)."""
+        if samples is not None:
+            ctx_data = self._temporary_data(*self._split_samples(samples))
+        else:
+            ctx_data = contextlib.nullcontext()
+        with ctx_data, self._temporary_params(list(names), prior_weights):
+            n_rows = len(self._objective(x0))
+            method = "lm" if n_rows >= len(names) else "trf"
+            mode = self._jacobian_mode()
+            jac = "2-point" if mode == "2-point" else self._objective_jacobian
+            res = least_squares(self._objective, x0, jac=jac, method=method, max_nfev=max_nfev)
+            n_meas = len(self.PEE_measured)
+            J = res.jac[:n_meas] if res.jac is not None else None
+        return FitOutcome(res.x, res.fun, J)
+
+    def _score_subset(self, names: Sequence[str], x: np.ndarray, samples: np.ndarray) -> float:
+        """RMS of the cost's measurement rows at ``x`` on the postures ``samples``."""
+        q, pee = self._split_samples(samples)
+        with self._temporary_data(q, pee), self._temporary_params(list(names), None):
+            r = np.asarray(self.cost_function(x), dtype=float)[: len(pee)]
+        return float(np.sqrt(np.mean(r**2)))
 
     def _identifiability_jacobian(self, var: np.ndarray) -> np.ndarray:
         """Jacobian of the predicted measurements at ``var`` (rows: flat layout).
@@ -495,13 +652,9 @@ class BaseCalibration:
 
     def _n_observations(self, excluded_rows: np.ndarray | None = None) -> int:
         """Number of observed (finite) measurement entries, excluded rows not counted."""
-        finite = np.isfinite(np.asarray(self.PEE_measured, dtype=float))
-        if excluded_rows is not None and len(excluded_rows):
-            finite = finite.copy()
-            finite[np.asarray(excluded_rows, dtype=int)] = False
-        return int(finite.sum())
+        return _residuals.n_observations(self.PEE_measured, excluded_rows)
 
-    # ------------------------------------------------------------------ residuals
+    # ------------------------------------------------------------------ residuals (step residuals)
     def _layout(self):
         names = tuple(self.calib_config["param_name"])
         if self._layout_cache is None or self._layout_cache[0] != names:
@@ -512,6 +665,10 @@ class BaseCalibration:
     def n_samples(self) -> int:
         """Number of loaded postures (``calib_config["NbSample"]``)."""
         return int(self.calib_config.get("NbSample", 0))
+
+    def _spec(self, n_samples: int | None = None) -> MeasurementSpec:
+        n = self.n_samples if n_samples is None else n_samples
+        return MeasurementSpec.from_config(self.calib_config, n)
 
     def measurement_residuals(
         self,
@@ -540,21 +697,17 @@ class BaseCalibration:
                 raise CalibrationError("Call load_data_set() first")
             q = self.q_measured[: self.n_samples]
             measured = self.PEE_measured
-        q = np.atleast_2d(np.asarray(q, dtype=float))
-        meas = ct.measured_values(measured, self.calib_config, q.shape[0])
-        ev = ct.evaluate_poses(
+        return _residuals.measurement_residuals(
             self.model,
             self.data,
             var,
             q,
+            measured,
             self.calib_config,
             jacobian=jacobian,
+            position_frame=position_frame,
             layout=self._layout(),
         )
-        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-        res, J = ct.pose_residuals(ev.R, ev.p, meas, mask, T=ev.T, position_frame=position_frame)
-        r = ct._to_flat(res)
-        return r, (ct._to_flat(J) if J is not None else None)
 
     def _compute_logmap_residuals(
         self,
@@ -747,7 +900,7 @@ class BaseCalibration:
             J = np.vstack([J, np.diag(np.asarray(w, dtype=float))])
         return J
 
-    # ------------------------------------------------------------------ solving
+    # ------------------------------------------------------------------ solving (step outliers)
     def solve(
         self,
         method: str = "lm",
@@ -773,8 +926,6 @@ class BaseCalibration:
         Returns:
             The SciPy ``OptimizeResult``.
         """
-        from figaroh.tools.stages import drop_stage
-
         self._run_started_at = _now()
         drop_stage(self, "export")
         try:
@@ -950,185 +1101,65 @@ class BaseCalibration:
             else self.calib_config.get("outlier_eps")
         )
         self._outlier_threshold = threshold
-        excluded: List[int] = []
         self._excluded_rows = np.zeros(0, dtype=int)
-        x = np.asarray(x0, dtype=float)
-        n_fits = max(1, int(max_iterations))
-        result, residuals = None, None
-        for it in range(n_fits):
-            result = self._least_squares(x, method)
-            if enable_logging:
-                logger.info(
-                    "fit %d: cost %.6g, %d evaluations, %s",
-                    it + 1,
-                    result.cost,
-                    result.nfev,
-                    result.message,
-                )
-            if not result.success:
-                logger.warning("least squares did not converge: %s", result.message)
-                break
-            residuals, _ = self.measurement_residuals(result.x)
-            if threshold is None:
-                break
-            errors = self._sample_position_errors(residuals)
-            if errors is None:
-                break
-            new = [int(i) for i in np.flatnonzero(errors > float(threshold)) if i not in excluded]
-            if not new:
-                break
-            if it == n_fits - 1:
-                logger.warning(
-                    "max_iterations is reached: %d sample(s) above %.4g m kept in the fit (%s)",
-                    len(new),
-                    threshold,
-                    new,
-                )
-                break
-            rows = self._sample_rows(sorted(set(excluded) | set(new)))
-            if self._n_observations(rows) <= len(result.x):
-                logger.warning(
-                    "excluding samples %s would leave too few rows for %d parameters: kept",
-                    new,
-                    len(result.x),
-                )
-                break
-            excluded = sorted(set(excluded) | set(new))
+
+        def fit(x: np.ndarray, rows: np.ndarray):
             self._excluded_rows = rows
-            logger.info("excluding %d outlier sample(s) above %.4g m: %s", len(new), threshold, new)
-            x = result.x
-        if residuals is None:
-            residuals, _ = self.measurement_residuals(result.x)
-        return result, excluded, residuals
+            return self._least_squares(x, method)
+
+        out = fit_with_outlier_exclusion(
+            x0,
+            fit,
+            lambda x: self.measurement_residuals(x)[0],
+            self.PEE_measured,
+            self._spec(),
+            threshold,
+            max_iterations,
+            enable_logging,
+        )
+        self._excluded_rows = out.excluded_rows
+        return out.result, out.excluded, out.residuals
 
     def _sample_position_errors(self, residuals: Sequence[float]) -> np.ndarray | None:
         """Per-sample position error [m]: worst marker's norm of the measured x/y/z rows."""
-        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-        if not mask[:3].any():
-            return None
-        r = np.asarray(residuals, dtype=float).ravel()
-        N, K, c = self.n_samples, int(self.calib_config["NbMarkers"]), int(mask.sum())
-        if r.size != N * K * c:
-            return None
-        res = ct._from_flat(r, N, K, c)
-        npos = int(mask[:3].sum())
-        return np.linalg.norm(res[..., :npos], axis=-1).max(axis=1)
+        return _residuals.sample_position_errors(residuals, self._spec())
 
     def _sample_rows(self, samples: Sequence[int]) -> np.ndarray:
         """Flat rows of the given samples (rows whose index modulo NbSample is listed)."""
-        N = self.n_samples
-        rows = np.arange(len(self.PEE_measured))
-        return rows[np.isin(rows % N, np.asarray(list(samples), dtype=int))]
+        return _residuals.sample_rows(samples, len(self.PEE_measured), self.n_samples)
 
-    # ------------------------------------------------------------------ evaluation
+    # ---------------------------------------------- evaluation (steps uncertainty, metrics)
     def _residual_array(self, var: np.ndarray, q=None, measured=None) -> np.ndarray:
         r, _ = self.measurement_residuals(var, q=q, measured=measured)
         n = len(q) if q is not None else self.n_samples
-        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-        return ct._from_flat(r, n, int(self.calib_config["NbMarkers"]), int(mask.sum()))
+        return _residuals.residual_array(r, self._spec(n))
 
     def _dof_names(self) -> List[str]:
-        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-        idx = int(self.calib_config.get("calibration_index", mask.sum()))
-        names = [lab for lab, m in zip(_DOF_LABELS, mask, strict=True) if m]
-        return names if len(names) == idx else list(_DOF_LABELS[:idx])
+        return _metrics.dof_names(self.calib_config)
 
     def _per_dof_stats(self, res: np.ndarray, meas: np.ndarray) -> Dict[str, Any]:
         """Per-component statistics on (n, K, c) residuals of kept samples."""
-        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-        comps = np.flatnonzero(mask)
-        out: Dict[str, Any] = {"dof_names": self._dof_names()}
-        for key in ("mean", "std", "rmse", "max_abs", "r_squared"):
-            out[key] = []
-        if res.size == 0 or res.shape[-1] != comps.size:
-            return out
-        flat = res.reshape(-1, comps.size)
-        mvals = meas[..., comps].reshape(-1, comps.size)
-        for j, c in enumerate(comps):
-            e = flat[:, j]
-            s = _DOF_SCALE[c]
-            out["mean"].append(float(np.mean(e) * s))
-            out["std"].append(float(np.std(e) * s))
-            out["rmse"].append(float(np.sqrt(np.mean(e**2)) * s))
-            out["max_abs"].append(float(np.max(np.abs(e)) * s))
-            obs = np.isfinite(mvals[:, j])
-            ss_res = float(np.sum(e[obs] ** 2))
-            mv = mvals[obs, j]
-            ss_tot = float(np.sum((mv - np.mean(mv)) ** 2)) if mv.size else 0.0
-            out["r_squared"].append(1.0 if ss_tot <= 1e-15 else 1.0 - ss_res / ss_tot)
-        pos = [j for j, c in enumerate(comps) if c < 3]
-        rot = [j for j, c in enumerate(comps) if c >= 3]
-
-        def group(cols, scale):
-            if not cols:
-                return math.nan, math.nan, math.nan
-            e = np.linalg.norm(flat[:, cols], axis=1) * scale
-            return float(np.sqrt(np.mean(e**2))), float(np.mean(e)), float(np.max(e))
-
-        p = group(pos, 1e3)
-        o = group(rot, 180.0 / math.pi)
-        out["overall"] = {
-            "pos_rmse_mm": p[0],
-            "orient_rmse_deg": o[0],
-            "pos_mae_mm": p[1],
-            "orient_mae_deg": o[1],
-            "pos_max_mm": p[2],
-            "orient_max_deg": o[2],
-            "pos_rmse_component_mm": (
-                float(np.sqrt(np.mean(flat[:, pos] ** 2)) * 1e3) if pos else math.nan
-            ),
-            "convention": "rmse = sqrt(mean(e^2)), e = per-point Euclidean norm of the group",
-        }
-        return out
+        return _metrics.per_dof_stats(res, meas, self.calib_config)
 
     def _evaluate_solution(self, result, outliers: Sequence[int]) -> Dict[str, Any]:
         N = self.n_samples
         res = self._residual_array(result.x)  # (N,K,c)
-        kept = np.setdiff1d(np.arange(N), np.asarray(list(outliers), dtype=int))
-        res_k = res[kept]
-        e = np.linalg.norm(res_k, axis=-1).ravel()
-        std_dev, std_pctg = self.calc_stddev(result)
-        meas = ct.measured_values(self.PEE_measured, self.calib_config, N)[kept]
+        std = self.calc_stddev(result)
+        meas = ct.measured_values(self.PEE_measured, self.calib_config, N)
         errors = self._sample_position_errors(ct._to_flat(res))
-        try:
-            cond = float(np.linalg.cond(np.asarray(result.jac, dtype=float)))
-            label = _condition_label(cond)
-        except Exception:  # noqa: BLE001
-            cond, label = math.nan, "unavailable (computation failed)"
-        if getattr(result, "jac", None) is None:
-            cond, label = math.nan, "unavailable (no Jacobian)"
-        n_rows = self._n_observations(self._excluded_rows)
-        ev = {
-            "rmse": float(np.sqrt(np.mean(e**2))) if e.size else math.nan,
-            "mae": float(np.mean(e)) if e.size else math.nan,
-            "max_error": float(np.max(e)) if e.size else math.nan,
-            "mean_sample_rms": float(np.mean(e)) if e.size else math.nan,
-            "std_sample_rms": float(np.std(e)) if e.size else math.nan,
-            "rmse_convention": "per-point Euclidean norm over the measured components",
-            "param_values": [float(v) for v in result.x],
-            "param_stdev": [float(v) for v in std_dev],
-            "param_stddev_percentage": [float(v) for v in std_pctg],
-            "residual_dof": int(n_rows - len(result.x)),
-            "n_outliers": len(outliers),
-            "outlier_percentage": 100.0 * len(outliers) / N if N else 0.0,
-            "excluded_samples": [int(i) for i in outliers],
-            "excluded_sample_errors": (
-                [float(errors[i]) for i in outliers] if errors is not None else []
-            ),
-            "outlier_threshold": (
-                None if self._outlier_threshold is None else float(self._outlier_threshold)
-            ),
-            "optimization_success": bool(result.success),
-            "cost": float(result.cost),
-            "n_iterations": int(getattr(result, "nit", 0)),
-            "n_function_evals": int(result.nfev),
-            "jacobian": self._jacobian_mode(),
-            "per_dof_stats": self._per_dof_stats(res_k, meas),
-            "condition_number": cond,
-            "condition_label": label,
-            "correlated_pairs": self._correlated_pairs(),
-        }
-        return ev
+        return _metrics.evaluation_metrics(
+            result,
+            res,
+            meas,
+            outliers,
+            std,
+            errors,
+            self._n_observations(self._excluded_rows),
+            self._outlier_threshold,
+            self._jacobian_mode(),
+            self._correlated_pairs(),
+            self.calib_config,
+        )
 
     def calc_stddev(self, result) -> Tuple[np.ndarray, np.ndarray]:
         """Parameter standard deviations from the fit.
@@ -1145,101 +1176,56 @@ class BaseCalibration:
         """
         try:
             x = np.asarray(result.x, dtype=float)
-            self.nvars = nv = x.size
-            m = len(self.PEE_measured)
-            r = np.asarray(result.fun, dtype=float)[:m]
-            n = self._n_observations(self._excluded_rows)
-            dof = n - nv
+            self.nvars = x.size
             noise = self.calib_config.get("prior_noise")
-            if self.calib_config.get("prior_weights") is not None and noise is not None:
-                sigma2 = float(noise) ** 2
-            elif dof <= 0:
-                logger.warning(
-                    "%d residual degrees of freedom: parameter uncertainty is not estimable", dof
-                )
-                self._C_param = None
-                self.std_dev = np.full(nv, np.nan)
-                self.std_pctg = np.full(nv, np.nan)
-                return self.std_dev, self.std_pctg
-            else:
-                sigma2 = float(np.sum(r**2) / dof)
-            J = np.asarray(result.jac, dtype=float)
-            C = sigma2 * np.linalg.pinv(J.T @ J)
-            self._C_param = C
-            sd = np.sqrt(np.abs(np.diag(C)))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                pct = np.where(x != 0, np.abs(sd / np.where(x != 0, x, 1.0)), 0.0)
-            self.std_dev, self.std_pctg = sd, pct
-            return sd, pct
+            if self.calib_config.get("prior_weights") is None:
+                noise = None
+            u = parameter_uncertainty(
+                x,
+                result.fun,
+                result.jac,
+                len(self.PEE_measured),
+                self._n_observations(self._excluded_rows),
+                noise,
+            )
+            self._C_param = u.covariance
+            self.std_dev, self.std_pctg = u.std_dev, u.std_pctg
+            return self.std_dev, self.std_pctg
         except Exception as exc:
             raise CalibrationError(f"Standard deviation calculation failed: {exc}") from exc
 
     def _correlated_pairs(self) -> List[Dict[str, Any]]:
         """Pairs with ``|ρ| > 0.8`` from the parameter covariance (after :meth:`calc_stddev`)."""
-        C = self._C_param
-        if C is None:
-            return []
-        d = np.sqrt(np.abs(np.diag(C)))
-        names = list(self.calib_config.get("param_name", []))
-        if len(names) != C.shape[0]:
-            names = [f"param_{i}" for i in range(C.shape[0])]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rho = C / np.outer(d, d)
-        out = []
-        iu, ju = np.triu_indices(C.shape[0], k=1)
-        for i, j in zip(iu, ju, strict=True):
-            r = rho[i, j]
-            if np.isfinite(r) and abs(r) > CORRELATION_THRESHOLD:
-                out.append({"param_i": names[i], "param_j": names[j], "correlation": float(r)})
-        out.sort(key=lambda p: -abs(p["correlation"]))
-        return out
+        return correlated_pairs(self._C_param, self.calib_config.get("param_name", []))
 
-    # ------------------------------------------------------------------ storing
+    # ---------------------------------------------- storing (steps validation, results)
     def _store_optimization_results(self, result, evaluation, outliers) -> None:
-        N, K = self.n_samples, int(self.calib_config["NbMarkers"])
-        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-        c = int(mask.sum())
         self.LM_result = result
         self.var_ = np.asarray(result.x, dtype=float)
         self.uncalib_values = np.zeros_like(self.var_)
         self.evaluation_metrics = evaluation
         self.outlier_indices = list(outliers)
         res = self._residual_array(self.var_)  # (N,K,c)
-        self._PEE_dist = np.linalg.norm(res, axis=-1).T  # (K, N)
         est = ct.calc_updated_fkm(
             self.model, self.data, self.var_, self.q_measured, self.calib_config
         )
-
-        def to2d(flat):
-            arr = ct._from_flat(np.asarray(flat), N, K, c)
-            return arr.transpose(1, 0, 2).reshape(K * N, c)
-
-        self.results_data = {
-            "number of calibrated parameters": len(result.x),
-            "calibrated parameters names": list(self.calib_config["param_name"]),
-            "calibrated parameters values": self.var_.tolist(),
-            **evaluation,
-            "number of samples": N,
-            "rms residuals by samples": self._PEE_dist,
-            "residuals": res.transpose(1, 0, 2).reshape(K * N, c),
-            "PEE measured (2D array)": to2d(self.PEE_measured),
-            "PEE estimated (2D array)": to2d(est),
-            "outlier indices": list(outliers),
-            "calibration config": self.calib_config,
-            "task type": "calibration",
-            "condition_number": evaluation["condition_number"],
-            "correlated_pairs": evaluation["correlated_pairs"],
-        }
+        self.results_data = assemble_results(
+            self.calib_config["param_name"],
+            self.var_,
+            evaluation,
+            res,
+            self.PEE_measured,
+            est,
+            outliers,
+            self.calib_config,
+            self._spec(),
+        )
+        self._PEE_dist = self.results_data["rms residuals by samples"]  # (K, N)
         validation = self._compute_validation_metrics()
         if validation is not None:
             self.results_data["validation_metrics"] = validation
         self.results_data["stages"] = stages_as_dicts(self)
-        try:
-            from figaroh.tools.provenance import collect_run_provenance
-
-            self._run_provenance = collect_run_provenance(self, "calibration")
-        except ImportError:
-            self._run_provenance = None
+        self._run_provenance = collect_run_provenance(self, "calibration")
         self.results_manager = self._make_results_manager()
         self.STATUS = "CALIBRATED"
 
@@ -1255,111 +1241,46 @@ class BaseCalibration:
         )
         return ResultsManager("calibration", name, self.results_data)
 
+    def _validation_set(self) -> Tuple[np.ndarray, np.ndarray, str] | None:
+        """Postures, measurements and source label the validation metrics use."""
+        if self._val_available and self._q_val is not None:
+            return self._q_val, self._PEE_val, "validation_data"
+        if self.q_measured is None:
+            return None
+        if getattr(self, "_fallback_warned", None) is not self.LM_result:
+            logger.warning(
+                "No held-out validation data: validation metrics are computed on the "
+                "calibration data (not an independent test). Set data.validation_data_file."
+            )
+            self._fallback_warned = self.LM_result
+        return self.q_measured[: self.n_samples], self.PEE_measured, "calibration_data_fallback"
+
     def _compute_validation_metrics(self) -> Dict[str, Any] | None:
         """Nominal (all parameters 0) vs calibrated errors."""
         if self.LM_result is None:
             return None
-        if self._val_available and self._q_val is not None:
-            q, pee, source = self._q_val, self._PEE_val, "validation_data"
-        elif self.q_measured is not None:
-            if getattr(self, "_fallback_warned", None) is not self.LM_result:
-                logger.warning(
-                    "No held-out validation data: validation metrics are computed on the "
-                    "calibration data (not an independent test). Set data.validation_data_file."
-                )
-                self._fallback_warned = self.LM_result
-            q, pee, source = (
-                self.q_measured[: self.n_samples],
-                self.PEE_measured,
-                ("calibration_data_fallback"),
-            )
-        else:
+        chosen = self._validation_set()
+        if chosen is None:
             return None
-        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-        comps = np.flatnonzero(mask)
-        K, n = int(self.calib_config["NbMarkers"]), len(q)
+        q, pee, source = chosen
         x = np.asarray(self.LM_result.x, dtype=float)
         r_nom = self._residual_array(np.zeros_like(x), q=q, measured=pee)  # (n,K,c)
         r_cal = self._residual_array(x, q=q, measured=pee)
-        names = self._dof_names()
-
-        def per_dof(r):
-            pts = r.transpose(1, 0, 2).reshape(K * n, -1)
-            return {
-                nm: (pts[:, j] * _DOF_SCALE[c]).tolist()
-                for j, (nm, c) in enumerate(zip(names, comps, strict=False))
-            }
-
-        pos = [j for j, c in enumerate(comps) if c < 3]
-        rot = [j for j, c in enumerate(comps) if c >= 3]
-
-        def grp(r, cols, scale, per_point=False):
-            if not cols:
-                return ([] if per_point else math.nan), math.nan
-            e = np.linalg.norm(r[..., cols], axis=-1) * scale  # (n,K)
-            if per_point:
-                return [float(np.sqrt(np.mean(e[:, k] ** 2))) for k in range(K)], math.nan
-            return float(np.sqrt(np.mean(e**2))), float(np.max(e))
-
-        def improvement(before, after):
-            if not np.isfinite(before):
-                return math.nan
-            if before == 0:
-                return 0.0
-            return (before - after) / before * 100.0
-
-        pn, pnm = grp(r_nom, pos, 1e3)
         x_ff = self._fit_frames_only()
-        if x_ff is not None:
-            r_ff = self._residual_array(x_ff, q=q, measured=pee)
-            pf, _ = grp(r_ff, pos, 1e3)
-            of, _ = grp(r_ff, rot, 180.0 / math.pi)
-        else:
-            pf = of = math.nan
-        pc, pcm = grp(r_cal, pos, 1e3)
-        on, onm = grp(r_nom, rot, 180.0 / math.pi)
-        oc, ocm = grp(r_cal, rot, 180.0 / math.pi)
-        out = {
-            "n_val_samples": int(n),
-            "validation_source": source,
-            "dof_names": names,
-            "error_nominal_per_dof": per_dof(r_nom),
-            "error_fitted_per_dof": per_dof(r_cal),
-            "n_markers": K,
-            "pos_rmse_nominal_per_point_mm": grp(r_nom, pos, 1e3, True)[0],
-            "pos_rmse_calibrated_per_point_mm": grp(r_cal, pos, 1e3, True)[0],
-            "pos_rmse_nominal_mm": pn,
-            "pos_rmse_calibrated_mm": pc,
-            "pos_max_nominal_mm": pnm,
-            "pos_max_calibrated_mm": pcm,
-            "pos_improvement_pct": improvement(pn, pc),
-            "orient_rmse_nominal_deg": on,
-            "orient_rmse_calibrated_deg": oc,
-            "orient_max_nominal_deg": onm,
-            "orient_max_calibrated_deg": ocm,
-            "orient_improvement_pct": improvement(on, oc),
-            "pos_rmse_nominal_fitted_frames_mm": pf,
-            "orient_rmse_nominal_fitted_frames_deg": of,
-            "pos_improvement_vs_fitted_frames_pct": improvement(pf, pc),
-            "residuals_nominal": ct._to_flat(r_nom),
-            "residuals_calibrated": ct._to_flat(r_cal),
-            "rmse_convention": "per-point Euclidean norm of the position (orientation) components",
-        }
+        r_ff = None if x_ff is None else self._residual_array(x_ff, q=q, measured=pee)
+        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
+        out = validation_metrics(r_nom, r_cal, r_ff, mask, self._dof_names(), source)
+        pc, n = out["pos_rmse_calibrated_mm"], len(q)
+        details = {"position_rmse": (pc / 1e3 if np.isfinite(pc) else pc, "m"), "samples": n}
         if source == "validation_data":
-            record_stage(
-                self,
-                "validation",
-                "ok",
-                "held-out postures",
-                {"position_rmse": (pc / 1e3 if np.isfinite(pc) else pc, "m"), "samples": n},
-            )
+            record_stage(self, "validation", "ok", "held-out postures", details)
         else:
             record_stage(
                 self,
                 "validation",
                 "fallback",
                 "no held-out data: evaluated on the calibration data, not an independent test",
-                {"position_rmse": (pc / 1e3 if np.isfinite(pc) else pc, "m"), "samples": n},
+                details,
             )
         return out
 
@@ -1378,31 +1299,14 @@ class BaseCalibration:
         frames = self._frame_param_names()
         if not frames or self.q_measured is None:
             return None
-        idx = [names.index(f) for f in frames]
-        x0 = self._initial_vector()
-        N = self.n_samples
-        w = ct.measurement_weights(self.calib_config, N)
-        rows = self._excluded_rows
-
-        def fun(z):
-            x = np.zeros(len(names))
-            x[idx] = z
-            r, J = self.measurement_residuals(x, jacobian=True)
-            r, J = r * w, J[:, idx] * w[:, None]
-            if rows.size:
-                r, J = r.copy(), J.copy()
-                r[rows], J[rows] = 0.0, 0.0
-            return r, J
-
-        try:
-            res = least_squares(
-                lambda z: fun(z)[0], x0[idx], jac=lambda z: fun(z)[1], method="trf", max_nfev=200
-            )
-            x = np.zeros(len(names))
-            x[idx] = res.x
-        except Exception as exc:  # noqa: BLE001 - diagnostic metric only
-            logger.warning("frames-only reference fit failed: %s", exc)
-            x = None
+        x = fit_frames_only(
+            lambda v: self.measurement_residuals(v, jacobian=True),
+            names,
+            frames,
+            self._initial_vector(),
+            ct.measurement_weights(self.calib_config, self.n_samples),
+            self._excluded_rows,
+        )
         self._frames_only_cache = (self.LM_result, x)
         return x
 
@@ -1413,9 +1317,7 @@ class BaseCalibration:
 
     def format_quality_report(self) -> str:
         """Plain-text quality report."""
-        from figaroh.calibration._report import format_quality_report
-
-        return format_quality_report(self)
+        return _format_quality_report(self)
 
     def print_quality_report(self) -> None:
         """Print :meth:`format_quality_report` (documented report method)."""
@@ -1501,8 +1403,6 @@ class BaseCalibration:
             The directory the run was archived in.
         """
         self._require_solved()
-        from figaroh.tools.run_archive import archive_run, compute_run_dir
-
         run_dir = compute_run_dir(self, root)
         run_dir.mkdir(parents=True, exist_ok=True)
         self.export_verification_report(output_path=str(run_dir / "verdict.json"))
@@ -1511,13 +1411,13 @@ class BaseCalibration:
                 self.export_html_report(output_path=str(run_dir / "report.html"))
             except ImportError:
                 logger.info("figaroh.tools.report is not available: no report.html archived")
-        return archive_run(self, run_dir)
+        return _archive_run(self, run_dir)
 
     def stages_line(self) -> str:
         """One-line stage summary (``data ok · fit ok · …``)."""
         return stages_line(self)
 
-    # ------------------------------------------------------------------ corrections
+    # ------------------------------------------------------------------ corrections (step lift)
     def redistribute_parameters(self) -> Dict[str, Dict[str, float]]:
         """Joint corrections with their standard deviations.
 
@@ -1531,8 +1431,6 @@ class BaseCalibration:
         Raises:
             CalibrationError: no fit / no covariance / no base mapping.
         """
-        from figaroh.calibration import estimation
-
         if self.var_ is None or self._C_param is None:
             raise CalibrationError(
                 "redistribute_parameters needs a fit with a parameter covariance: run solve() "
@@ -1745,9 +1643,7 @@ class BaseCalibration:
                     self.q_measured,
                     self.calib_config,
                 )
-                N, K = self.n_samples, int(self.calib_config["NbMarkers"])
-                c = int(np.count_nonzero(self.calib_config["measurability"]))
-                n2 = ct._from_flat(nom, N, K, c).transpose(1, 0, 2).reshape(K * N, c)
+                n2 = poses_2d(nom, self._spec())
                 ax.scatter(*n2[:, :3].T, marker="^", label="nominal")
         ax.legend()
         return fig
@@ -1829,27 +1725,13 @@ class BaseCalibration:
 def is_kinematic_correction(name: str, model: Any = None) -> bool:
     """Whether a parameter can be written into a joint origin.
 
-    Uses ``figaroh.tools.urdf_exporter.is_kinematic_correction`` when that
-    module provides it; otherwise: ``d_p*``/``d_phi*``/``offset*`` of a model
-    joint (or of any joint when no model is given).
+    ``d_p*``/``d_phi*``/``offset*`` names the URDF exporter writes into joint
+    origins (:func:`figaroh.tools.urdf_exporter.is_kinematic_correction`), of
+    a joint of ``model`` when a model is given.
     """
-    try:
-        from figaroh.tools import urdf_exporter
-
-        fn = getattr(urdf_exporter, "is_kinematic_correction", None)
-        if fn is not None:
-            if model is None:
-                return bool(fn(name))
-            return bool(fn(name, [str(n) for n in model.names[1:]]))
-    except ImportError:
-        pass
-    from figaroh.calibration.parameter import FULL_PARAMTPL, JOINT_OFFSETTPL
-
-    for tpl in FULL_PARAMTPL + JOINT_OFFSETTPL:
-        if name.startswith(tpl + "_"):
-            joint = name[len(tpl) + 1 :]
-            return model is None or bool(model.existJointName(joint))
-    return False
+    if model is None:
+        return bool(_exporter_kinematic(name))
+    return bool(_exporter_kinematic(name, [str(n) for n in model.names[1:]]))
 
 
 def _finite_difference(fun, x: np.ndarray, step: float = 1e-7) -> np.ndarray:

@@ -1,0 +1,45 @@
+"""Step ``observations``: measured poses and postures from a calibration CSV.
+
+The CSV is read into :class:`~figaroh.data.observations.PoseObservations`
+(column names checked, NaN rows named, ``del_list`` rows masked) and
+converted to the 1.0.2 flat layout: marker-major, then measured component,
+then posture [m, rad].
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from figaroh.calibration._pipeline.records import ObservationSet
+from figaroh.data.observations import PoseObservations
+
+__all__ = ["read_observations"]
+
+
+def read_observations(
+    path: str,
+    model: Any,
+    calib_config: Mapping[str, Any],
+    del_list: Sequence[int] | None = None,
+) -> ObservationSet:
+    """Read ``path`` into an :class:`ObservationSet`.
+
+    Args:
+        path: Calibration CSV.
+        model: ``pinocchio.Model`` (joint names and ``nq``).
+        calib_config: Calibration config (markers, measurability, joints).
+        del_list: 0-based data rows to mask.
+
+    Returns:
+        The flat measurements, the (N, nq) postures and the masked count.
+
+    Raises:
+        KeyError, ValueError: missing columns or NaN rows (named).
+    """
+    kwargs = {} if del_list is None else {"del_list": list(del_list)}
+    obs = PoseObservations.from_csv(path, model, calib_config, **kwargs)
+    pee, q = obs.to_legacy(model, calib_config)
+    masked = int(obs.n_samples - np.count_nonzero(obs.mask))
+    return ObservationSet(pee, q, masked, obs)
