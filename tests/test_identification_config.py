@@ -98,7 +98,7 @@ def identif_from_file(robot: Robot, path: Path, variant: str | None = None) -> d
 
 def test_repo_ur10_config_documented_values(ur10):
     identif = identif_from_file(ur10, ROOT / "config" / "ur10_unified_config.yaml")
-    assert list(identif)[: len(SPEC_KEYS)] == SPEC_KEYS  # every key, in spec order
+    assert list(identif)[: len(SPEC_KEYS)] == SPEC_KEYS  # every key, in the documented order
     assert identif["robot_name"] == ur10.model.name == "ur10"
     assert identif["ts"] == pytest.approx(0.01)
     assert identif["nb_samples"] == 100
@@ -141,8 +141,8 @@ def test_repo_ur10_variant(ur10):
     assert identif["filter_config"]["filter_params"]["f_butter"] == 5.0
 
 
-def test_spec_worked_example(ur10, tmp_path):
-    """config_schema.md §5.1: the documented resulting identif_config."""
+def test_worked_example(ur10, tmp_path):
+    """A template-based unified file gives the documented identif_config."""
     (tmp_path / "templates").mkdir()
     for name in ("base_robot_config.yaml", "manipulator_robot.yaml"):
         src = ROOT / "config" / "templates" / name

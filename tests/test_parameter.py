@@ -60,7 +60,7 @@ def _random_state(model, n_samples, rng):
 
 
 def _regressor(model, q, v, a, flags):
-    """Joint-major regressor built independently of the library (spec §1.2–1.3)."""
+    """Joint-major regressor built independently of the library."""
     data = model.createData()
     n, nv = q.shape[0], model.nv
     n_extra = 2 * flags[0] + flags[1] + flags[2]

@@ -262,3 +262,27 @@ def test_frame_settings_doc_and_helpers(capsys):
         "offsetRZ_j1", ["j2"]
     )
     assert not is_kinematic_correction("k_RZ_j1") and not is_kinematic_correction("base_px")
+
+
+def test_inertia_maths_round_trip_and_agree_with_physical_consistency():
+    from figaroh.identification import physical_consistency as pc
+    from figaroh.tools import inertia
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(3, 3))
+    sigma = A @ A.T + 0.1 * np.eye(3)  # second moment about the CoM, positive definite
+    Ic = np.trace(sigma) * np.eye(3) - sigma
+    m, c = 2.5, rng.normal(size=3)
+    p10 = inertia.p10_from_mass_com_inertia(m, c, Ic)
+    np.testing.assert_array_equal(p10, pc.p10_from_mass_com_inertia(m, c, Ic))
+    m2, c2, Ic2 = inertia.mass_com_inertia_from_p10(p10)
+    assert m2 == m
+    np.testing.assert_allclose(c2, c, rtol=1e-13)
+    np.testing.assert_allclose(Ic2, Ic, atol=1e-12)
+    rep = inertia.check_p10_feasibility(p10)
+    assert rep.status == "feasible" and rep.status == pc.check_p10_feasibility(p10).status
+    bad = p10.copy()
+    bad[9] = 50.0  # triangle inequality broken
+    assert inertia.check_p10_feasibility(bad).status == "infeasible"
+    with pytest.raises(ValueError, match="negative"):
+        inertia.mass_com_inertia_from_p10(-bad)

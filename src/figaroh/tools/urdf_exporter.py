@@ -25,17 +25,18 @@ Two parameter categories
   ``offsetRevoluteUnaligned_{joint}`` / ``offsetPrismaticUnaligned_{joint}``
   rotate about / translate along the URDF ``<axis>``. Placement is applied
   before the offset.
-- Legacy offset (absolute): ``off_{joint}``, written as the joint's
-  ``<calibration rising="…"/>`` reference position.
+- Joint terms (absolute), one per row of
+  :data:`figaroh.tools.joint_terms.JOINT_TERMS`, each written to its
+  ``urdf_element``/``urdf_attribute``: ``fv_{joint}`` → ``<dynamics damping>``
+  [N·m·s/rad], ``fs_{joint}`` → ``<dynamics friction>`` [N·m], ``Ia_{joint}``
+  → ``<dynamics armature>`` [kg·m²] (an extension attribute ignored by
+  standard URDF parsers) and the legacy offset ``off_{joint}`` →
+  ``<calibration rising>`` (the joint's reference position).
 - Mass (absolute): ``m_{target}`` [kg].
 - First moments (absolute): ``mx_{target}``, ``my_{target}``, ``mz_{target}`` [kg·m].
 - Inertia tensor (absolute): ``Ixx_{target}``, ``Ixy_{target}``, …,
   ``Izz_{target}`` [kg·m²], **about the frame origin** (identification
   convention, Pinocchio order ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``).
-- Viscous/static friction (absolute): ``fv_{joint}`` → ``<dynamics damping>``
-  [N·m·s/rad], ``fs_{joint}`` → ``<dynamics friction>`` [N·m].
-- Armature (absolute): ``Ia_{joint}`` → ``<dynamics armature>`` [kg·m²]
-  (an extension attribute ignored by standard URDF parsers).
 - Joint elasticity (additive): ``k_PX_{joint}``, …, ``k_RZ_{joint}`` →
   ``<dynamics elasticity_<AXIS>>`` (extension attribute).
 
@@ -79,11 +80,19 @@ import re
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple, Union
 
 import numpy as np
+
+from . import joint_terms
+from .inertia import (
+    INERTIAL_KEYS,
+    check_p10_feasibility,
+    mass_com_inertia_from_p10,
+    p10_from_mass_com_inertia,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +103,6 @@ __all__ = [
     "is_kinematic_correction",
 ]
 
-_INERTIAL_KEYS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 _AXES6 = ("PX", "PY", "PZ", "RX", "RY", "RZ")
 _PLACEMENT = ("px", "py", "pz", "phix", "phiy", "phiz")
 _MERGED_MODES = ("refuse", "subtract_fixed")
@@ -130,14 +138,14 @@ _JOINT_PATTERNS: Tuple[Tuple[str, re.Pattern[str], bool], ...] = (
         re.compile(r"^offset(RevoluteUnaligned|PrismaticUnaligned)_(.+)$"),
         True,
     ),
-    ("legacy_offset", re.compile(r"^off_(.+)$"), False),
     ("elasticity", re.compile(r"^k_(PX|PY|PZ|RX|RY|RZ)_(.+)$"), True),
-    ("friction", re.compile(r"^(fv|fs)_(.+)$"), False),
-    ("armature", re.compile(r"^Ia_(.+)$"), False),
     ("mass", re.compile(r"^m_(.+)$"), False),
     ("first_moment", re.compile(r"^(mx|my|mz)_(.+)$"), False),
     ("inertia", re.compile(r"^(Ixx|Ixy|Iyy|Ixz|Iyz|Izz)_(.+)$"), False),
 )
+#: Category of the joint-term names (``fv_*``, ``fs_*``, ``Ia_*``, ``off_*``, ...).
+_JOINT_TERM = "joint_term"
+_INERTIAL_CATEGORIES = ("mass", "first_moment", "inertia")
 _BASE_FRAME = re.compile(r"^base_(px|py|pz|phix|phiy|phiz)$")
 _EE_FRAME = re.compile(r"^(pEEx|pEEy|pEEz|phiEEx|phiEEy|phiEEz)(?:_(.+))?$")
 
@@ -171,8 +179,14 @@ def _parse_param_name(name: str) -> Tuple[str, str, Any, bool] | None:
     """``(category, target, idx, is_additive)`` of a joint-level name, or None.
 
     ``idx`` is the axis/slot index (placement 0–5, offset/elasticity axis
-    0–5), the key (``fv``/``fs``, ``mx``…, ``Ixx``…) or None.
+    0–5), the key (``mx``…, ``Ixx``…), the
+    :class:`~figaroh.tools.joint_terms.JointTerm` row of a joint term
+    (category ``"joint_term"``) or None.
     """
+    found = joint_terms.term_for_parameter(name)
+    if found is not None:
+        row, target = found
+        return _JOINT_TERM, target, row, False
     for category, pattern, additive in _JOINT_PATTERNS:
         m = pattern.match(name)
         if m is None:
@@ -281,13 +295,6 @@ def _origin_of(elem: ET.Element | None, what: str) -> Tuple[np.ndarray, np.ndarr
 # ---------------------------------------------------------------------------
 # Inertials
 # ---------------------------------------------------------------------------
-@dataclass
-class _Link:
-    name: str
-    elem: ET.Element
-    fixed_children: List[Tuple[str, np.ndarray, np.ndarray]] = field(default_factory=list)
-
-
 def _link_mci(link: ET.Element) -> Tuple[float, np.ndarray, np.ndarray]:
     """(mass, CoM, inertia about the CoM) of a link in its own frame."""
     inertial = link.find("inertial")
@@ -311,33 +318,10 @@ def _link_mci(link: ET.Element) -> Tuple[float, np.ndarray, np.ndarray]:
     return m, c, R @ I @ R.T
 
 
-def _p10(m: float, c: np.ndarray, Ic: np.ndarray) -> np.ndarray:
-    from figaroh.identification.physical_consistency import p10_from_mass_com_inertia
-
-    return p10_from_mass_com_inertia(m, c, Ic)
-
-
 def _transform_mci(
     m: float, c: np.ndarray, Ic: np.ndarray, R: np.ndarray, t: np.ndarray
 ) -> Tuple[float, np.ndarray, np.ndarray]:
     return m, R @ c + t, R @ Ic @ R.T
-
-
-def _mci_from_p10(p10: np.ndarray, where: str) -> Tuple[float, np.ndarray, np.ndarray]:
-    """(m, c, I_C) of an origin-based p10: ``c = h/m``, ``I_C = I_O − (hᵀh E − hhᵀ)/m``."""
-    m = float(p10[0])
-    h = np.asarray(p10[1:4], dtype=float)
-    ixx, ixy, iyy, ixz, iyz, izz = p10[4:]
-    Io = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
-    if m < 0:
-        raise ValueError(f"{where}: mass {m} kg is negative; a URDF link needs m >= 0")
-    if m == 0:
-        if np.any(h != 0):
-            raise ValueError(f"{where}: zero mass with non-zero first moments {h.tolist()}")
-        return 0.0, np.zeros(3), Io
-    c = h / m
-    Ic = Io - (float(h @ h) * np.eye(3) - np.outer(h, h)) / m
-    return m, c, 0.5 * (Ic + Ic.T)
 
 
 def _write_inertial(link: ET.Element, m: float, c: np.ndarray, Ic: np.ndarray) -> None:
@@ -509,6 +493,46 @@ def export_urdf(
             malformed nominal URDF, or a result Pinocchio cannot load. Nothing
             is written then.
     """
+    nominal_path, output = _checked_paths(nominal_urdf_path, output_path, params, merged_bodies)
+    joint_params, frame_params = _classify_params(params)
+    nominal = _NominalURDF.parse(nominal_path)
+    nominal.check_targets(joint_params)
+    options = _InertialOptions(merged_bodies, psd_eig_tol, allow_infeasible)
+    applied: List[str] = []
+    unchanged: List[str] = []
+    for target, entries in joint_params.items():
+        applied += [e[0] for e in entries if e[1] not in _INERTIAL_CATEGORIES]
+        if _apply_target(nominal, target, entries, options):
+            applied += [e[0] for e in entries if e[1] in _INERTIAL_CATEGORIES]
+        else:
+            unchanged.append(target)
+        if verbose:
+            _log_entries(target, entries)
+    _atomic_write_checked(output, nominal.serialise())
+    if frame_params:
+        logger.info(
+            "The following metrology frame parameters were not applied to the URDF: %s. "
+            "Use frame_settings_doc() to review defaults.",
+            ", ".join(f"{k}={v:.6g}" for k, v in frame_params.items()),
+        )
+    logger.info("Modified URDF written to %s (%d parameters applied)", output, len(applied))
+    return ExportedURDF(str(output.resolve()), frame_params, applied, unchanged)
+
+
+# ---------------------------------------------------------------------------
+# Export steps
+# ---------------------------------------------------------------------------
+#: ``(name, category, idx, is_additive, value)`` of one joint-level parameter.
+_Entry = Tuple[str, str, Any, bool, float]
+
+
+def _checked_paths(
+    nominal_urdf_path: Union[str, Path],
+    output_path: Union[str, Path] | None,
+    params: Any,
+    merged_bodies: str,
+) -> Tuple[Path, Path]:
+    """Validated ``(nominal, output)`` paths (output default ``<stem>_modified.urdf``)."""
     nominal_path = Path(nominal_urdf_path)
     if not nominal_path.is_file():
         raise FileNotFoundError(f"URDF not found: {nominal_path}")
@@ -518,199 +542,254 @@ def export_urdf(
         raise ValueError(f"params must be a mapping name -> value, got {type(params).__name__}")
     if output_path is None:
         output_path = nominal_path.with_name(nominal_path.stem + "_modified" + nominal_path.suffix)
-    output_path = Path(output_path)
-    if output_path.resolve() == nominal_path.resolve():
+    output = Path(output_path)
+    if output.resolve() == nominal_path.resolve():
         raise ValueError(
-            f"output_path {str(output_path)!r} is the nominal URDF itself; choose another file"
+            f"output_path {str(output)!r} is the nominal URDF itself; choose another file"
         )
+    return nominal_path, output
 
-    # -- classify every parameter before touching anything -----------------
-    joint_params: Dict[str, List[Tuple[str, str, Any, bool, float]]] = {}
+
+def _finite_value(name: str, raw: Any) -> float:
+    try:
+        value = float(raw)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"parameter {name!r}: value {raw!r} is not a number") from exc
+    if not math.isfinite(value):
+        raise ValueError(f"parameter {name!r}: value {value} is not finite")
+    return value
+
+
+def _unknown_names_message(unknown: List[str]) -> str:
+    terms = ", ".join(f"{t.prefix}_* ({t.label})" for t in joint_terms.JOINT_TERMS)
+    return (
+        f"Unknown parameter(s) {unknown[:8]}. Recognized joint-level categories: joint "
+        "placement (d_px_*, …, d_phiz_*), joint offset (offsetPX_* … offsetRZ_*), mass (m_*), "
+        "first moments (mx_*, my_*, mz_*), inertia (Ixx_* … Izz_*), elasticity (k_PX_* … "
+        f"k_RZ_*), joint terms {terms}. Metrology frame params: base_*, pEE*, phiEE*."
+    )
+
+
+def _classify_params(
+    params: Mapping[str, Any],
+) -> Tuple[Dict[str, List[_Entry]], Dict[str, float]]:
+    """``({target: entries}, frame_params)``; unknown names or bad values raise ValueError."""
+    joint_params: Dict[str, List[_Entry]] = {}
     frame_params: Dict[str, float] = {}
     unknown: List[str] = []
     for name, raw in params.items():
         name = str(name)
-        try:
-            value = float(raw)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"parameter {name!r}: value {raw!r} is not a number") from exc
-        if not math.isfinite(value):
-            raise ValueError(f"parameter {name!r}: value {value} is not finite")
+        value = _finite_value(name, raw)
         parsed = _parse_param_name(name)
         if parsed is not None:
             category, target, idx, additive = parsed
             joint_params.setdefault(target, []).append((name, category, idx, additive, value))
             continue
         frame = _parse_frame_param_name(name)
-        if frame is not None:
-            frame_params[name] = value
-            logger.info(
-                "Metrology frame param '%s' = %.6g — not auto-applied to the URDF. This "
-                "defines %s. See frame_settings_doc() for defaults and explanations.",
-                name,
-                value,
-                _FRAME_PARAM_DESCRIPTIONS[frame[0]],
-            )
+        if frame is None:
+            unknown.append(name)
             continue
-        unknown.append(name)
-    if unknown:
-        raise ValueError(
-            f"Unknown parameter(s) {unknown[:8]}. Recognized joint-level categories: joint "
-            "placement (d_px_*, …, d_phiz_*), joint offset (offsetPX_* … offsetRZ_*), legacy "
-            "offset (off_*), mass (m_*), first moments (mx_*, my_*, mz_*), inertia (Ixx_* … "
-            "Izz_*), friction (fv_*, fs_*), armature (Ia_*), elasticity (k_PX_* … k_RZ_*). "
-            "Metrology frame params: base_*, pEE*, phiEE*."
+        frame_params[name] = value
+        logger.info(
+            "Metrology frame param '%s' = %.6g — not auto-applied to the URDF. This "
+            "defines %s. See frame_settings_doc() for defaults and explanations.",
+            name,
+            value,
+            _FRAME_PARAM_DESCRIPTIONS[frame[0]],
         )
+    if unknown:
+        raise ValueError(_unknown_names_message(unknown))
+    return joint_params, frame_params
 
-    # -- parse the nominal URDF ---------------------------------------------
-    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True, insert_pis=True))
-    try:
-        tree = ET.parse(str(nominal_path), parser=parser)
-    except ET.ParseError as exc:
-        raise ValueError(f"nominal URDF {nominal_path} is not valid XML: {exc}") from exc
-    root = tree.getroot()
-    if root.tag != "robot":
-        raise ValueError(f"nominal URDF {nominal_path}: root element is <{root.tag}>, not <robot>")
-    joints = {j.get("name"): j for j in root.findall("joint")}
-    links = {lk.get("name"): lk for lk in root.findall("link")}
-    children_of: Dict[str, List[ET.Element]] = {}
-    for j in joints.values():
-        parent = j.find("parent")
-        if parent is not None:
-            children_of.setdefault(parent.get("link"), []).append(j)
 
-    def child_link(joint_name: str) -> str:
-        child = joints[joint_name].find("child")
-        if child is None or child.get("link") not in links:
+@dataclass
+class _NominalURDF:
+    """The parsed nominal URDF (modified in place) with its joint/link indexes."""
+
+    path: Path
+    tree: ET.ElementTree
+    joints: Dict[str, ET.Element]
+    links: Dict[str, ET.Element]
+    children_of: Dict[str, List[ET.Element]]
+
+    @classmethod
+    def parse(cls, path: Path) -> _NominalURDF:
+        """Parse ``path`` keeping comments and processing instructions."""
+        parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True, insert_pis=True))
+        try:
+            tree = ET.parse(str(path), parser=parser)
+        except ET.ParseError as exc:
+            raise ValueError(f"nominal URDF {path} is not valid XML: {exc}") from exc
+        root = tree.getroot()
+        if root.tag != "robot":
+            raise ValueError(f"nominal URDF {path}: root element is <{root.tag}>, not <robot>")
+        joints = {j.get("name"): j for j in root.findall("joint")}
+        links = {lk.get("name"): lk for lk in root.findall("link")}
+        children_of: Dict[str, List[ET.Element]] = {}
+        for j in joints.values():
+            parent = j.find("parent")
+            if parent is not None:
+                children_of.setdefault(parent.get("link"), []).append(j)
+        return cls(path, tree, joints, links, children_of)
+
+    def child_link(self, joint_name: str) -> str:
+        """Name of the child link of a joint."""
+        child = self.joints[joint_name].find("child")
+        if child is None or child.get("link") not in self.links:
             raise ValueError(f"nominal URDF: joint {joint_name!r} has no valid <child link>")
         return child.get("link")
 
-    # -- validate targets ----------------------------------------------------
-    inertial_cats = ("mass", "first_moment", "inertia")
-    bad_targets = []
-    for target, entries in joint_params.items():
-        for name, category, *_ in entries:
-            if category in inertial_cats:
-                if target not in joints and target not in links:
-                    bad_targets.append(f"{name} (no joint or link {target!r})")
-            elif target not in joints:
-                bad_targets.append(f"{name} (no joint {target!r})")
-    if bad_targets:
-        raise ValueError(
-            f"parameters name targets absent from {nominal_path.name}: {bad_targets[:8]}"
+    def check_targets(self, joint_params: Mapping[str, List[_Entry]]) -> None:
+        """Every target names a joint (or, for inertial parameters, a joint or a link)."""
+        bad = []
+        for target, entries in joint_params.items():
+            for name, category, *_ in entries:
+                if category in _INERTIAL_CATEGORIES:
+                    if target not in self.joints and target not in self.links:
+                        bad.append(f"{name} (no joint or link {target!r})")
+                elif target not in self.joints:
+                    bad.append(f"{name} (no joint {target!r})")
+        if bad:
+            raise ValueError(f"parameters name targets absent from {self.path.name}: {bad[:8]}")
+
+    def serialise(self) -> bytes:
+        """The modified document, with the nominal file's leading comments."""
+        return (
+            b"<?xml version='1.0' encoding='utf-8'?>\n"
+            + _prolog(self.path)
+            + ET.tostring(self.tree.getroot(), encoding="utf-8")
+            + b"\n"
         )
 
-    applied: List[str] = []
-    unchanged: List[str] = []
-    for target, entries in joint_params.items():
-        inertial = [e for e in entries if e[1] in inertial_cats]
-        other = [e for e in entries if e[1] not in inertial_cats]
-        if other:
-            _apply_joint_entries(joints[target], other)
-            applied += [e[0] for e in other]
-        if inertial:
-            changed = _apply_inertial_entries(
-                target,
-                inertial,
-                joints=joints,
-                links=links,
-                children_of=children_of,
-                child_link=child_link,
-                merged_bodies=merged_bodies,
-                psd_eig_tol=psd_eig_tol,
-                allow_infeasible=allow_infeasible,
-            )
-            if changed:
-                applied += [e[0] for e in inertial]
-            else:
-                unchanged.append(target)
-        if verbose:
-            for name, category, _idx, additive, value in entries:
-                logger.info(
-                    "%s → %s %s (%s, %.6g)",
-                    name,
-                    target,
-                    category,
-                    "additive" if additive else "absolute",
-                    value,
-                )
 
-    data = (
-        b"<?xml version='1.0' encoding='utf-8'?>\n"
-        + _prolog(nominal_path)
-        + ET.tostring(root, encoding="utf-8")
-        + b"\n"
-    )
-    _atomic_write_checked(output_path, data)
-    if frame_params:
+@dataclass(frozen=True)
+class _InertialOptions:
+    """How inertial parameters are written (see :func:`export_urdf`)."""
+
+    merged_bodies: str
+    psd_eig_tol: float | None
+    allow_infeasible: bool
+
+
+def _apply_target(
+    nominal: _NominalURDF, target: str, entries: List[_Entry], options: _InertialOptions
+) -> bool:
+    """Apply one target's entries; False when its inertial parameters equal the nominal ones."""
+    other = [e for e in entries if e[1] not in _INERTIAL_CATEGORIES]
+    inertial = [e for e in entries if e[1] in _INERTIAL_CATEGORIES]
+    if other:
+        _apply_joint_entries(nominal.joints[target], other)
+    if not inertial:
+        return True
+    return _apply_inertial_entries(nominal, target, inertial, options)
+
+
+def _log_entries(target: str, entries: List[_Entry]) -> None:
+    for name, category, idx, additive, value in entries:
+        what = idx.label if category == _JOINT_TERM else category
         logger.info(
-            "The following metrology frame parameters were not applied to the URDF: %s. "
-            "Use frame_settings_doc() to review defaults.",
-            ", ".join(f"{k}={v:.6g}" for k, v in frame_params.items()),
+            "%s → %s %s (%s, %.6g)",
+            name,
+            target,
+            what,
+            "additive" if additive else "absolute",
+            value,
         )
-    logger.info("Modified URDF written to %s (%d parameters applied)", output_path, len(applied))
-    return ExportedURDF(str(output_path.resolve()), frame_params, applied, unchanged)
 
 
-def _apply_joint_entries(
-    joint: ET.Element, entries: List[Tuple[str, str, Any, bool, float]]
-) -> None:
-    """Placement, offsets, friction, armature, elasticity and legacy offset of one joint."""
-    jname = joint.get("name")
-    d = np.zeros(6)
-    o = np.zeros(6)
-    axis_offsets: Dict[str, float] = {}
-    placement = offset = False
-    for name, category, idx, _additive, value in entries:
+def _write_joint_term(joint: ET.Element, row: joint_terms.JointTerm, value: float) -> None:
+    """``<joint><urdf_element urdf_attribute="value"/>`` (absolute) for one joint term."""
+    elem = joint.find(row.urdf_element)
+    if elem is None:
+        elem = ET.SubElement(joint, row.urdf_element)
+    elem.set(row.urdf_attribute, repr(value))
+
+
+def _add_elasticity(joint: ET.Element, axis: int, value: float) -> None:
+    """``<dynamics elasticity_<AXIS>>`` += value (additive)."""
+    dyn = joint.find("dynamics")
+    if dyn is None:
+        dyn = ET.SubElement(joint, "dynamics")
+    key = f"elasticity_{_AXES6[axis]}"
+    prev = float(_floats(dyn.get(key, "0"), 1, f"joint {joint.get('name')!r} {key}")[0])
+    dyn.set(key, repr(prev + value))
+
+
+@dataclass
+class _OriginCorrection:
+    """Accumulated additive corrections of one joint origin."""
+
+    placement: np.ndarray
+    offset: np.ndarray
+    axis_offsets: Dict[str, float]
+    has_placement: bool = False
+    has_offset: bool = False
+
+    @classmethod
+    def empty(cls) -> _OriginCorrection:
+        return cls(np.zeros(6), np.zeros(6), {})
+
+    def add(self, category: str, idx: Any, value: float) -> None:
         if category == "joint_placement":
-            d[idx] += value
-            placement = True
+            self.placement[idx] += value
+            self.has_placement = True
         elif category == "joint_offset":
-            o[idx] += value
-            offset = True
-        elif category == "joint_offset_axis":
-            axis_offsets[idx] = axis_offsets.get(idx, 0.0) + value
-        elif category == "legacy_offset":
-            cal = joint.find("calibration")
-            if cal is None:
-                cal = ET.SubElement(joint, "calibration")
-            cal.set("rising", repr(value))
-        elif category in ("friction", "armature", "elasticity"):
-            dyn = joint.find("dynamics")
-            if dyn is None:
-                dyn = ET.SubElement(joint, "dynamics")
-            if category == "friction":
-                dyn.set("damping" if idx == "fv" else "friction", repr(value))
-            elif category == "armature":
-                dyn.set("armature", repr(value))
-            else:
-                key = f"elasticity_{_AXES6[idx]}"
-                prev = float(_floats(dyn.get(key, "0"), 1, f"joint {jname!r} {key}")[0])
-                dyn.set(key, repr(prev + value))
+            self.offset[idx] += value
+            self.has_offset = True
+        else:
+            self.axis_offsets[idx] = self.axis_offsets.get(idx, 0.0) + value
+
+    def any(self) -> bool:
+        return self.has_placement or self.has_offset or bool(self.axis_offsets)
+
+
+_ORIGIN_CATEGORIES = ("joint_placement", "joint_offset", "joint_offset_axis")
+
+
+def _apply_joint_entries(joint: ET.Element, entries: List[_Entry]) -> None:
+    """Placement, offsets, joint terms (friction, armature, legacy offset) and elasticity."""
+    correction = _OriginCorrection.empty()
+    for name, category, idx, _additive, value in entries:
+        if category in _ORIGIN_CATEGORIES:
+            correction.add(category, idx, value)
+        elif category == _JOINT_TERM:
+            _write_joint_term(joint, idx, value)
+        elif category == "elasticity":
+            _add_elasticity(joint, idx, value)
         else:  # pragma: no cover - guarded by the caller
             raise ValueError(f"{name}: unsupported category {category}")
-    if not (placement or offset or axis_offsets):
-        return
-    R, t = _origin_of(joint, f"joint {jname!r}")
-    if placement:  # origin · SE3(exp3(d_phi), d_p)
-        t = t + R @ d[:3]
-        R = R @ _exp3(d[3:])
-    if offset:  # origin · SE3(rpy(o_R), o_P)
-        t = t + R @ o[:3]
-        R = R @ _rpy_matrix(o[3:])
-    if axis_offsets:
-        axis_el = joint.find("axis")
-        axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {jname!r} axis")
-        if axis_el is None:
-            axis = np.array([1.0, 0.0, 0.0])  # URDF default axis
-        nrm = float(np.linalg.norm(axis))
-        if nrm == 0:
-            raise ValueError(f"joint {jname!r}: zero <axis>, cannot apply an axis offset")
-        axis = axis / nrm
-        if "PrismaticUnaligned" in axis_offsets:
-            t = t + R @ (axis * axis_offsets["PrismaticUnaligned"])
-        if "RevoluteUnaligned" in axis_offsets:
-            R = R @ _exp3(axis * axis_offsets["RevoluteUnaligned"])
+    if correction.any():
+        _correct_origin(joint, correction)
+
+
+def _unit_axis(joint: ET.Element) -> np.ndarray:
+    """The joint's unit ``<axis>`` (URDF default ``x`` when absent)."""
+    jname = joint.get("name")
+    axis_el = joint.find("axis")
+    axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {jname!r} axis")
+    if axis_el is None:
+        axis = np.array([1.0, 0.0, 0.0])
+    nrm = float(np.linalg.norm(axis))
+    if nrm == 0:
+        raise ValueError(f"joint {jname!r}: zero <axis>, cannot apply an axis offset")
+    return axis / nrm
+
+
+def _correct_origin(joint: ET.Element, corr: _OriginCorrection) -> None:
+    """Compose the joint origin with its placement, offset and axis corrections."""
+    R, t = _origin_of(joint, f"joint {joint.get('name')!r}")
+    if corr.has_placement:  # origin · SE3(exp3(d_phi), d_p)
+        t = t + R @ corr.placement[:3]
+        R = R @ _exp3(corr.placement[3:])
+    if corr.has_offset:  # origin · SE3(rpy(o_R), o_P)
+        t = t + R @ corr.offset[:3]
+        R = R @ _rpy_matrix(corr.offset[3:])
+    if corr.axis_offsets:
+        axis = _unit_axis(joint)
+        if "PrismaticUnaligned" in corr.axis_offsets:
+            t = t + R @ (axis * corr.axis_offsets["PrismaticUnaligned"])
+        if "RevoluteUnaligned" in corr.axis_offsets:
+            R = R @ _exp3(axis * corr.axis_offsets["RevoluteUnaligned"])
     origin = joint.find("origin")
     if origin is None:
         origin = ET.SubElement(joint, "origin")
@@ -718,44 +797,62 @@ def _apply_joint_entries(
     origin.set("rpy", _fmt(_matrix_rpy(R)))
 
 
-def _apply_inertial_entries(
-    target: str,
-    entries: List[Tuple[str, str, Any, bool, float]],
-    *,
-    joints: Dict[str, ET.Element],
-    links: Dict[str, ET.Element],
-    children_of: Dict[str, List[ET.Element]],
-    child_link: Any,
-    merged_bodies: str,
-    psd_eig_tol: float | None,
-    allow_infeasible: bool = False,
-) -> bool:
-    """Write the inertial parameters of one target; returns False when unchanged."""
-    from figaroh.identification.physical_consistency import check_p10_feasibility
-
-    is_joint = target in joints
-    link_name = child_link(target) if is_joint else target
-    link = links[link_name]
-    own = _p10(*_link_mci(link))
+def _body_p10(
+    nominal: _NominalURDF, target: str
+) -> Tuple[str, np.ndarray, List[Tuple[str, np.ndarray]]]:
+    """``(link name, own p10, [(fixed link, p10 in the link frame)])`` of a target."""
+    is_joint = target in nominal.joints
+    link_name = nominal.child_link(target) if is_joint else target
+    own = p10_from_mass_com_inertia(*_link_mci(nominal.links[link_name]))
     merged: List[Tuple[str, np.ndarray]] = []
     if is_joint:
-        for name, R, t in _fixed_descendants(link_name, children_of):
-            if name not in links:
+        for name, R, t in _fixed_descendants(link_name, nominal.children_of):
+            if name not in nominal.links:
                 continue
-            m, c, Ic = _link_mci(links[name])
-            merged.append((name, _p10(*_transform_mci(m, c, Ic, R, t))))
-    nominal = own + sum((p for _, p in merged), np.zeros(10))
-    new = nominal.copy()
+            m, c, Ic = _link_mci(nominal.links[name])
+            merged.append((name, p10_from_mass_com_inertia(*_transform_mci(m, c, Ic, R, t))))
+    return link_name, own, merged
+
+
+def _check_consistency(new: np.ndarray, where: str, options: _InertialOptions) -> None:
+    """Refuse (or warn about, with ``allow_infeasible``) a physically inconsistent p10."""
+    if options.psd_eig_tol is None:
+        return
+    rep = check_p10_feasibility(new, mass_min=0.0, psd_eig_tol=float(options.psd_eig_tol))
+    if rep.status == "feasible":
+        return
+    if not options.allow_infeasible:
+        raise ValueError(
+            f"{where}: inertial parameters are not physically consistent "
+            f"({rep.message}); refusing to write them (pass allow_infeasible=True "
+            "to write them anyway)"
+        )
+    logger.warning(
+        "%s: writing physically inconsistent inertial parameters (%s) because "
+        "allow_infeasible=True",
+        where,
+        rep.message,
+    )
+
+
+def _apply_inertial_entries(
+    nominal: _NominalURDF, target: str, entries: List[_Entry], options: _InertialOptions
+) -> bool:
+    """Write the inertial parameters of one target; returns False when unchanged."""
+    link_name, own, merged = _body_p10(nominal, target)
+    body = own + sum((p for _, p in merged), np.zeros(10))
+    new = body.copy()
     for _name, category, idx, _additive, value in entries:
         key = "m" if category == "mass" else idx
-        new[_INERTIAL_KEYS.index(key)] = value
-    scale = max(float(np.max(np.abs(nominal))), 1e-300)
-    if np.all(np.abs(new - nominal) <= _UNCHANGED_RTOL * scale):
+        new[INERTIAL_KEYS.index(key)] = value
+    scale = max(float(np.max(np.abs(body))), 1e-300)
+    if np.all(np.abs(new - body) <= _UNCHANGED_RTOL * scale):
         return False
+    is_joint = target in nominal.joints
     where = f"joint {target!r} (link {link_name!r})" if is_joint else f"link {target!r}"
     heavy = [n for n, p in merged if np.any(p != 0)]
     if heavy:
-        if merged_bodies == "refuse":
+        if options.merged_bodies == "refuse":
             raise ValueError(
                 f"{where}: its Pinocchio body also holds the fixed-attached links {heavy} "
                 "with non-zero inertia, so the identified parameters describe their sum; pass "
@@ -764,23 +861,9 @@ def _apply_inertial_entries(
             )
         new = new - sum((p for n, p in merged), np.zeros(10))
         where += f" after subtracting the fixed-attached links {heavy}"
-    if psd_eig_tol is not None:
-        rep = check_p10_feasibility(new, mass_min=0.0, psd_eig_tol=float(psd_eig_tol))
-        if rep.status != "feasible":
-            if not allow_infeasible:
-                raise ValueError(
-                    f"{where}: inertial parameters are not physically consistent "
-                    f"({rep.message}); refusing to write them (pass allow_infeasible=True "
-                    "to write them anyway)"
-                )
-            logger.warning(
-                "%s: writing physically inconsistent inertial parameters (%s) because "
-                "allow_infeasible=True",
-                where,
-                rep.message,
-            )
-    m, c, Ic = _mci_from_p10(new, where)
-    _write_inertial(link, m, c, Ic)
+    _check_consistency(new, where, options)
+    m, c, Ic = mass_com_inertia_from_p10(new, where)
+    _write_inertial(nominal.links[link_name], m, c, Ic)
     return True
 
 
@@ -811,15 +894,12 @@ def _atomic_write_checked(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        import pinocchio as pin
+
         try:
-            import pinocchio as pin
-        except ImportError:  # pragma: no cover - pinocchio is a hard dependency
-            pin = None
-        if pin is not None:
-            try:
-                pin.buildModelFromUrdf(tmp)
-            except Exception as exc:  # noqa: BLE001 - reported as a refusal
-                raise ValueError(f"the modified URDF does not load in Pinocchio: {exc}") from exc
+            pin.buildModelFromUrdf(tmp)
+        except Exception as exc:  # noqa: BLE001 - reported as a refusal
+            raise ValueError(f"the modified URDF does not load in Pinocchio: {exc}") from exc
         os.replace(tmp, path)
     except BaseException:
         try:
