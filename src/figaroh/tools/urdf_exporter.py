@@ -75,10 +75,8 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import re
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +85,20 @@ from typing import Any, Dict, List, Mapping, Tuple, Union
 import numpy as np
 
 from . import joint_terms
+from ._urdf_xml import (
+    atomic_write_checked,
+    exp3,
+    fixed_descendants,
+    floats,
+    fmt,
+    link_mci,
+    matrix_rpy,
+    origin_of,
+    prolog,
+    rpy_matrix,
+    transform_mci,
+    write_inertial,
+)
 from .inertia import (
     INERTIAL_KEYS,
     check_p10_feasibility,
@@ -232,152 +244,6 @@ def is_kinematic_correction(name: str, joint_names: List[str] | None = None) -> 
 
 
 # ---------------------------------------------------------------------------
-# Small geometry helpers
-# ---------------------------------------------------------------------------
-def _floats(text: str | None, n: int, what: str) -> np.ndarray:
-    if text is None:
-        return np.zeros(n)
-    try:
-        vals = np.array([float(t) for t in text.split()], dtype=float)
-    except ValueError as exc:
-        raise ValueError(f"malformed {what} {text!r} in the nominal URDF") from exc
-    if vals.shape != (n,):
-        raise ValueError(f"{what} must hold {n} numbers, got {text!r}")
-    return vals
-
-
-def _fmt(values: Any) -> str:
-    return " ".join(repr(float(v)) for v in np.atleast_1d(values))
-
-
-def _rpy_matrix(rpy: np.ndarray) -> np.ndarray:
-    """URDF convention ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = (
-        math.cos(r),
-        math.sin(r),
-        math.cos(p),
-        math.sin(p),
-        math.cos(y),
-        math.sin(y),
-    )
-    return np.array(
-        [
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ]
-    )
-
-
-def _matrix_rpy(R: np.ndarray) -> np.ndarray:
-    import pinocchio as pin
-
-    return np.asarray(pin.rpy.matrixToRpy(np.asarray(R, dtype=float)), dtype=float)
-
-
-def _exp3(v: np.ndarray) -> np.ndarray:
-    import pinocchio as pin
-
-    return np.asarray(pin.exp3(np.asarray(v, dtype=float)), dtype=float)
-
-
-def _origin_of(elem: ET.Element | None, what: str) -> Tuple[np.ndarray, np.ndarray]:
-    """(R, t) of an ``<origin>`` child (identity when absent)."""
-    o = None if elem is None else elem.find("origin")
-    if o is None:
-        return np.eye(3), np.zeros(3)
-    xyz = _floats(o.get("xyz"), 3, f"{what} origin xyz")
-    rpy = _floats(o.get("rpy"), 3, f"{what} origin rpy")
-    return _rpy_matrix(rpy), xyz
-
-
-# ---------------------------------------------------------------------------
-# Inertials
-# ---------------------------------------------------------------------------
-def _link_mci(link: ET.Element) -> Tuple[float, np.ndarray, np.ndarray]:
-    """(mass, CoM, inertia about the CoM) of a link in its own frame."""
-    inertial = link.find("inertial")
-    if inertial is None:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
-    what = f"link {link.get('name')!r} inertial"
-    R, c = _origin_of(inertial, what)
-    mass_el = inertial.find("mass")
-    m = float(_floats(None if mass_el is None else mass_el.get("value"), 1, f"{what} mass")[0])
-    ie = inertial.find("inertia")
-    vals = {}
-    for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
-        vals[key] = float(_floats(None if ie is None else ie.get(key, "0"), 1, f"{what} {key}")[0])
-    I = np.array(
-        [
-            [vals["ixx"], vals["ixy"], vals["ixz"]],
-            [vals["ixy"], vals["iyy"], vals["iyz"]],
-            [vals["ixz"], vals["iyz"], vals["izz"]],
-        ]
-    )
-    return m, c, R @ I @ R.T
-
-
-def _transform_mci(
-    m: float, c: np.ndarray, Ic: np.ndarray, R: np.ndarray, t: np.ndarray
-) -> Tuple[float, np.ndarray, np.ndarray]:
-    return m, R @ c + t, R @ Ic @ R.T
-
-
-def _write_inertial(link: ET.Element, m: float, c: np.ndarray, Ic: np.ndarray) -> None:
-    """Write (m, c, I_C) into ``link``'s ``<inertial>``, keeping its orientation (rpy)."""
-    inertial = link.find("inertial")
-    if inertial is None:
-        inertial = ET.SubElement(link, "inertial")
-    origin = inertial.find("origin")
-    if origin is None:
-        origin = ET.SubElement(inertial, "origin")
-        origin.set("rpy", "0 0 0")
-    R = _rpy_matrix(_floats(origin.get("rpy"), 3, "inertial origin rpy"))
-    I = R.T @ Ic @ R  # tensor in the inertial frame
-    origin.set("xyz", _fmt(c))
-    if origin.get("rpy") is None:
-        origin.set("rpy", "0 0 0")
-    mass_el = inertial.find("mass")
-    if mass_el is None:
-        mass_el = ET.SubElement(inertial, "mass")
-    mass_el.set("value", repr(float(m)))
-    ie = inertial.find("inertia")
-    if ie is None:
-        ie = ET.SubElement(inertial, "inertia")
-    for key, (r, col) in (
-        ("ixx", (0, 0)),
-        ("ixy", (0, 1)),
-        ("ixz", (0, 2)),
-        ("iyy", (1, 1)),
-        ("iyz", (1, 2)),
-        ("izz", (2, 2)),
-    ):
-        ie.set(key, repr(float(I[r, col])))
-
-
-def _fixed_descendants(
-    link_name: str, children_of: Dict[str, List[ET.Element]]
-) -> List[Tuple[str, np.ndarray, np.ndarray]]:
-    """Links attached to ``link_name`` through fixed joints, with their pose (R, t) in its frame."""
-    out: List[Tuple[str, np.ndarray, np.ndarray]] = []
-    stack = [(link_name, np.eye(3), np.zeros(3))]
-    while stack:
-        name, R0, t0 = stack.pop()
-        for joint in children_of.get(name, []):
-            if joint.get("type") != "fixed":
-                continue
-            child = joint.find("child")
-            if child is None or child.get("link") is None:
-                continue
-            R, t = _origin_of(joint, f"joint {joint.get('name')!r}")
-            Rc, tc = R0 @ R, R0 @ t + t0
-            out.append((child.get("link"), Rc, tc))
-            stack.append((child.get("link"), Rc, tc))
-    return out
-
-
-# ---------------------------------------------------------------------------
 # Public API
 # ---------------------------------------------------------------------------
 def frame_settings_doc(*, calibration_type: str | None = None, verbose: bool = True) -> dict:
@@ -508,7 +374,7 @@ def export_urdf(
             unchanged.append(target)
         if verbose:
             _log_entries(target, entries)
-    _atomic_write_checked(output, nominal.serialise())
+    atomic_write_checked(output, nominal.serialise())
     if frame_params:
         logger.info(
             "The following metrology frame parameters were not applied to the URDF: %s. "
@@ -656,7 +522,7 @@ class _NominalURDF:
         """The modified document, with the nominal file's leading comments."""
         return (
             b"<?xml version='1.0' encoding='utf-8'?>\n"
-            + _prolog(self.path)
+            + prolog(self.path)
             + ET.tostring(self.tree.getroot(), encoding="utf-8")
             + b"\n"
         )
@@ -711,7 +577,7 @@ def _add_elasticity(joint: ET.Element, axis: int, value: float) -> None:
     if dyn is None:
         dyn = ET.SubElement(joint, "dynamics")
     key = f"elasticity_{_AXES6[axis]}"
-    prev = float(_floats(dyn.get(key, "0"), 1, f"joint {joint.get('name')!r} {key}")[0])
+    prev = float(floats(dyn.get(key, "0"), 1, f"joint {joint.get('name')!r} {key}")[0])
     dyn.set(key, repr(prev + value))
 
 
@@ -766,7 +632,7 @@ def _unit_axis(joint: ET.Element) -> np.ndarray:
     """The joint's unit ``<axis>`` (URDF default ``x`` when absent)."""
     jname = joint.get("name")
     axis_el = joint.find("axis")
-    axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {jname!r} axis")
+    axis = floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {jname!r} axis")
     if axis_el is None:
         axis = np.array([1.0, 0.0, 0.0])
     nrm = float(np.linalg.norm(axis))
@@ -777,24 +643,24 @@ def _unit_axis(joint: ET.Element) -> np.ndarray:
 
 def _correct_origin(joint: ET.Element, corr: _OriginCorrection) -> None:
     """Compose the joint origin with its placement, offset and axis corrections."""
-    R, t = _origin_of(joint, f"joint {joint.get('name')!r}")
+    R, t = origin_of(joint, f"joint {joint.get('name')!r}")
     if corr.has_placement:  # origin · SE3(exp3(d_phi), d_p)
         t = t + R @ corr.placement[:3]
-        R = R @ _exp3(corr.placement[3:])
+        R = R @ exp3(corr.placement[3:])
     if corr.has_offset:  # origin · SE3(rpy(o_R), o_P)
         t = t + R @ corr.offset[:3]
-        R = R @ _rpy_matrix(corr.offset[3:])
+        R = R @ rpy_matrix(corr.offset[3:])
     if corr.axis_offsets:
         axis = _unit_axis(joint)
         if "PrismaticUnaligned" in corr.axis_offsets:
             t = t + R @ (axis * corr.axis_offsets["PrismaticUnaligned"])
         if "RevoluteUnaligned" in corr.axis_offsets:
-            R = R @ _exp3(axis * corr.axis_offsets["RevoluteUnaligned"])
+            R = R @ exp3(axis * corr.axis_offsets["RevoluteUnaligned"])
     origin = joint.find("origin")
     if origin is None:
         origin = ET.SubElement(joint, "origin")
-    origin.set("xyz", _fmt(t))
-    origin.set("rpy", _fmt(_matrix_rpy(R)))
+    origin.set("xyz", fmt(t))
+    origin.set("rpy", fmt(matrix_rpy(R)))
 
 
 def _body_p10(
@@ -803,14 +669,14 @@ def _body_p10(
     """``(link name, own p10, [(fixed link, p10 in the link frame)])`` of a target."""
     is_joint = target in nominal.joints
     link_name = nominal.child_link(target) if is_joint else target
-    own = p10_from_mass_com_inertia(*_link_mci(nominal.links[link_name]))
+    own = p10_from_mass_com_inertia(*link_mci(nominal.links[link_name]))
     merged: List[Tuple[str, np.ndarray]] = []
     if is_joint:
-        for name, R, t in _fixed_descendants(link_name, nominal.children_of):
+        for name, R, t in fixed_descendants(link_name, nominal.children_of):
             if name not in nominal.links:
                 continue
-            m, c, Ic = _link_mci(nominal.links[name])
-            merged.append((name, p10_from_mass_com_inertia(*_transform_mci(m, c, Ic, R, t))))
+            m, c, Ic = link_mci(nominal.links[name])
+            merged.append((name, p10_from_mass_com_inertia(*transform_mci(m, c, Ic, R, t))))
     return link_name, own, merged
 
 
@@ -863,47 +729,5 @@ def _apply_inertial_entries(
         where += f" after subtracting the fixed-attached links {heavy}"
     _check_consistency(new, where, options)
     m, c, Ic = mass_com_inertia_from_p10(new, where)
-    _write_inertial(nominal.links[link_name], m, c, Ic)
+    write_inertial(nominal.links[link_name], m, c, Ic)
     return True
-
-
-_PROLOG = re.compile(rb"^\s*(?:<\?xml[^>]*\?>)?(?P<prolog>(?:\s|<!--.*?-->)*)<", re.DOTALL)
-
-
-def _prolog(path: Path) -> bytes:
-    """Comments between the XML declaration and the root element, verbatim.
-
-    ElementTree keeps comments inside the root only; the leading ones (often
-    a licence header) are re-emitted unchanged from the well-formed nominal
-    file.
-    """
-    with open(path, "rb") as fh:
-        head = fh.read(1 << 16)
-    m = _PROLOG.match(head)
-    if m is None or not m.group("prolog").strip():
-        return b""
-    return m.group("prolog").strip() + b"\n"
-
-
-def _atomic_write_checked(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically after checking Pinocchio loads it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".urdf", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        import pinocchio as pin
-
-        try:
-            pin.buildModelFromUrdf(tmp)
-        except Exception as exc:  # noqa: BLE001 - reported as a refusal
-            raise ValueError(f"the modified URDF does not load in Pinocchio: {exc}") from exc
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

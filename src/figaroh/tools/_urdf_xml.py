@@ -1,0 +1,211 @@
+"""Reading and writing URDF elements: origins, link inertials, fixed sub-trees, the file.
+
+Geometry follows the URDF conventions: an ``<origin xyz rpy>`` is the pose
+``(R, t)`` with ``R = Rz(yaw)·Ry(pitch)·Rx(roll)`` [rad] and ``t`` [m]; a link
+``<inertial>`` holds the mass [kg], the centre of mass (the inertial origin)
+and the inertia tensor about the centre of mass [kg·m²] in the inertial
+frame. Helpers of :mod:`figaroh.tools.urdf_exporter`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+
+def floats(text: str | None, n: int, what: str) -> np.ndarray:
+    """The ``n`` numbers of a whitespace-separated attribute (zeros when absent).
+
+    Raises:
+        ValueError: Not ``n`` numbers; the message names ``what``.
+    """
+    if text is None:
+        return np.zeros(n)
+    try:
+        vals = np.array([float(t) for t in text.split()], dtype=float)
+    except ValueError as exc:
+        raise ValueError(f"malformed {what} {text!r} in the nominal URDF") from exc
+    if vals.shape != (n,):
+        raise ValueError(f"{what} must hold {n} numbers, got {text!r}")
+    return vals
+
+
+def fmt(values: Any) -> str:
+    """Numbers as a URDF attribute, each written with ``repr`` (round-trips exactly)."""
+    return " ".join(repr(float(v)) for v in np.atleast_1d(values))
+
+
+def rpy_matrix(rpy: np.ndarray) -> np.ndarray:
+    """URDF convention ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(r),
+        math.sin(r),
+        math.cos(p),
+        math.sin(p),
+        math.cos(y),
+        math.sin(y),
+    )
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def matrix_rpy(R: np.ndarray) -> np.ndarray:
+    """Roll, pitch, yaw [rad] of a rotation matrix (inverse of :func:`rpy_matrix`)."""
+    import pinocchio as pin
+
+    return np.asarray(pin.rpy.matrixToRpy(np.asarray(R, dtype=float)), dtype=float)
+
+
+def exp3(v: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a rotation vector [rad] (SO(3) exponential)."""
+    import pinocchio as pin
+
+    return np.asarray(pin.exp3(np.asarray(v, dtype=float)), dtype=float)
+
+
+def origin_of(elem: ET.Element | None, what: str) -> Tuple[np.ndarray, np.ndarray]:
+    """(R, t) of an ``<origin>`` child (identity when absent)."""
+    o = None if elem is None else elem.find("origin")
+    if o is None:
+        return np.eye(3), np.zeros(3)
+    xyz = floats(o.get("xyz"), 3, f"{what} origin xyz")
+    rpy = floats(o.get("rpy"), 3, f"{what} origin rpy")
+    return rpy_matrix(rpy), xyz
+
+
+def link_mci(link: ET.Element) -> Tuple[float, np.ndarray, np.ndarray]:
+    """(mass, CoM, inertia about the CoM) of a link in its own frame."""
+    inertial = link.find("inertial")
+    if inertial is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    what = f"link {link.get('name')!r} inertial"
+    R, c = origin_of(inertial, what)
+    mass_el = inertial.find("mass")
+    m = float(floats(None if mass_el is None else mass_el.get("value"), 1, f"{what} mass")[0])
+    ie = inertial.find("inertia")
+    vals = {}
+    for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+        vals[key] = float(floats(None if ie is None else ie.get(key, "0"), 1, f"{what} {key}")[0])
+    I = np.array(
+        [
+            [vals["ixx"], vals["ixy"], vals["ixz"]],
+            [vals["ixy"], vals["iyy"], vals["iyz"]],
+            [vals["ixz"], vals["iyz"], vals["izz"]],
+        ]
+    )
+    return m, c, R @ I @ R.T
+
+
+def transform_mci(
+    m: float, c: np.ndarray, Ic: np.ndarray, R: np.ndarray, t: np.ndarray
+) -> Tuple[float, np.ndarray, np.ndarray]:
+    """(m, c, I_C) expressed in a parent frame where the link frame has pose (R, t)."""
+    return m, R @ c + t, R @ Ic @ R.T
+
+
+def write_inertial(link: ET.Element, m: float, c: np.ndarray, Ic: np.ndarray) -> None:
+    """Write (m, c, I_C) into ``link``'s ``<inertial>``, keeping its orientation (rpy)."""
+    inertial = link.find("inertial")
+    if inertial is None:
+        inertial = ET.SubElement(link, "inertial")
+    origin = inertial.find("origin")
+    if origin is None:
+        origin = ET.SubElement(inertial, "origin")
+        origin.set("rpy", "0 0 0")
+    R = rpy_matrix(floats(origin.get("rpy"), 3, "inertial origin rpy"))
+    I = R.T @ Ic @ R  # tensor in the inertial frame
+    origin.set("xyz", fmt(c))
+    if origin.get("rpy") is None:
+        origin.set("rpy", "0 0 0")
+    mass_el = inertial.find("mass")
+    if mass_el is None:
+        mass_el = ET.SubElement(inertial, "mass")
+    mass_el.set("value", repr(float(m)))
+    ie = inertial.find("inertia")
+    if ie is None:
+        ie = ET.SubElement(inertial, "inertia")
+    for key, (r, col) in (
+        ("ixx", (0, 0)),
+        ("ixy", (0, 1)),
+        ("ixz", (0, 2)),
+        ("iyy", (1, 1)),
+        ("iyz", (1, 2)),
+        ("izz", (2, 2)),
+    ):
+        ie.set(key, repr(float(I[r, col])))
+
+
+def fixed_descendants(
+    link_name: str, children_of: Dict[str, List[ET.Element]]
+) -> List[Tuple[str, np.ndarray, np.ndarray]]:
+    """Links attached to ``link_name`` through fixed joints, with their pose (R, t) in its frame."""
+    out: List[Tuple[str, np.ndarray, np.ndarray]] = []
+    stack = [(link_name, np.eye(3), np.zeros(3))]
+    while stack:
+        name, R0, t0 = stack.pop()
+        for joint in children_of.get(name, []):
+            if joint.get("type") != "fixed":
+                continue
+            child = joint.find("child")
+            if child is None or child.get("link") is None:
+                continue
+            R, t = origin_of(joint, f"joint {joint.get('name')!r}")
+            Rc, tc = R0 @ R, R0 @ t + t0
+            out.append((child.get("link"), Rc, tc))
+            stack.append((child.get("link"), Rc, tc))
+    return out
+
+
+PROLOG = re.compile(rb"^\s*(?:<\?xml[^>]*\?>)?(?P<prolog>(?:\s|<!--.*?-->)*)<", re.DOTALL)
+
+
+def prolog(path: Path) -> bytes:
+    """Comments between the XML declaration and the root element, verbatim.
+
+    ElementTree keeps comments inside the root only; the leading ones (often
+    a licence header) are re-emitted unchanged from the well-formed nominal
+    file.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    m = PROLOG.match(head)
+    if m is None or not m.group("prolog").strip():
+        return b""
+    return m.group("prolog").strip() + b"\n"
+
+
+def atomic_write_checked(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically after checking Pinocchio loads it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".urdf", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        import pinocchio as pin
+
+        try:
+            pin.buildModelFromUrdf(tmp)
+        except Exception as exc:  # noqa: BLE001 - reported as a refusal
+            raise ValueError(f"the modified URDF does not load in Pinocchio: {exc}") from exc
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
