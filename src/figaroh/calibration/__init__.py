@@ -14,8 +14,7 @@ Importing the package does not import the submodules eagerly;
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from figaroh.utils._lazy import lazy_reexports
 
 __all__ = [
     "base_calibration",
@@ -29,9 +28,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "BaseCalibration":
-        value = importlib.import_module("figaroh.calibration.base_calibration").BaseCalibration
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_reexports(
+    __name__, {"BaseCalibration": "figaroh.calibration.base_calibration"}, globals()
+)

@@ -15,13 +15,17 @@ from typing import Any, Dict, List, Mapping
 
 import numpy as np
 
+from figaroh.tools._report_common import CALIBRATION_DEFAULT_THRESHOLDS, scoped_verification
+from figaroh.tools.provenance import collect_run_provenance
+from figaroh.tools.report import _build_insights
+from figaroh.tools.stages import apply_to_verdict
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["build_insights", "format_quality_report", "verify_calibration"]
 
 _RULE = "=" * 70
 _SUB = "-" * 70
-OUTLIER_WARN_PCT = 10.0
 
 
 def _f(v: Any, spec: str = ".3f") -> str:
@@ -32,22 +36,7 @@ def _f(v: Any, spec: str = ".3f") -> str:
     return "n/a" if not math.isfinite(v) else format(v, spec)
 
 
-def format_quality_report(calib: Any) -> str:
-    """Plain-text report of a solved calibration.
-
-    Args:
-        calib: A solved ``BaseCalibration``.
-
-    Returns:
-        The report text.
-    """
-    ev: Mapping[str, Any] = calib.evaluation_metrics
-    cfg = calib.calib_config
-    N = int(cfg.get("NbSample", 0))
-    names = list(cfg.get("param_name", []))
-    validation = calib._compute_validation_metrics()
-    if validation is not None and calib.results_data is not None:
-        calib.results_data["validation_metrics"] = validation
+def _header_lines(calib: Any, ev: Mapping[str, Any], N: int) -> List[str]:
     lines: List[str] = [_RULE, "CALIBRATION QUALITY REPORT".center(70), _RULE]
     lines.append(f"Stages: {calib.stages_line()}")
     ok = ev.get("optimization_success")
@@ -71,10 +60,13 @@ def format_quality_report(calib: Any) -> str:
         f"Condition number: {_f(ev.get('condition_number'), '.4g')} "
         f"({ev.get('condition_label', 'n/a')})"
     )
-    lines.append(_SUB)
+    return lines
+
+
+def _residual_lines(ev: Mapping[str, Any], N: int) -> List[str]:
     stats = ev.get("per_dof_stats") or {}
     n_kept = N - int(ev.get("n_outliers", 0))
-    lines.append(f"Per-DOF Residuals (training set, n={n_kept})")
+    lines = [f"Per-DOF Residuals (training set, n={n_kept})"]
     lines.append(f"  {'DOF':<10}{'Mean':>10}{'Std':>10}{'RMSE':>10}{'Max':>10}{'R²':>10}")
     for j, nm in enumerate(stats.get("dof_names", [])):
         if j >= len(stats.get("rmse", [])):
@@ -100,54 +92,63 @@ def format_quality_report(calib: Any) -> str:
                 f"MAE {_f(overall.get(f'{key}_mae_{unit}'))} {unit}, "
                 f"max {_f(overall.get(f'{key}_max_{unit}'))} {unit}"
             )
-    lines.append(_SUB)
+    return lines
+
+
+_VALIDATION_ROWS = (
+    ("Position RMSE [mm]", "pos_rmse_nominal_mm", "pos_rmse_calibrated_mm"),
+    ("Position max [mm]", "pos_max_nominal_mm", "pos_max_calibrated_mm"),
+    ("Orientation RMSE [deg]", "orient_rmse_nominal_deg", "orient_rmse_calibrated_deg"),
+    ("Orientation max [deg]", "orient_max_nominal_deg", "orient_max_calibrated_deg"),
+)
+
+
+def _validation_lines(validation: Mapping[str, Any] | None) -> List[str]:
     if validation is None:
-        lines.append("Validation: not computed by this calibration.")
-    else:
-        src = validation["validation_source"]
-        if src != "validation_data":
-            lines.append("!" * 70)
-            lines.append(
-                "! WARNING: no held-out data — validation uses the CALIBRATION data itself;"
-            )
-            lines.append("! these figures do NOT measure generalisation to new postures.")
-            lines.append("!" * 70)
+        return ["Validation: not computed by this calibration."]
+    lines: List[str] = []
+    src = validation["validation_source"]
+    if src != "validation_data":
+        lines.append("!" * 70)
+        lines.append("! WARNING: no held-out data — validation uses the CALIBRATION data itself;")
+        lines.append("! these figures do NOT measure generalisation to new postures.")
+        lines.append("!" * 70)
+    lines.append(
+        f"Validation ({'held-out' if src == 'validation_data' else 'training fallback'}, "
+        f"n={validation['n_val_samples']}; nominal = all parameters 0, frames included)"
+    )
+    lines.append(f"  {'':<24}{'Nominal':>12}{'Calibrated':>12}{'Improvement':>14}")
+    for label, a, b in _VALIDATION_ROWS:
+        before, after = validation[a], validation[b]
+        if not math.isfinite(before):
+            continue
+        imp = (before - after) / before * 100 if before else 0.0
+        arrow = "↓" if after <= before else "↑"
+        lines.append(f"  {label:<24}{before:>12.3f}{after:>12.3f}{imp:>12.1f}% {arrow}")
+    pf = validation.get("pos_rmse_nominal_fitted_frames_mm", math.nan)
+    if math.isfinite(pf):
+        after = validation["pos_rmse_calibrated_mm"]
+        imp = (pf - after) / pf * 100 if pf else 0.0
         lines.append(
-            f"Validation ({'held-out' if src == 'validation_data' else 'training fallback'}, "
-            f"n={validation['n_val_samples']}; nominal = all parameters 0, frames included)"
+            f"  {'Pos. RMSE, nominal joints':<24}{pf:>12.3f}{after:>12.3f}{imp:>12.1f}% "
+            f"{'↓' if after <= pf else '↑'}  (frames re-fitted)"
         )
-        lines.append(f"  {'':<24}{'Nominal':>12}{'Calibrated':>12}{'Improvement':>14}")
-        rows = (
-            ("Position RMSE [mm]", "pos_rmse_nominal_mm", "pos_rmse_calibrated_mm"),
-            ("Position max [mm]", "pos_max_nominal_mm", "pos_max_calibrated_mm"),
-            ("Orientation RMSE [deg]", "orient_rmse_nominal_deg", "orient_rmse_calibrated_deg"),
-            ("Orientation max [deg]", "orient_max_nominal_deg", "orient_max_calibrated_deg"),
-        )
-        for label, a, b in rows:
-            before, after = validation[a], validation[b]
-            if not math.isfinite(before):
-                continue
-            imp = (before - after) / before * 100 if before else 0.0
-            arrow = "↓" if after <= before else "↑"
-            lines.append(f"  {label:<24}{before:>12.3f}{after:>12.3f}{imp:>12.1f}% {arrow}")
-        pf = validation.get("pos_rmse_nominal_fitted_frames_mm", math.nan)
-        if math.isfinite(pf):
-            after = validation["pos_rmse_calibrated_mm"]
-            imp = (pf - after) / pf * 100 if pf else 0.0
-            lines.append(
-                f"  {'Pos. RMSE, nominal joints':<24}{pf:>12.3f}{after:>12.3f}{imp:>12.1f}% "
-                f"{'↓' if after <= pf else '↑'}  (frames re-fitted)"
+    if validation["n_markers"] > 1:
+        for k, (a, b) in enumerate(
+            zip(
+                validation["pos_rmse_nominal_per_point_mm"],
+                validation["pos_rmse_calibrated_per_point_mm"],
+                strict=False,
             )
-        if validation["n_markers"] > 1:
-            for k, (a, b) in enumerate(
-                zip(
-                    validation["pos_rmse_nominal_per_point_mm"],
-                    validation["pos_rmse_calibrated_per_point_mm"],
-                    strict=False,
-                )
-            ):
-                lines.append(f"  {'point ' + str(k + 1) + ' RMSE [mm]':<24}{a:>12.3f}{b:>12.3f}")
-    lines.append(_SUB)
+        ):
+            lines.append(f"  {'point ' + str(k + 1) + ' RMSE [mm]':<24}{a:>12.3f}{b:>12.3f}")
+    return lines
+
+
+def _uncertainty_lines(
+    ev: Mapping[str, Any], cfg: Mapping[str, Any], names: List[str]
+) -> List[str]:
+    lines: List[str] = []
     std_pct = ev.get("param_stddev_percentage") or []
     dof = ev.get("residual_dof", 0)
     if dof <= 0 and cfg.get("prior_weights") is None:
@@ -171,6 +172,36 @@ def format_quality_report(calib: Any) -> str:
             lines.append(f"  ... {len(pairs) - 10} more")
     else:
         lines.append("Correlated parameter pairs: none exceed |ρ| > 0.8")
+    return lines
+
+
+def format_quality_report(calib: Any) -> str:
+    """Plain-text report of a solved calibration.
+
+    Sections: convergence and excluded samples, per-component residuals
+    ([mm], [deg]), validation (nominal vs calibrated), parameter uncertainty
+    and correlated pairs.
+
+    Args:
+        calib: A solved ``BaseCalibration``.
+
+    Returns:
+        The report text.
+    """
+    ev: Mapping[str, Any] = calib.evaluation_metrics
+    cfg = calib.calib_config
+    N = int(cfg.get("NbSample", 0))
+    names = list(cfg.get("param_name", []))
+    validation = calib._compute_validation_metrics()
+    if validation is not None and calib.results_data is not None:
+        calib.results_data["validation_metrics"] = validation
+    lines = _header_lines(calib, ev, N)
+    lines.append(_SUB)
+    lines += _residual_lines(ev, N)
+    lines.append(_SUB)
+    lines += _validation_lines(validation)
+    lines.append(_SUB)
+    lines += _uncertainty_lines(ev, cfg, names)
     lines.append(_RULE)
     return "\n".join(lines)
 
@@ -180,111 +211,13 @@ def build_insights(
 ) -> List[Dict[str, str]]:
     """Insight messages (solver, conditioning, outliers, validation) of a calibration report.
 
-    Uses ``figaroh.tools.report._build_insights`` when available; this copy
-    is the fallback.
+    The messages of :func:`figaroh.tools.report._build_insights`.
     """
-    try:
-        from figaroh.tools.report import _build_insights
-
-        return list(_build_insights(eval_, n_samples, param_names, validation))
-    except ImportError:
-        pass
-    out: List[Dict[str, str]] = []
-    if not eval_.get("optimization_success", True):
-        out.append(
-            {
-                "level": "warn",
-                "text": "Optimization did not report success — treat results with caution.",
-            }
-        )
-    c, label = eval_.get("condition_number", math.nan), eval_.get("condition_label", "")
-    if label == "ill-conditioned":
-        out.append(
-            {
-                "level": "warn",
-                "text": f"Condition number {c:.1f} is ill-conditioned — consider a richer "
-                "excitation trajectory or fewer simultaneously identified parameters.",
-            }
-        )
-    elif label == "moderately conditioned":
-        out.append(
-            {
-                "level": "info",
-                "text": f"Condition number {c:.1f} is moderately conditioned — usable, but not "
-                "optimal.",
-            }
-        )
-    pct = float(eval_.get("outlier_percentage", 0.0) or 0.0)
-    if pct > OUTLIER_WARN_PCT:
-        out.append(
-            {
-                "level": "warn",
-                "text": f"{eval_.get('n_outliers', 0)} outliers removed ({pct:.1f}% of "
-                f"{n_samples} samples) — check data quality if this seems high.",
-            }
-        )
-    std = eval_.get("param_stddev_percentage") or []
-    poor = [
-        param_names[i] if i < len(param_names) else f"param_{i}"
-        for i, s in enumerate(std)
-        if s is not None and math.isfinite(s) and s > 30
-    ]
-    if poor:
-        more = ", ..." if len(poor) > 6 else ""
-        out.append(
-            {
-                "level": "warn",
-                "text": f"{len(poor)} parameter(s) have >30% relative uncertainty and are poorly "
-                f"identified: {', '.join(poor[:6])}{more}.",
-            }
-        )
-    pairs = eval_.get("correlated_pairs") or []
-    if pairs:
-        out.append(
-            {
-                "level": "warn",
-                "text": f"{len(pairs)} parameter pair(s) are strongly correlated (|ρ| > 0.8) — "
-                "the excitation trajectory may not separate them; consider fixing one or "
-                "redesigning the trajectory.",
-            }
-        )
-    if validation is None:
-        out.append(
-            {
-                "level": "info",
-                "text": "No held-out validation data provided — these metrics reflect fit "
-                "quality on the training set only, not generalization.",
-            }
-        )
-    else:
-        if validation.get("validation_source") == "calibration_data_fallback":
-            out.append(
-                {
-                    "level": "warn",
-                    "text": "No separate validation data provided — validation metrics fall "
-                    "back to the calibration data itself and do NOT test generalization to "
-                    "new configurations.",
-                }
-            )
-        imp = validation.get("pos_improvement_pct", 100.0)
-        if imp is not None and math.isfinite(imp) and imp < 50:
-            out.append(
-                {
-                    "level": "warn",
-                    "text": f"Validation position RMSE improved by only {imp:.1f}% over nominal "
-                    "— check model assumptions or configuration.",
-                }
-            )
-    if not out:
-        out.append({"level": "info", "text": "No issues detected — fit looks healthy."})
-    return out
+    return list(_build_insights(eval_, n_samples, param_names, validation))
 
 
 def verify_calibration(calib: Any, thresholds: Any, scope: str):
     """Scoped verification verdict of a solved calibration."""
-    from figaroh.tools._report_common import CALIBRATION_DEFAULT_THRESHOLDS, scoped_verification
-    from figaroh.tools.stages import apply_to_verdict
-
     ev = calib.evaluation_metrics
     cfg = calib.calib_config
     thresholds = dict(CALIBRATION_DEFAULT_THRESHOLDS if thresholds is None else thresholds)
@@ -327,12 +260,7 @@ def verify_calibration(calib: Any, thresholds: Any, scope: str):
     verdict.insights = [i["text"] if isinstance(i, Mapping) else str(i) for i in insights]
     prov = calib._run_provenance
     if prov is None:
-        try:
-            from figaroh.tools.provenance import collect_run_provenance
-
-            prov = collect_run_provenance(calib, "calibration")
-        except ImportError:
-            prov = {}
+        prov = collect_run_provenance(calib, "calibration")
     verdict.metadata = dict(prov or {})
     if validation and validation.get("error_nominal_per_dof"):
         names = list(validation["dof_names"])

@@ -38,6 +38,7 @@ from typing import Any, Dict, List, Mapping, MutableMapping, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
+from scipy import linalg
 
 from figaroh.calibration.config import get_sup_joints, unified_to_legacy_config
 from figaroh.calibration.data_loader import get_idxq_from_jname, load_data, read_config_data
@@ -51,6 +52,9 @@ from figaroh.calibration.parameter import (
     get_joint_offset,
     parse_param_name,
 )
+from figaroh.tools.exceptions import RankDeficiencyError
+from figaroh.tools.qrdecomposition import QRDecomposer
+from figaroh.tools.regressor import eliminate_non_dynaffect
 
 logger = logging.getLogger(__name__)
 
@@ -1328,8 +1332,6 @@ def calculate_base_kinematics_regressor(
     Raises:
         RankDeficiencyError: no identifiable column.
     """
-    from figaroh.tools.regressor import eliminate_non_dynaffect
-
     level = calib_config.get("calib_model", "full_params")
     if level == "full_params":
         names = list(get_fullparam_offset([str(n) for n in model.names[1:]]))
@@ -1383,10 +1385,6 @@ def _structural_base_columns(W: np.ndarray, tol_qr: float) -> List[int]:
     Raises:
         RankDeficiencyError: no column above ``tol_qr``.
     """
-    from scipy import linalg
-
-    from figaroh.tools.exceptions import RankDeficiencyError
-
     _, R, P = linalg.qr(np.asarray(W, dtype=float), mode="economic", pivoting=True)
     diag = np.abs(np.diag(R))
     below = np.flatnonzero(diag <= tol_qr)
@@ -1410,8 +1408,6 @@ def _base_mapping(
     the others; expressions are written by
     :class:`~figaroh.tools.qrdecomposition.QRDecomposer`.
     """
-    from figaroh.tools.qrdecomposition import QRDecomposer
-
     base = list(base)
     taken = set(base)
     rest = [j for j in range(W.shape[1]) if j not in taken]

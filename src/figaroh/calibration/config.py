@@ -20,6 +20,7 @@ from typing import Any, List, Mapping, Sequence
 
 import numpy as np
 
+from figaroh.calibration.parameter import get_elastic_names
 from figaroh.utils.error_handling import MIGRATION_COMMAND, ConfigurationError
 
 logger = logging.getLogger(__name__)
@@ -259,8 +260,6 @@ def _common(
         "PLOT": 0,
     }
     if non_geom:
-        from figaroh.calibration.parameter import get_elastic_names
-
         cfg["param_name"] = get_elastic_names(model, act)
     else:
         cfg["param_name"] = []

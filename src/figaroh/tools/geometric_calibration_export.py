@@ -30,7 +30,8 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from figaroh.calibration.parameter import FULL_PARAMTPL, JOINT_OFFSETTPL
+from figaroh.data.source import atomic_write_text
+from figaroh.tools.urdf_exporter import _parse_param_name
 
 logger = logging.getLogger(__name__)
 
@@ -48,29 +49,24 @@ def _pal_joint_name(name: str) -> str:
     return name[: -len("_joint")] if name.endswith("_joint") else name
 
 
+_KINDS = {"joint_placement": "full", "joint_offset": "offset"}
+
+
 def _classify(name: str) -> tuple[str, str, int] | None:
-    """``(kind, joint, slot)`` for joint-origin parameters (``full``/``offset``), else None.
+    """``(kind, joint, slot)`` of a joint-origin parameter (``full``/``offset``), else None.
 
-    Uses ``figaroh.tools.urdf_exporter._parse_param_name`` when available
-    (only its ``joint_placement`` / joint-offset categories are kept).
+    ``d_<px|py|pz|phix|phiy|phiz>_<joint>`` is a placement error (``full``,
+    slots 0–5), ``offset<PX|PY|PZ|RX|RY|RZ>_<joint>`` a joint offset
+    (``offset``, slots 0–5), as the URDF exporter parses them
+    (:func:`figaroh.tools.urdf_exporter._parse_param_name`).
     """
-    for kind, tpls in (("full", FULL_PARAMTPL), ("offset", JOINT_OFFSETTPL)):
-        for slot, tpl in enumerate(tpls):
-            if name.startswith(tpl + "_"):
-                return kind, name[len(tpl) + 1 :], slot
-    return None
-
-
-def _exporter_accepts(name: str) -> bool:
-    try:
-        from figaroh.tools.urdf_exporter import _parse_param_name
-    except ImportError:
-        return True
     try:
         parsed = _parse_param_name(name)
     except Exception:  # noqa: BLE001 - unknown to the exporter
-        return False
-    return parsed is not None and str(parsed[0]) in ("joint_placement", "joint_offset")
+        return None
+    if parsed is None or str(parsed[0]) not in _KINDS:
+        return None
+    return _KINDS[str(parsed[0])], str(parsed[1]), int(parsed[2])
 
 
 def _wrap(a: np.ndarray) -> np.ndarray:
@@ -136,7 +132,7 @@ def build_geometric_calibration(
     )
     for name, entry in params.items():
         parsed = _classify(name)
-        if parsed is None or not _exporter_accepts(name):
+        if parsed is None:
             continue
         value = float(entry["value"])
         std = float(entry.get("std_dev", 0.0))
@@ -219,8 +215,6 @@ def export_geometric_calibration_yaml(
     folder = os.path.dirname(os.fspath(output_path))
     if folder:
         os.makedirs(folder, exist_ok=True)
-    from figaroh.data.source import atomic_write_text
-
     atomic_write_text(output_path, text)
     logger.info("PAL geometric calibration written to %s", output_path)
     return str(output_path)

@@ -89,12 +89,12 @@ def prior_stds(problem: EstimationProblem, names: Sequence[str]) -> np.ndarray:
 
 
 def elimination_order(
-    problem: EstimationProblem, ident: Sequence[str], jac: np.ndarray, noise: float, k
+    problem: EstimationProblem, names: Sequence[str], jac: np.ndarray, noise: float, k
 ) -> List[Tuple[str, float]]:
     """:func:`excitation_order` of the identifiable candidates (frames kept)."""
     joint_set = set(problem.joint_names)
-    frame_names = [n for n in ident if n not in joint_set]
-    return excitation_order(jac, ident, frame_names, prior_stds(problem, ident), noise, k)
+    frame_names = [n for n in names if n not in joint_set]
+    return excitation_order(jac, names, frame_names, prior_stds(problem, names), noise, k)
 
 
 def estimate_excitation(problem: EstimationProblem) -> EstimationResult:
