@@ -238,8 +238,10 @@ class EstimationResult:
 
     Attributes:
         param_name: Calibration parameters, in candidate order.
-        absorbed: Candidates left out because the data (or the frames)
-            determine them only through other parameters.
+        absorbed: Candidates the data do not determine on their own (their
+            columns depend on the others, e.g. absorbed by the frames); the
+            methods without priors leave them out, the MAP methods keep them
+            (their priors determine them).
         prior_weights: Per-parameter prior row weights ``σ_noise/σ_prior``
             (0 for frames), or None without priors.
         prior_noise: Noise standard deviation the prior rows assume, or None.
