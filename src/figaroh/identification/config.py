@@ -190,48 +190,12 @@ def _extract_signal_processing_params(
             f"signal_processing.differentiation_method={method!r} is not supported; "
             f"choose one of {list(DIFFERENTIATION_METHODS)}"
         )
-    user_params = signal_processing.get("filter_params") or {}
-    if not isinstance(user_params, Mapping):
-        raise ValueError(
-            "signal_processing.filter_params must be a mapping "
-            f"(keys {list(FILTER_PARAM_KEYS)}), got {user_params!r}"
-        )
-    unknown = sorted(set(user_params) - set(FILTER_PARAM_KEYS))
-    if unknown:
-        raise ValueError(
-            f"unknown signal_processing.filter_params keys {unknown}; "
-            f"allowed: {list(FILTER_PARAM_KEYS)}"
-        )
+    user_params = _user_filter_params(signal_processing.get("filter_params") or {})
     filter_params = dict(user_params)
     filter_params.setdefault("f_sample", fs)
     filter_params.setdefault("f_butter", cutoff)
     filter_params.setdefault("nbutter", order)
-
-    f_sample = _positive_number(
-        filter_params["f_sample"], "signal_processing.filter_params.f_sample", "Hz"
-    )
-    f_butter = _positive_number(
-        filter_params["f_butter"], "signal_processing.filter_params.f_butter", "Hz"
-    )
-    nbutter = filter_params["nbutter"]
-    if isinstance(nbutter, bool) or not isinstance(nbutter, int) or nbutter < 1:
-        raise ValueError(
-            "signal_processing.filter_params.nbutter (filter order) must be a positive "
-            f"integer, got {nbutter!r}"
-        )
-    if "med_fil" in filter_params:
-        med = filter_params["med_fil"]
-        if isinstance(med, bool) or not isinstance(med, int) or med < 1 or med % 2 == 0:
-            raise ValueError(
-                "signal_processing.filter_params.med_fil (median window) must be a "
-                f"positive odd integer, got {med!r}"
-            )
-    if "median_padding" in filter_params and filter_params["median_padding"] not in MEDIAN_PADDINGS:
-        raise ValueError(
-            "signal_processing.filter_params.median_padding must be one of "
-            f"{list(MEDIAN_PADDINGS)} ('zero': figaroh 1.0.2, 'nearest': repeat the edge "
-            f"samples), got {filter_params['median_padding']!r}"
-        )
+    f_sample, f_butter = _check_filter_params(filter_params)
     # The identification filter uses filter_params; the legacy low-pass filter
     # (low_pass_filter_data) uses cut_off_frequency_butterworth and ts: check both.
     _check_nyquist(cutoff, fs, "signal_processing.cutoff_frequency")
@@ -245,6 +209,55 @@ def _extract_signal_processing_params(
         "differentiation_method": method,
         "filter_params": filter_params,
     }
+
+
+def _user_filter_params(user_params: Any) -> Mapping[str, Any]:
+    """``signal_processing.filter_params``: a mapping with keys among :data:`FILTER_PARAM_KEYS`."""
+    if not isinstance(user_params, Mapping):
+        raise ValueError(
+            "signal_processing.filter_params must be a mapping "
+            f"(keys {list(FILTER_PARAM_KEYS)}), got {user_params!r}"
+        )
+    unknown = sorted(set(user_params) - set(FILTER_PARAM_KEYS))
+    if unknown:
+        raise ValueError(
+            f"unknown signal_processing.filter_params keys {unknown}; "
+            f"allowed: {list(FILTER_PARAM_KEYS)}"
+        )
+    return user_params
+
+
+def _is_positive_int(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value >= 1
+
+
+def _check_filter_params(filter_params: Mapping[str, Any]) -> tuple[float, float]:
+    """Validate the completed ``filter_params``; returns ``(f_sample, f_butter)`` [Hz].
+
+    ``f_sample`` and ``f_butter`` are positive numbers, ``nbutter`` a positive
+    integer, ``med_fil`` (optional) a positive odd integer and
+    ``median_padding`` (optional) one of :data:`MEDIAN_PADDINGS`.
+    """
+    key = "signal_processing.filter_params"
+    f_sample = _positive_number(filter_params["f_sample"], f"{key}.f_sample", "Hz")
+    f_butter = _positive_number(filter_params["f_butter"], f"{key}.f_butter", "Hz")
+    nbutter = filter_params["nbutter"]
+    if not _is_positive_int(nbutter):
+        raise ValueError(
+            f"{key}.nbutter (filter order) must be a positive integer, got {nbutter!r}"
+        )
+    med = filter_params.get("med_fil", 1)
+    if not _is_positive_int(med) or med % 2 == 0:
+        raise ValueError(
+            f"{key}.med_fil (median window) must be a positive odd integer, got {med!r}"
+        )
+    if "median_padding" in filter_params and filter_params["median_padding"] not in MEDIAN_PADDINGS:
+        raise ValueError(
+            f"{key}.median_padding must be one of {list(MEDIAN_PADDINGS)} ('zero': figaroh "
+            "1.0.2, 'nearest': repeat the edge samples), got "
+            f"{filter_params['median_padding']!r}"
+        )
+    return f_sample, f_butter
 
 
 def filter_config(signal_processing: Mapping[str, Any]) -> dict[str, Any]:
@@ -303,14 +316,7 @@ def _extract_problem_config(identif_config: dict[str, Any], problem: Mapping[str
     )
     identif_config["external_wrench_offsets"] = problem.get("external_wrench_offsets", False)
 
-    sensors = problem.get("force_torque_sensors")
-    if sensors is None:
-        force_torque = None
-    elif isinstance(sensors, (list, tuple)):
-        force_torque = sensors[0] if sensors else None
-    else:
-        force_torque = sensors
-    identif_config["force_torque"] = force_torque
+    identif_config["force_torque"] = _force_torque(problem.get("force_torque_sensors"))
 
     components = problem.get("model_components") or {}
     if not isinstance(components, Mapping):
@@ -331,26 +337,37 @@ def _extract_problem_config(identif_config: dict[str, Any], problem: Mapping[str
         tol = _positive_number(tol, "problem.qr_relative_tolerance", "-")
     identif_config["qr_relative_tolerance"] = tol
 
-    fit = problem.get("torque_fit_joints")
-    if fit is not None:
-        if not isinstance(fit, (list, tuple)) or not all(isinstance(n, str) for n in fit):
-            raise ValueError(
-                f"problem.torque_fit_joints must be a list of joint names, got {fit!r}"
-            )
-        fit = list(fit)
-        active = identif_config.get("active_joints") or []
-        unknown = [n for n in fit if active and n not in active]
-        if unknown:
-            raise ValueError(
-                f"problem.torque_fit_joints names {unknown} that are not active joints; "
-                f"active joints: {list(active)}"
-            )
-        if not fit:
-            raise ValueError(
-                "problem.torque_fit_joints is empty: list at least one active joint or "
-                "remove the key to fit every active joint"
-            )
-    identif_config["torque_fit_joints"] = fit
+    identif_config["torque_fit_joints"] = _torque_fit_joints(
+        problem.get("torque_fit_joints"), identif_config.get("active_joints") or []
+    )
+
+
+def _force_torque(sensors: Any) -> Any:
+    """The first entry of ``problem.force_torque_sensors`` (a list), the value itself, or None."""
+    if isinstance(sensors, (list, tuple)):
+        return sensors[0] if sensors else None
+    return sensors
+
+
+def _torque_fit_joints(fit: Any, active: list[str]) -> list[str] | None:
+    """``problem.torque_fit_joints``: None, or a non-empty list of active joint names."""
+    if fit is None:
+        return None
+    if not isinstance(fit, (list, tuple)) or not all(isinstance(n, str) for n in fit):
+        raise ValueError(f"problem.torque_fit_joints must be a list of joint names, got {fit!r}")
+    fit = list(fit)
+    unknown = [n for n in fit if active and n not in active]
+    if unknown:
+        raise ValueError(
+            f"problem.torque_fit_joints names {unknown} that are not active joints; "
+            f"active joints: {list(active)}"
+        )
+    if not fit:
+        raise ValueError(
+            "problem.torque_fit_joints is empty: list at least one active joint or "
+            "remove the key to fit every active joint"
+        )
+    return fit
 
 
 def _component_keys() -> list[tuple[str, str]]:
@@ -528,6 +545,22 @@ def fill_active_joint_indices(model: Any, identif_config: dict[str, Any]) -> dic
 # ---------------------------------------------------------------------------
 
 
+def _robot_model(robot: Any, unified_identif_config: Any) -> Any:
+    """``robot.model`` after checking the two arguments of the unified conversion."""
+    model = getattr(robot, "model", None)
+    if model is None or not hasattr(model, "names"):
+        raise TypeError(
+            "robot must expose a pinocchio.Model as .model "
+            f"(got {type(robot).__name__} without one)"
+        )
+    if not isinstance(unified_identif_config, Mapping):
+        raise TypeError(
+            "unified_identif_config must be the mapping returned by create_task_config, "
+            f"got {type(unified_identif_config).__name__}"
+        )
+    return model
+
+
 def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping[str, Any]) -> dict:
     """Convert a unified identification task config to the ``identif_config`` dict.
 
@@ -573,17 +606,7 @@ def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping
         >>> legacy_config = unified_to_legacy_identif_config(robot,
         ...                                                  unified_config)
     """
-    model = getattr(robot, "model", None)
-    if model is None or not hasattr(model, "names"):
-        raise TypeError(
-            "robot must expose a pinocchio.Model as .model "
-            f"(got {type(robot).__name__} without one)"
-        )
-    if not isinstance(unified_identif_config, Mapping):
-        raise TypeError(
-            "unified_identif_config must be the mapping returned by create_task_config, "
-            f"got {type(unified_identif_config).__name__}"
-        )
+    model = _robot_model(robot, unified_identif_config)
     cfg = unified_identif_config
     mechanics = _section(cfg, "mechanics")
     joints = _section(cfg, "joints")
@@ -603,12 +626,10 @@ def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping
     _extract_coupling_params(identif_config, coupling)
     _extract_load_params(identif_config)
 
-    physical_consistency = cfg.get("physical_consistency", {})
-    if isinstance(physical_consistency, Mapping) and physical_consistency:
-        identif_config["physical_consistency"] = dict(physical_consistency)
-    reconstruction = cfg.get("reconstruction", {})
-    if isinstance(reconstruction, Mapping) and reconstruction:
-        identif_config["reconstruction"] = dict(reconstruction)
+    for key in ("physical_consistency", "reconstruction"):
+        section = cfg.get(key, {})
+        if isinstance(section, Mapping) and section:
+            identif_config[key] = dict(section)
 
     _extract_selection_config(identif_config, cfg)
 
@@ -697,6 +718,18 @@ def get_param_from_yaml(robot: Any, identif_data: Mapping[str, Any]) -> dict:
     cfg: dict[str, Any] = {"robot_name": model.name, "instance": {}}
     # No filter_config here (the legacy layout has none; BaseIdentification
     # then uses its built-in default filter settings).
+    _legacy_processing(cfg, processing)
+    _legacy_problem(cfg, robot_params, problem_params)
+    _legacy_robot(cfg, robot_params, problem_params)
+    cfg["mass_load"] = _get(tls, "mass_load", 0.0)
+    cfg["which_body_loaded"] = _get(tls, "which_body_loaded", 0.0)
+    cfg["sync_joint_motion"] = _get(tls, "sync_joint_motion", False)
+    cfg["validation_data_file"] = ""
+    return cfg
+
+
+def _legacy_processing(cfg: dict[str, Any], processing: Mapping[str, Any]) -> None:
+    """``nb_samples``, ``ts`` [s] and ``cut_off_frequency_butterworth`` [Hz]."""
     ts = _positive_number(
         _get(processing, "ts", 1.0 / _DEFAULT_SAMPLING_FREQUENCY), "processing_params.ts", "s"
     )
@@ -707,6 +740,12 @@ def get_param_from_yaml(robot: Any, identif_data: Mapping[str, Any]) -> dict:
         "processing_params.cut_off_frequency_butterworth",
         "Hz",
     )
+
+
+def _legacy_problem(
+    cfg: dict[str, Any], robot_params: Mapping[str, Any], problem_params: Mapping[str, Any]
+) -> None:
+    """Active joints, limits and problem flags (joint-term flags default True)."""
     cfg["active_joints"] = list(_get(problem_params, "active_joints", []))
     cfg["q_lim_def"] = _get(robot_params, "q_lim_def", [])
     cfg["dq_lim_def"] = _get(robot_params, "dq_lim_def", [])
@@ -724,6 +763,12 @@ def get_param_from_yaml(robot: Any, identif_data: Mapping[str, Any]) -> dict:
     cfg["wls"] = False
     cfg["qr_relative_tolerance"] = None
     cfg["torque_fit_joints"] = None
+
+
+def _legacy_robot(
+    cfg: dict[str, Any], robot_params: Mapping[str, Any], problem_params: Mapping[str, Any]
+) -> None:
+    """Joint-term values, ratios and the coupled-wrist terms."""
     for row in joint_terms.JOINT_TERMS:
         cfg[row.values_key] = _get(robot_params, row.legacy_values_key, [])
     cfg["reduction_ratio"] = _get(robot_params, "reduction_ratio", [])
@@ -732,8 +777,3 @@ def get_param_from_yaml(robot: Any, identif_data: Mapping[str, Any]) -> dict:
     cfg["Iam6"] = _get(robot_params, "Iam6", 0)
     cfg["fvm6"] = _get(robot_params, "fvm6", 0)
     cfg["fsm6"] = _get(robot_params, "fsm6", 0)
-    cfg["mass_load"] = _get(tls, "mass_load", 0.0)
-    cfg["which_body_loaded"] = _get(tls, "which_body_loaded", 0.0)
-    cfg["sync_joint_motion"] = _get(tls, "sync_joint_motion", False)
-    cfg["validation_data_file"] = ""
-    return cfg

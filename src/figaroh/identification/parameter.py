@@ -277,36 +277,50 @@ def add_custom_parameters(model: Any, custom_params: Mapping[str, Any] | None) -
             logger.warning("Invalid custom parameter definition for '%s', skipping", param_name)
             continue
         key = f"custom_parameters.{param_name}"
-        values = param_def.get("values")
-        if values is None:
-            values = []
-        elif isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-            values = [values]
-        values = list(np.asarray(values, dtype=object).reshape(-1))
-        per_joint = bool(param_def.get("per_joint", True))
+        values = _custom_values(param_def.get("values"))
         default_value = _as_float(param_def.get("default", 0.0), key, 0)
-
-        if per_joint:
-            if len(values) > len(joint_names):
-                logger.warning(
-                    "Custom parameter '%s' has %d values for %d joints; extra values ignored",
-                    param_name,
-                    len(values),
-                    len(joint_names),
-                )
-            elif values and len(values) < len(joint_names):
-                logger.warning(
-                    "Missing value for custom parameter '%s' joint(s) %s, using default: %s",
-                    param_name,
-                    ", ".join(joint_names[len(values) :]),
-                    default_value,
-                )
-            for idx, jname in enumerate(joint_names):
-                value = _as_float(values[idx], key, idx) if idx < len(values) else default_value
-                params[f"{param_name}_{jname}"] = value
+        if bool(param_def.get("per_joint", True)):
+            params.update(
+                _per_joint_custom(str(param_name), values, default_value, joint_names, key)
+            )
         else:
             params[str(param_name)] = _as_float(values[0], key, 0) if values else default_value
     return params
+
+
+def _custom_values(values: Any) -> list[Any]:
+    """A custom parameter's ``values`` as a flat list (None → empty, a scalar → one value)."""
+    if values is None:
+        values = []
+    elif isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        values = [values]
+    return list(np.asarray(values, dtype=object).reshape(-1))
+
+
+def _per_joint_custom(
+    param_name: str, values: list[Any], default_value: float, joint_names: list[str], key: str
+) -> dict[str, float]:
+    """``{<param_name>_<joint>: value}`` read positionally; missing values take the default."""
+    if len(values) > len(joint_names):
+        logger.warning(
+            "Custom parameter '%s' has %d values for %d joints; extra values ignored",
+            param_name,
+            len(values),
+            len(joint_names),
+        )
+    elif values and len(values) < len(joint_names):
+        logger.warning(
+            "Missing value for custom parameter '%s' joint(s) %s, using default: %s",
+            param_name,
+            ", ".join(joint_names[len(values) :]),
+            default_value,
+        )
+    return {
+        f"{param_name}_{jname}": (
+            _as_float(values[idx], key, idx) if idx < len(values) else default_value
+        )
+        for idx, jname in enumerate(joint_names)
+    }
 
 
 def get_standard_parameters(
