@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import yaml
 
+from figaroh._run import html as run_html
+from figaroh._run import provenance as prov_mod
 from figaroh.data.source import DataSource, Session
-from figaroh.tools import _report_common as rc
-from figaroh.tools import provenance as prov_mod
 from figaroh.tools.provenance import collect_run_provenance, collect_splits
 from figaroh.tools.run_archive import (
     _safe_path_component,
@@ -201,7 +201,7 @@ def test_provenance_calibration_and_directories(tmp_path):
     assert by_name["b.csv"]["sha256"] == hashlib.sha256(b"b").hexdigest()
     assert not any(e["path"] == "None" for e in entries)
     assert prov["timestamps"]["run_started"].startswith("unavailable:")
-    assert rc._run_title(prov, "X") == "tiago"
+    assert run_html._run_title(prov, "X") == "tiago"
 
 
 class _Exploding:
@@ -236,7 +236,7 @@ def test_provenance_never_raises(monkeypatch, tmp_path):
 
 
 def test_git_absent_is_unavailable(ident, monkeypatch, tmp_path):
-    monkeypatch.setattr(rc.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     obj = _solved(ident)
     sw = obj._run_provenance["software"]
     assert sw["git_commit"] == "unavailable: git executable not found"
@@ -244,7 +244,7 @@ def test_git_absent_is_unavailable(ident, monkeypatch, tmp_path):
     assert obj._run_provenance["run_id"].endswith("_nogit")
     run_dir = compute_run_dir(obj, tmp_path / "runs")
     assert run_dir.name == "20240305T100203Z_nogit"
-    assert rc._hash_short(sw["git_commit"]) == sw["git_commit"]
+    assert run_html._hash_short(sw["git_commit"]) == sw["git_commit"]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -15,7 +15,11 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from figaroh.tools import _report_common as rc
+from figaroh._run import charts as run_charts
+from figaroh._run import git as run_git
+from figaroh._run import html as run_html
+from figaroh._run import provenance as run_prov
+from figaroh._run import verdict as run_verdict
 from figaroh.tools._report_common import (
     CALIBRATION_DEFAULT_THRESHOLDS,
     IDENTIFICATION_DEFAULT_THRESHOLDS,
@@ -140,12 +144,12 @@ def test_check_status_table():
     def chk(status, required=True):
         return ThresholdCheck("x", 1.0, 1.0, "max", status == "pass", status, required)
 
-    assert rc._check_status([]) == "not_evaluated"
-    assert rc._check_status([chk("pass", False)]) == "not_evaluated"
-    assert rc._check_status([chk("pass")]) == "pass"
-    assert rc._check_status([chk("pass"), chk("not_evaluated")]) == "not_evaluated"
-    assert rc._check_status([chk("fail"), chk("not_evaluated")]) == "fail"
-    assert rc._check_status([chk("pass"), chk("fail", False)]) == "pass"
+    assert run_verdict._check_status([]) == "not_evaluated"
+    assert run_verdict._check_status([chk("pass", False)]) == "not_evaluated"
+    assert run_verdict._check_status([chk("pass")]) == "pass"
+    assert run_verdict._check_status([chk("pass"), chk("not_evaluated")]) == "not_evaluated"
+    assert run_verdict._check_status([chk("fail"), chk("not_evaluated")]) == "fail"
+    assert run_verdict._check_status([chk("pass"), chk("fail", False)]) == "pass"
 
 
 def test_threshold_check_post_init_and_old_constructors():
@@ -428,23 +432,23 @@ def test_verdict_with_stage_records_exports_spec_keys(tmp_path):
     ],
 )
 def test_uncertainty_tier(pct, tier):
-    assert rc._uncertainty_tier(pct) == tier
+    assert run_html._uncertainty_tier(pct) == tier
 
 
 def test_hash_short_and_run_title():
-    assert rc._hash_short("") == "unavailable" and rc._hash_short(None) == "unavailable"
+    assert run_html._hash_short("") == "unavailable" and run_html._hash_short(None) == "unavailable"
     for v in ("unknown", "unavailable", "not_found", "unavailable: git not found"):
-        assert rc._hash_short(v) == v
-    assert rc._hash_short("0123456789abcdef") == "0123456789ab"
+        assert run_html._hash_short(v) == v
+    assert run_html._hash_short("0123456789abcdef") == "0123456789ab"
     prov = {
         "asset": {"asset_id": "ur10-cell-2", "is_specified": True},
         "model": {"robot_name": "ur10"},
     }
-    assert rc._run_title(prov, "Fallback") == "ur10-cell-2 (ur10)"
+    assert run_html._run_title(prov, "Fallback") == "ur10-cell-2 (ur10)"
     prov["asset"]["is_specified"] = False
-    assert rc._run_title(prov, "Fallback") == "ur10"
-    assert rc._run_title(None, "Fallback") == "Fallback"
-    assert rc._run_title({"asset": {"is_specified": True, "asset_id": "a"}}, "F") == "a (F)"
+    assert run_html._run_title(prov, "Fallback") == "ur10"
+    assert run_html._run_title(None, "Fallback") == "Fallback"
+    assert run_html._run_title({"asset": {"is_specified": True, "asset_id": "a"}}, "F") == "a (F)"
 
 
 def test_downsample_series_is_uniform_subsampling():
@@ -452,7 +456,7 @@ def test_downsample_series_is_uniform_subsampling():
     t = np.arange(n) * 0.002
     s1 = {"a": np.sin(t), "b": np.cos(t)}
     s2 = {"a": t**2}
-    t_out, (o1, o2) = rc._downsample_series(t, [s1, s2], 3000)
+    t_out, (o1, o2) = run_charts._downsample_series(t, [s1, s2], 3000)
     step = math.ceil(n / 3000)
     idx = np.arange(0, n, step)
     assert len(t_out) == len(idx) <= 3000
@@ -460,19 +464,19 @@ def test_downsample_series_is_uniform_subsampling():
     np.testing.assert_array_equal(o1["b"], np.cos(t)[idx])
     np.testing.assert_array_equal(o2["a"], (t**2)[idx])
     assert t_out[-1] == t[idx[-1]] and idx[-1] > n - step - 1  # spans the whole run
-    t_same, (same,) = rc._downsample_series([0, 1, 2], [{"a": [1, 2, 3]}], 3)
+    t_same, (same,) = run_charts._downsample_series([0, 1, 2], [{"a": [1, 2, 3]}], 3)
     assert t_same == [0, 1, 2] and same == {"a": [1, 2, 3]}
     with pytest.raises(ValueError):
-        rc._downsample_series([0], [], 0)
+        run_charts._downsample_series([0], [], 0)
 
 
 def test_git_and_config_hash(tmp_path, monkeypatch):
     cfg = tmp_path / "cfg.yaml"
     cfg.write_bytes(b"robot: {name: ur10}\n")
-    assert rc._config_file_sha256(cfg) == hashlib.sha256(cfg.read_bytes()).hexdigest()
-    assert rc._config_file_sha256(tmp_path / "missing.yaml") == "unknown"
-    assert rc._config_file_sha256(None) == "unknown"
-    meta = rc.build_provenance_metadata(str(cfg), "ur10")
+    assert run_prov._config_file_sha256(cfg) == hashlib.sha256(cfg.read_bytes()).hexdigest()
+    assert run_prov._config_file_sha256(tmp_path / "missing.yaml") == "unknown"
+    assert run_prov._config_file_sha256(None) == "unknown"
+    meta = run_prov.build_provenance_metadata(str(cfg), "ur10")
     assert set(meta) == {"git_commit", "config_sha256", "timestamp", "robot_name"}
     assert meta["config_sha256"] == hashlib.sha256(cfg.read_bytes()).hexdigest()
 
@@ -488,12 +492,12 @@ def test_git_and_config_hash(tmp_path, monkeypatch):
             ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
         ).stdout.strip()
         monkeypatch.chdir(repo)
-        assert rc._git_commit_hash() == head
+        assert run_git._git_commit_hash() == head
         monkeypatch.chdir(tmp_path)  # not a repository
-        assert rc._git_commit_hash() == "unknown"
-    monkeypatch.setattr(rc.shutil, "which", lambda name: None)
-    assert rc._git_commit_hash() == "unknown"
-    assert rc._run_git(["status"]) == (False, "git executable not found")
+        assert run_git._git_commit_hash() == "unknown"
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert run_git._git_commit_hash() == "unknown"
+    assert run_git._run_git(["status"]) == (False, "git executable not found")
 
 
 # ---------------------------------------------------------------------------
@@ -524,7 +528,7 @@ def _parse(doc):
 def test_html_escape_turns_script_into_text():
     escaped = html_escape(XSS)
     assert escaped == "&lt;script&gt;alert(1)&lt;/script&gt;"
-    assert rc._esc(XSS) == escaped
+    assert run_html._esc(XSS) == escaped
     assert html.unescape(escaped) == XSS
     assert html_escape('" onmouseover="x') == "&quot; onmouseover=&quot;x"
     assert html_escape("it's") == "it&#x27;s"
@@ -550,11 +554,11 @@ def test_every_shared_section_escapes_user_strings():
         "tau_measured_per_joint": {XSS: [1.2, 2.2], "j2": [0.2, 0.3]},
     }
     sections = [
-        rc._provenance_section(prov),
-        rc._insights_section([{"level": "warn", "text": XSS}, XSS]),
-        rc._param_uncertainty_section([XSS, "b"], [0.1, 0.2], [50.0, 5.0], [XSS, 2.0]),
-        rc._correlation_section([{"param_i": XSS, "param_j": "b", "correlation": 0.99}]),
-        rc._series_panel_section(validation, "identification", XSS),
+        run_html._provenance_section(prov),
+        run_html._insights_section([{"level": "warn", "text": XSS}, XSS]),
+        run_html._param_uncertainty_section([XSS, "b"], [0.1, 0.2], [50.0, 5.0], [XSS, 2.0]),
+        run_html._correlation_section([{"param_i": XSS, "param_j": "b", "correlation": 0.99}]),
+        run_charts._series_panel_section(validation, "identification", XSS),
     ]
     for doc in sections:
         assert "<script" not in doc and XSS not in doc
@@ -569,7 +573,7 @@ def test_every_shared_section_escapes_user_strings():
 
 
 def test_param_uncertainty_order_and_bars():
-    doc = rc._param_uncertainty_section(
+    doc = run_html._param_uncertainty_section(
         ["a", "b", "c", "d"], [1.0, 2.0, 3.0, 4.0], [5.0, float("nan"), 250.0, 20.0]
     )
     rows = [r for r in doc.split("<tr")[2:]]
@@ -578,26 +582,26 @@ def test_param_uncertainty_order_and_bars():
     assert 'style="width:100.0%"' in rows[0] and "tier-poor" in rows[0]
     assert "tier-fair" in rows[1] and "tier-good" in rows[2] and "tier-unknown" in rows[3]
     assert "—" in rows[0]  # no value given: em dash
-    assert rc._correlation_section([]) == (
+    assert run_html._correlation_section([]) == (
         '<p class="muted">No parameter pairs exceed |ρ| &gt; 0.8.</p>'
     )
-    doc = rc._correlation_section([("a", "b", -0.97), ("c", "d", 0.85)])
+    doc = run_html._correlation_section([("a", "b", -0.97), ("c", "d", 0.85)])
     assert doc.index("tier-poor") < doc.index("tier-fair")
 
 
 def test_series_panel_domains_and_subsampling():
     with pytest.raises(ValueError, match="unknown series domain"):
-        rc._series_panel_section({}, "dynamics", "x")
-    assert "No validation series" in rc._series_panel_section(None, "calibration", "x")
+        run_charts._series_panel_section({}, "dynamics", "x")
+    assert "No validation series" in run_charts._series_panel_section(None, "calibration", "x")
     n = 7000
     val = {
         "dof_names": ["x1", "y1"],
         "error_nominal_per_dof": {"x1": np.ones(n), "y1": np.ones(n)},
         "error_fitted_per_dof": {"x1": np.zeros(n), "y1": np.zeros(n)},
     }
-    doc = rc._series_panel_section(val, "calibration", "panel")
+    doc = run_charts._series_panel_section(val, "calibration", "panel")
     payload = json.loads(dict(_parse(doc).attrs)["data-series"])
-    step = math.ceil(n / rc._MAX_SERIES_POINTS)
+    step = math.ceil(n / run_charts._MAX_SERIES_POINTS)
     assert payload["time"] == list(range(0, n, step))
     assert payload["measured"]["x1"] == [0.0] * len(payload["time"])
     assert f"{n} samples subsampled" in doc

@@ -5,14 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
-import types
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from figaroh._run import stages as run_stages
 from figaroh.tools import stages as st
 from figaroh.tools.stages import (
     SCHEMA_VERSION,
@@ -43,15 +42,13 @@ class _Verdict:
 
 @pytest.fixture
 def fake_provenance(monkeypatch):
-    mod = types.ModuleType("figaroh.tools.provenance")
     calls = []
 
     def collect_splits(obj):
         calls.append(obj)
         return {"training": {"samples": 7}, "validation": None}
 
-    mod.collect_splits = collect_splits
-    monkeypatch.setitem(sys.modules, "figaroh.tools.provenance", mod)
+    monkeypatch.setattr(run_stages, "collect_splits", collect_splits)
     return calls
 
 
@@ -167,12 +164,11 @@ def test_apply_to_verdict(fake_provenance):
     assert v3.selected_stage == "none" and set(STAGES) <= set(v3.stages)
 
 
-def test_apply_to_verdict_without_provenance_module(monkeypatch, caplog):
-    monkeypatch.setitem(sys.modules, "figaroh.tools.provenance", None)  # import fails
+def test_apply_to_verdict_uses_the_real_split_provenance():
     v = _Verdict()
-    with caplog.at_level("WARNING"):
-        apply_to_verdict(v, SimpleNamespace())
-    assert v.splits == {} and "provenance" in caplog.text
+    apply_to_verdict(v, SimpleNamespace())
+    assert v.splits["validation"] is None
+    assert v.splits["validation_source"] == "training_fallback"
 
 
 def test_stages_line():

@@ -39,6 +39,7 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import RobotLoadError
+from .robot_paths import candidate_package_roots, find_package
 from .robotvisualization import DEFAULT_VISER_HOST, ViewerUnavailableError, create_viser_server
 
 logger = logging.getLogger(__name__)
@@ -564,8 +565,6 @@ class URDFComparison:
 
     # ------------------------------------------------------------------ viewer plumbing
     def _package_roots(self) -> List[Path]:
-        from .robot_paths import candidate_package_roots
-
         roots: List[Path] = []
         for urdf in (self.modified_path, self.nominal_path):
             for root in candidate_package_roots(urdf, self.package_dirs):
@@ -574,8 +573,6 @@ class URDFComparison:
         return roots
 
     def _filename_handler(self, urdf_path: Path):
-        from .robot_paths import find_package
-
         roots = self._package_roots()
 
         def handler(fname: str) -> str:
@@ -888,151 +885,14 @@ class URDFComparison:
             raise ViewerUnavailableError("viser is required (pip install 'figaroh[viz]')") from exc
 
         srv, created = self._get_viser_server(server, port, host)
-        closing = threading.Event()  # set when this call returns
-
-        def _stopped() -> bool:
-            return closing.is_set() or (stop_event is not None and stop_event.is_set())
-
-        cfg_lock = threading.Lock()  # the yourdfpy models are shared by several views
+        view = _InteractiveValidation(
+            self, srv, (urdf_orig, urdf_mod), traj_configs, static_configs, stop_event
+        )
         try:
-            srv.scene.add_frame("/trajectory", show_axes=False)
-            traj_orig = self._add_urdf(srv, urdf_orig, "/trajectory/orig", ORIG_COLOR)
-            traj_mod = self._add_urdf(srv, urdf_mod, "/trajectory/mod", MOD_COLOR)
-            srv.scene.add_frame("/static", show_axes=False, position=(2.5, 0.0, 0.0))
-            static_nom = self._add_urdf(srv, urdf_orig, "/static/nominal", ORIG_COLOR)
-            static_mod = self._add_urdf(srv, urdf_mod, "/static/modified", (*MOD_COLOR, 0.5))
-            srv.scene.add_label("/static/label_nom", "Nominal (blue)", position=(0, 0, 1.8))
-            srv.scene.add_label("/static/label_mod", "Modified (red)", position=(0, 0, 2.0))
-
-            traj_err = [self._compute_delta(q) for q in traj_configs]
-            static_err = [self._compute_delta(q) for q in static_configs]
-            traj_pos = np.array([e.position_error() * 1e3 for e in traj_err])
-            traj_ori = np.degrees([e.orientation_error() for e in traj_err])
-            static_pos = np.array([e.position_error() * 1e3 for e in static_err])
-            static_ori = np.degrees([e.orientation_error() for e in static_err])
-
-            state: Dict[str, Any] = {"idx": 0, "speed": float(animation_delay), "running": False}
-            anim_lock = threading.Lock()
-
-            with srv.gui.add_folder("Controls"):
-                srv.gui.add_markdown("**Trajectory**")
-                replay_btn = srv.gui.add_button("Replay Trajectory", icon="player-play-filled")
-                speed_slider = srv.gui.add_slider(
-                    "Animation Speed",
-                    0.0,
-                    0.2,
-                    0.01,
-                    min(max(float(animation_delay), 0.0), 0.2),
-                    hint="Delay between configurations (seconds)",
-                )
-                srv.gui.add_markdown("**Static Comparison**")
-                pose_slider = srv.gui.add_slider(
-                    "Pose Index",
-                    0,
-                    max(len(static_configs) - 1, 1),
-                    1,
-                    0,
-                    hint="Select which static configuration to display",
-                )
-                opacity_slider = srv.gui.add_slider(
-                    "Modified Model Opacity",
-                    0.0,
-                    1.0,
-                    0.01,
-                    0.5,
-                    hint="Transparency of the modified model overlay",
-                )
-                pose_label = srv.gui.add_markdown("Pose 0: ...")
-
-            def _series():
-                return (
-                    uplot.Series(),
-                    uplot.Series(label="Position Error (mm)", stroke="rgb(51, 102, 229)"),
-                    uplot.Series(label="Orientation Error (deg)", stroke="rgb(229, 51, 51)"),
-                )
-
-            with srv.gui.add_folder("Error Plots"):
-                srv.gui.add_markdown("**Trajectory FK Errors**")
-                srv.gui.add_uplot(
-                    data=(np.arange(traj_pos.size, dtype=float), traj_pos, traj_ori),
-                    series=_series(),
-                    title="Trajectory",
-                    aspect=2.0,
-                )
-                srv.gui.add_markdown("**Static Pose FK Errors**")
-                srv.gui.add_uplot(
-                    data=(np.arange(static_pos.size, dtype=float), static_pos, static_ori),
-                    series=_series(),
-                    title="Static Poses",
-                    aspect=2.0,
-                )
-
-            def _draw_traces(orig_pts: List[np.ndarray], mod_pts: List[np.ndarray]) -> None:
-                for name in ("/traces/orig_line", "/traces/mod_line"):
-                    srv.scene.remove_by_name(name)
-                if len(orig_pts) < 2:
-                    return
-                for name, pts, color in (
-                    ("/traces/orig_line", np.asarray(orig_pts), ORIG_COLOR),
-                    ("/traces/mod_line", np.asarray(mod_pts), MOD_COLOR),
-                ):
-                    segments = np.stack([pts[:-1], pts[1:]], axis=1).astype(np.float32)
-                    srv.scene.add_line_segments(name, segments, colors=color, thickness=0.004)
-
-            def _run_animation() -> None:
-                if not anim_lock.acquire(blocking=False):
-                    return
-                try:
-                    orig_pts: List[np.ndarray] = []
-                    mod_pts: List[np.ndarray] = []
-                    for q in traj_configs:
-                        if _stopped():
-                            break
-                        with cfg_lock:
-                            self._pose_vis(traj_orig, urdf_orig, q)
-                            self._pose_vis(traj_mod, urdf_mod, q)
-                        M_a, M_b = self._ee_placements(q)
-                        orig_pts.append(M_a.translation.copy())
-                        mod_pts.append(M_b.translation.copy())
-                        if state["speed"] > 0:
-                            closing.wait(state["speed"])
-                    _draw_traces(orig_pts, mod_pts)
-                finally:
-                    anim_lock.release()
-                    replay_btn.disabled = False
-
-            def _update_static_pose() -> None:
-                idx = int(state["idx"])
-                q = static_configs[idx]
-                with cfg_lock:
-                    self._pose_vis(static_nom, urdf_orig, q)
-                    self._pose_vis(static_mod, urdf_mod, q)
-                err = static_err[idx]
-                pose_label.content = (
-                    f"Pose {idx}: {err.position_error() * 1e3:.2f} mm / "
-                    f"{np.degrees(err.orientation_error()):.3f}°"
-                )
-
-            @replay_btn.on_click
-            def _on_replay(_event) -> None:
-                replay_btn.disabled = True
-                threading.Thread(target=_run_animation, daemon=True).start()
-
-            @speed_slider.on_update
-            def _on_speed(_event) -> None:
-                state["speed"] = float(speed_slider.value)
-
-            @pose_slider.on_update
-            def _on_pose(_event) -> None:
-                state["idx"] = min(int(pose_slider.value), len(static_configs) - 1)
-                _update_static_pose()
-
-            @opacity_slider.on_update
-            def _on_opacity(_event) -> None:
-                for mesh in getattr(static_mod, "_meshes", []):
-                    mesh.opacity = float(opacity_slider.value)
-
-            _update_static_pose()
+            view.build_scene()
+            view.build_gui(uplot, animation_delay)
+            view.connect()
+            view.update_static_pose()
             logger.info(
                 "Interactive validation at http://%s:%d — trajectory: blue nominal / red "
                 "modified; static overlay offset +2.5 m in x; controls: replay, speed, pose, "
@@ -1040,10 +900,203 @@ class URDFComparison:
                 host,
                 srv.get_port(),
             )
-            replay_btn.disabled = True
-            _run_animation()
+            view.replay_btn.disabled = True
+            view.run_animation()
             _wait(duration, stop_event)
         finally:
-            closing.set()
+            view.closing.set()
             if created:
                 srv.stop()
+
+
+def _error_series(deltas: List[PoseDelta]) -> Tuple[np.ndarray, np.ndarray]:
+    """Position errors [mm] and orientation errors [deg] of a list of pose deltas."""
+    pos = np.array([e.position_error() * 1e3 for e in deltas])
+    ori = np.degrees([e.orientation_error() for e in deltas])
+    return pos, ori
+
+
+class _InteractiveValidation:
+    """State and callbacks of :meth:`URDFComparison.show_interactive_validation`.
+
+    Holds the viser server, the yourdfpy models (shared by the trajectory and
+    static views, hence ``cfg_lock``), the scene handles and the GUI widgets.
+    ``closing`` is set when the viewer call returns; the animation stops at
+    the next frame.
+    """
+
+    def __init__(
+        self,
+        comparison: URDFComparison,
+        srv: Any,
+        urdfs: Tuple[Any, Any],
+        traj_configs: np.ndarray,
+        static_configs: List[np.ndarray],
+        stop_event: threading.Event | None,
+    ) -> None:
+        self.cmp = comparison
+        self.srv = srv
+        self.urdf_orig, self.urdf_mod = urdfs
+        self.traj_configs = traj_configs
+        self.static_configs = static_configs
+        self.stop_event = stop_event
+        self.closing = threading.Event()
+        self.cfg_lock = threading.Lock()
+        self.anim_lock = threading.Lock()
+        self.state: Dict[str, Any] = {"idx": 0, "speed": 0.0, "running": False}
+        self.static_err: List[PoseDelta] = []
+        self.replay_btn: Any = None
+
+    def stopped(self) -> bool:
+        """Whether the viewer is closing or the caller asked it to stop."""
+        return self.closing.is_set() or (self.stop_event is not None and self.stop_event.is_set())
+
+    def build_scene(self) -> None:
+        """Trajectory models at the origin, static overlay offset by 2.5 m along x."""
+        cmp, srv = self.cmp, self.srv
+        srv.scene.add_frame("/trajectory", show_axes=False)
+        self.traj_orig = cmp._add_urdf(srv, self.urdf_orig, "/trajectory/orig", ORIG_COLOR)
+        self.traj_mod = cmp._add_urdf(srv, self.urdf_mod, "/trajectory/mod", MOD_COLOR)
+        srv.scene.add_frame("/static", show_axes=False, position=(2.5, 0.0, 0.0))
+        self.static_nom = cmp._add_urdf(srv, self.urdf_orig, "/static/nominal", ORIG_COLOR)
+        self.static_mod = cmp._add_urdf(srv, self.urdf_mod, "/static/modified", (*MOD_COLOR, 0.5))
+        srv.scene.add_label("/static/label_nom", "Nominal (blue)", position=(0, 0, 1.8))
+        srv.scene.add_label("/static/label_mod", "Modified (red)", position=(0, 0, 2.0))
+
+    def build_gui(self, uplot: Any, animation_delay: float) -> None:
+        """Control panel (replay, speed, pose, opacity) and the error plots."""
+        self.state["speed"] = float(animation_delay)
+        traj_err = [self.cmp._compute_delta(q) for q in self.traj_configs]
+        self.static_err = [self.cmp._compute_delta(q) for q in self.static_configs]
+        self._add_controls(animation_delay)
+        self._add_error_plots(uplot, _error_series(traj_err), _error_series(self.static_err))
+
+    def _add_controls(self, animation_delay: float) -> None:
+        gui = self.srv.gui
+        with gui.add_folder("Controls"):
+            gui.add_markdown("**Trajectory**")
+            self.replay_btn = gui.add_button("Replay Trajectory", icon="player-play-filled")
+            self.speed_slider = gui.add_slider(
+                "Animation Speed",
+                0.0,
+                0.2,
+                0.01,
+                min(max(float(animation_delay), 0.0), 0.2),
+                hint="Delay between configurations (seconds)",
+            )
+            gui.add_markdown("**Static Comparison**")
+            self.pose_slider = gui.add_slider(
+                "Pose Index",
+                0,
+                max(len(self.static_configs) - 1, 1),
+                1,
+                0,
+                hint="Select which static configuration to display",
+            )
+            self.opacity_slider = gui.add_slider(
+                "Modified Model Opacity",
+                0.0,
+                1.0,
+                0.01,
+                0.5,
+                hint="Transparency of the modified model overlay",
+            )
+            self.pose_label = gui.add_markdown("Pose 0: ...")
+
+    def _add_error_plots(
+        self,
+        uplot: Any,
+        traj: Tuple[np.ndarray, np.ndarray],
+        static: Tuple[np.ndarray, np.ndarray],
+    ) -> None:
+        def series():
+            return (
+                uplot.Series(),
+                uplot.Series(label="Position Error (mm)", stroke="rgb(51, 102, 229)"),
+                uplot.Series(label="Orientation Error (deg)", stroke="rgb(229, 51, 51)"),
+            )
+
+        gui = self.srv.gui
+        with gui.add_folder("Error Plots"):
+            for heading, title, (pos, ori) in (
+                ("**Trajectory FK Errors**", "Trajectory", traj),
+                ("**Static Pose FK Errors**", "Static Poses", static),
+            ):
+                gui.add_markdown(heading)
+                gui.add_uplot(
+                    data=(np.arange(pos.size, dtype=float), pos, ori),
+                    series=series(),
+                    title=title,
+                    aspect=2.0,
+                )
+
+    def draw_traces(self, orig_pts: List[np.ndarray], mod_pts: List[np.ndarray]) -> None:
+        """End-effector paths of both models as line segments (replacing earlier ones)."""
+        for name in ("/traces/orig_line", "/traces/mod_line"):
+            self.srv.scene.remove_by_name(name)
+        if len(orig_pts) < 2:
+            return
+        for name, pts, color in (
+            ("/traces/orig_line", np.asarray(orig_pts), ORIG_COLOR),
+            ("/traces/mod_line", np.asarray(mod_pts), MOD_COLOR),
+        ):
+            segments = np.stack([pts[:-1], pts[1:]], axis=1).astype(np.float32)
+            self.srv.scene.add_line_segments(name, segments, colors=color, thickness=0.004)
+
+    def run_animation(self) -> None:
+        """Replay the trajectory once (no-op while another replay runs)."""
+        if not self.anim_lock.acquire(blocking=False):
+            return
+        try:
+            orig_pts: List[np.ndarray] = []
+            mod_pts: List[np.ndarray] = []
+            for q in self.traj_configs:
+                if self.stopped():
+                    break
+                with self.cfg_lock:
+                    self.cmp._pose_vis(self.traj_orig, self.urdf_orig, q)
+                    self.cmp._pose_vis(self.traj_mod, self.urdf_mod, q)
+                M_a, M_b = self.cmp._ee_placements(q)
+                orig_pts.append(M_a.translation.copy())
+                mod_pts.append(M_b.translation.copy())
+                if self.state["speed"] > 0:
+                    self.closing.wait(self.state["speed"])
+            self.draw_traces(orig_pts, mod_pts)
+        finally:
+            self.anim_lock.release()
+            self.replay_btn.disabled = False
+
+    def update_static_pose(self) -> None:
+        """Pose both static models at the selected pose and show its error."""
+        idx = int(self.state["idx"])
+        q = self.static_configs[idx]
+        with self.cfg_lock:
+            self.cmp._pose_vis(self.static_nom, self.urdf_orig, q)
+            self.cmp._pose_vis(self.static_mod, self.urdf_mod, q)
+        err = self.static_err[idx]
+        self.pose_label.content = (
+            f"Pose {idx}: {err.position_error() * 1e3:.2f} mm / "
+            f"{np.degrees(err.orientation_error()):.3f}°"
+        )
+
+    def connect(self) -> None:
+        """Wire the GUI callbacks (replay in a daemon thread, sliders update the state)."""
+
+        @self.replay_btn.on_click
+        def _on_replay(_event) -> None:
+            self.replay_btn.disabled = True
+            threading.Thread(target=self.run_animation, daemon=True).start()
+
+        @self.speed_slider.on_update
+        def _on_speed(_event) -> None:
+            self.state["speed"] = float(self.speed_slider.value)
+
+        @self.pose_slider.on_update
+        def _on_pose(_event) -> None:
+            self.state["idx"] = min(int(self.pose_slider.value), len(self.static_configs) - 1)
+            self.update_static_pose()
+
+        @self.opacity_slider.on_update
+        def _on_opacity(_event) -> None:
+            for mesh in getattr(self.static_mod, "_meshes", []):
+                mesh.opacity = float(self.opacity_slider.value)

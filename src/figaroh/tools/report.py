@@ -8,8 +8,7 @@ visual encoding of how well each parameter is identified and an
 auto-generated list of insights flagging what deserves a second look.
 
 Only presentation happens here: every number comes from the calibrator's
-``evaluation_metrics`` and ``results_data["validation_metrics"]``
-(``calibration.md`` §9.5 / §9.8).
+``evaluation_metrics`` and ``results_data["validation_metrics"]``.
 
 Units: ``rmse``/``mae``/``max_error`` are Euclidean norms over all measured
 components of a point ([m], mixed with [rad] when orientation is measured);
@@ -26,26 +25,25 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from figaroh.tools._report_common import (
+from figaroh._run.charts import _series_panel_section
+from figaroh._run.html import (
     HEALTHY_INSIGHT,
     UNCERTAINTY_WARN_PCT,
     VALIDATION_IMPROVEMENT_WARN_PCT,
     _change_cell,
     _correlation_section,
     _esc,
-    _finite_or_none,
     _fmt,
     _insights_section,
     _kv_rows,
     _names_text,
     _param_uncertainty_section,
     _provenance_section,
-    _report_document,
-    _report_section,
     _run_title,
-    _series_panel_section,
-    _write_report,
 )
+from figaroh._run.page import _report_document, _report_section, _write_report
+from figaroh._run.stages import stages_line
+from figaroh._run.values import _finite_or_none
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +57,7 @@ def std_ratio_to_percent(ratios: Sequence[Any] | None) -> List[float]:
     """Relative standard deviations in % from ``param_stddev_percentage``.
 
     ``evaluation_metrics["param_stddev_percentage"]`` holds the ratio
-    ``|σ_i / x_i|`` (``calibration.md`` §9.5); the reports and the >30 % rule
+    ``|σ_i / x_i|``; the reports and the >30 % rule
     work in percent: ``100·|σ_i / x_i|``. None/NaN entries stay NaN.
 
     Args:
@@ -84,7 +82,7 @@ def _build_insights(
     param_names: Sequence[Any],
     validation: Mapping[str, Any] | None,
 ) -> List[Dict[str, str]]:
-    """Rule-based remarks on a calibration (``verification_and_stages.md`` §4.2).
+    """Rule-based remarks on a calibration.
 
     Rules, in order: solver did not report success → warn; ill-conditioned →
     warn, moderately conditioned → info; more than 10 % of the samples
@@ -108,111 +106,128 @@ def _build_insights(
         List of ``{"level": "warn" | "info", "text": str}``.
     """
     eval_ = eval_ if isinstance(eval_, Mapping) else {}
-    insights: List[Dict[str, str]] = []
+    insights: List[Dict[str, str]] = [
+        *_solver_insights(eval_),
+        *_conditioning_insights(eval_),
+        *_outlier_insights(eval_, n_samples),
+        *_uncertainty_insights(eval_, param_names),
+        *_correlation_insights(eval_),
+        *_validation_insights(validation),
+    ]
+    if not insights:
+        insights.append({"level": "info", "text": HEALTHY_INSIGHT})
+    return insights
+
+
+def _warn(text: str) -> Dict[str, str]:
+    return {"level": "warn", "text": text}
+
+
+def _info(text: str) -> Dict[str, str]:
+    return {"level": "info", "text": text}
+
+
+def _solver_insights(eval_: Mapping[str, Any]) -> List[Dict[str, str]]:
+    """Warn when the solver did not report success."""
     if "optimization_success" in eval_ and not eval_.get("optimization_success"):
-        insights.append(
-            {
-                "level": "warn",
-                "text": "Optimization did not report success — treat results with caution.",
-            }
-        )
+        return [_warn("Optimization did not report success — treat results with caution.")]
+    return []
+
+
+def _conditioning_insights(eval_: Mapping[str, Any]) -> List[Dict[str, str]]:
+    """Warn on an ill-conditioned fit, inform on a moderately conditioned one."""
     label = eval_.get("condition_label")
     cond = _finite_or_none(eval_.get("condition_number"))
     cond_text = "unavailable" if cond is None else f"{cond:.1f}"
     if label == "ill-conditioned":
-        insights.append(
-            {
-                "level": "warn",
-                "text": (
-                    f"Condition number {cond_text} is ill-conditioned — consider a richer "
-                    "excitation trajectory or fewer simultaneously identified parameters."
-                ),
-            }
-        )
-    elif label == "moderately conditioned":
-        insights.append(
-            {
-                "level": "info",
-                "text": (
-                    f"Condition number {cond_text} is moderately conditioned — usable, but not "
-                    "optimal."
-                ),
-            }
-        )
+        return [
+            _warn(
+                f"Condition number {cond_text} is ill-conditioned — consider a richer "
+                "excitation trajectory or fewer simultaneously identified parameters."
+            )
+        ]
+    if label == "moderately conditioned":
+        return [
+            _info(
+                f"Condition number {cond_text} is moderately conditioned — usable, but not optimal."
+            )
+        ]
+    return []
+
+
+def _outlier_insights(eval_: Mapping[str, Any], n_samples: Any) -> List[Dict[str, str]]:
+    """Warn when more than ``OUTLIER_WARN_PCT`` % of the samples were excluded."""
     pct = _finite_or_none(eval_.get("outlier_percentage"))
     if pct is not None and pct > OUTLIER_WARN_PCT:
-        insights.append(
-            {
-                "level": "warn",
-                "text": (
-                    f"{eval_.get('n_outliers', 0)} outliers removed ({pct:.1f}% of {n_samples} "
-                    "samples) — check data quality if this seems high."
-                ),
-            }
-        )
+        return [
+            _warn(
+                f"{eval_.get('n_outliers', 0)} outliers removed ({pct:.1f}% of {n_samples} "
+                "samples) — check data quality if this seems high."
+            )
+        ]
+    return []
+
+
+def _uncertainty_insights(
+    eval_: Mapping[str, Any], param_names: Sequence[Any]
+) -> List[Dict[str, str]]:
+    """Warn on parameters with ``100·|σ/x| > UNCERTAINTY_WARN_PCT`` (first names listed)."""
     names = list(param_names or [])
     poor = []
     for i, p in enumerate(std_ratio_to_percent(eval_.get("param_stddev_percentage"))):
         if p > UNCERTAINTY_WARN_PCT:  # NaN compares False
             poor.append(str(names[i]) if i < len(names) else f"param_{i}")
-    if poor:
-        insights.append(
-            {
-                "level": "warn",
-                "text": (
-                    f"{len(poor)} parameter(s) have >{UNCERTAINTY_WARN_PCT:.0f}% relative "
-                    f"uncertainty and are poorly identified: {_names_text(poor)}."
-                ),
-            }
+    if not poor:
+        return []
+    return [
+        _warn(
+            f"{len(poor)} parameter(s) have >{UNCERTAINTY_WARN_PCT:.0f}% relative "
+            f"uncertainty and are poorly identified: {_names_text(poor)}."
         )
+    ]
+
+
+def _correlation_insights(eval_: Mapping[str, Any]) -> List[Dict[str, str]]:
+    """Warn when parameter pairs are strongly correlated (|ρ| > 0.8)."""
     pairs = eval_.get("correlated_pairs") or []
-    if len(pairs):
-        insights.append(
-            {
-                "level": "warn",
-                "text": (
-                    f"{len(pairs)} parameter pair(s) are strongly correlated (|ρ| > 0.8) — the "
-                    "excitation trajectory may not separate them; consider fixing one or "
-                    "redesigning the trajectory."
-                ),
-            }
+    if not len(pairs):
+        return []
+    return [
+        _warn(
+            f"{len(pairs)} parameter pair(s) are strongly correlated (|ρ| > 0.8) — the "
+            "excitation trajectory may not separate them; consider fixing one or "
+            "redesigning the trajectory."
         )
+    ]
+
+
+def _validation_insights(validation: Mapping[str, Any] | None) -> List[Dict[str, str]]:
+    """No validation → info; training fallback → warn; weak improvement → warn."""
     if not isinstance(validation, Mapping):
-        insights.append(
-            {
-                "level": "info",
-                "text": (
-                    "No held-out validation data provided — these metrics reflect fit quality "
-                    "on the training set only, not generalization."
-                ),
-            }
+        return [
+            _info(
+                "No held-out validation data provided — these metrics reflect fit quality "
+                "on the training set only, not generalization."
+            )
+        ]
+    out = []
+    if validation.get("validation_source") == "calibration_data_fallback":
+        out.append(
+            _warn(
+                "No separate validation data provided — validation metrics fall back "
+                "to the calibration data itself and do NOT test generalization to new "
+                "configurations."
+            )
         )
-    else:
-        if validation.get("validation_source") == "calibration_data_fallback":
-            insights.append(
-                {
-                    "level": "warn",
-                    "text": (
-                        "No separate validation data provided — validation metrics fall back "
-                        "to the calibration data itself and do NOT test generalization to new "
-                        "configurations."
-                    ),
-                }
+    improvement = _finite_or_none(validation.get("pos_improvement_pct", 100.0))
+    if improvement is not None and improvement < VALIDATION_IMPROVEMENT_WARN_PCT:
+        out.append(
+            _warn(
+                f"Validation position RMSE improved by only {improvement:.1f}% over "
+                "nominal — check model assumptions or configuration."
             )
-        improvement = _finite_or_none(validation.get("pos_improvement_pct", 100.0))
-        if improvement is not None and improvement < VALIDATION_IMPROVEMENT_WARN_PCT:
-            insights.append(
-                {
-                    "level": "warn",
-                    "text": (
-                        f"Validation position RMSE improved by only {improvement:.1f}% over "
-                        "nominal — check model assumptions or configuration."
-                    ),
-                }
-            )
-    if not insights:
-        insights.append({"level": "info", "text": HEALTHY_INSIGHT})
-    return insights
+        )
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -407,33 +422,8 @@ def _uncertainty_section(eval_: Mapping[str, Any], param_names: Sequence[Any]) -
 # ---------------------------------------------------------------------------
 
 
-def generate_calibration_report(
-    calibrator: Any, output_path: str | None = None, title: str | None = None
-) -> str:
-    """Render a self-contained HTML diagnostic report for a calibration run.
-
-    Reuses the metrics computed by ``BaseCalibration.solve()`` /
-    ``print_quality_report()`` — presentation only.
-
-    Args:
-        calibrator: A ``BaseCalibration`` after ``solve()``: reads
-            ``evaluation_metrics`` (§9.5 of ``calibration.md``),
-            ``calib_config["NbSample"]`` and ``["param_name"]``,
-            ``results_data["validation_metrics"]`` (optional),
-            ``_run_provenance`` (optional) and ``stages`` (optional).
-        output_path: If given, the HTML is also written there atomically
-            (parent folders are created).
-        title: Report title; default ``"<run title> — Calibration Quality
-            Report"`` (asset id and robot name from the provenance, or the
-            class name).
-
-    Returns:
-        The HTML document.
-
-    Raises:
-        AttributeError: ``calibrator`` has not been solved
-            (``evaluation_metrics`` missing or None).
-    """
+def _solved_metrics(calibrator: Any) -> Mapping[str, Any]:
+    """``calibrator.evaluation_metrics``; raises when the run is not solved."""
     eval_ = getattr(calibrator, "evaluation_metrics", None)
     if eval_ is None:
         raise AttributeError("No calibration results available. Run solve() first.")
@@ -442,33 +432,41 @@ def generate_calibration_report(
             "calibrator.evaluation_metrics must be the dict produced by solve(), got "
             f"{type(eval_).__name__}"
         )
-    calib_config = getattr(calibrator, "calib_config", None) or {}
-    n_samples = calib_config.get("NbSample", 0)
-    param_names = list(calib_config.get("param_name", []) or [])
+    return eval_
+
+
+def _validation_metrics(calibrator: Any) -> Mapping[str, Any] | None:
+    """``results_data["validation_metrics"]`` when it is a mapping, else None."""
     results_data = getattr(calibrator, "results_data", None) or {}
     validation = (
         results_data.get("validation_metrics") if isinstance(results_data, Mapping) else None
     )
-    if not isinstance(validation, Mapping):
-        validation = None
+    return validation if isinstance(validation, Mapping) else None
 
+
+def _stages_text(calibrator: Any) -> str:
     try:
-        from figaroh.tools.stages import stages_line
-
-        stages_text = stages_line(calibrator)
+        return stages_line(calibrator)
     except Exception as exc:  # noqa: BLE001 - presentation only
-        stages_text = f"unavailable ({exc})"
+        return f"unavailable ({exc})"
 
+
+def _report_sections(
+    calibrator: Any,
+    eval_: Mapping[str, Any],
+    n_samples: Any,
+    param_names: List[Any],
+    validation: Mapping[str, Any] | None,
+) -> List[str]:
+    """The sections of the calibration report page, in display order."""
     insights = _build_insights(eval_, n_samples, param_names, validation)
     provenance = getattr(calibrator, "_run_provenance", None)
-    report_title = title or (
-        f"{_run_title(provenance, type(calibrator).__name__)} — Calibration Quality Report"
-    )
+    stages_text = _stages_text(calibrator)
     try:
         n_kept = int(n_samples) - int(eval_.get("n_outliers", 0) or 0)
     except (TypeError, ValueError):
         n_kept = "unavailable"
-    sections = [
+    return [
         _report_section("provenance", "Provenance", _provenance_section(provenance)),
         _report_section("summary", "Summary", _summary_section(eval_, n_samples, stages_text)),
         _report_section("insights", "Insights", _insights_section(insights), card=False),
@@ -490,6 +488,45 @@ def generate_calibration_report(
             _correlation_section(eval_.get("correlated_pairs") or []),
         ),
     ]
+
+
+def generate_calibration_report(
+    calibrator: Any, output_path: str | None = None, title: str | None = None
+) -> str:
+    """Render a self-contained HTML diagnostic report for a calibration run.
+
+    Reuses the metrics computed by ``BaseCalibration.solve()`` /
+    ``print_quality_report()`` — presentation only.
+
+    Args:
+        calibrator: A ``BaseCalibration`` after ``solve()``: reads
+            ``evaluation_metrics``,
+            ``calib_config["NbSample"]`` and ``["param_name"]``,
+            ``results_data["validation_metrics"]`` (optional),
+            ``_run_provenance`` (optional) and ``stages`` (optional).
+        output_path: If given, the HTML is also written there atomically
+            (parent folders are created).
+        title: Report title; default ``"<run title> — Calibration Quality
+            Report"`` (asset id and robot name from the provenance, or the
+            class name).
+
+    Returns:
+        The HTML document.
+
+    Raises:
+        AttributeError: ``calibrator`` has not been solved
+            (``evaluation_metrics`` missing or None).
+    """
+    eval_ = _solved_metrics(calibrator)
+    calib_config = getattr(calibrator, "calib_config", None) or {}
+    n_samples = calib_config.get("NbSample", 0)
+    param_names = list(calib_config.get("param_name", []) or [])
+    validation = _validation_metrics(calibrator)
+    provenance = getattr(calibrator, "_run_provenance", None)
+    report_title = title or (
+        f"{_run_title(provenance, type(calibrator).__name__)} — Calibration Quality Report"
+    )
+    sections = _report_sections(calibrator, eval_, n_samples, param_names, validation)
     doc = _report_document(
         report_title,
         sections,

@@ -1,0 +1,463 @@
+"""Longitudinal run archive: a fleet's verification history.
+
+``export_html_report()`` / ``export_verification_report()`` write fixed file
+names that the next run overwrites. :func:`archive_run` instead keeps every run
+in its own immutable directory::
+
+    <root>/<asset_id>/<task>/<YYYYmmddTHHMMSSZ>_<git8|nogit>[-r<k>]/
+        provenance.json        run provenance (strict JSON)
+        config.snapshot.yaml   the configuration dict as used
+        parameters.csv         parameter,value
+        stages.json            stage records (when the run has any)
+        report.html, verdict.json, ...   written there by the caller beforehand
+
+and appends one JSON line per run to ``<root>/index.jsonl`` (git-diffable,
+``jq``-able).
+
+Guarantees:
+
+* **Safe paths.** Asset id, task and git hash are sanitised into single path
+  components (only ``A-Z a-z 0-9 . _ -``; no ``..``, no separators, no control
+  characters), and the run directory is checked to lie inside ``root``.
+* **Never overwrite, never merge.** A run directory is claimed with an
+  exclusive ``mkdir`` and sealed with an exclusive marker file (``.archived``)
+  when archived. Archiving into a sealed directory (e.g. the same provenance
+  twice) goes to a new sibling directory with a ``-r<k>`` suffix.
+* **Atomic files.** Every file is written to a temporary file and renamed
+  (:func:`figaroh.utils.fileio.atomic_write_text`); a crash while writing
+  leaves no half-written file. All content is serialised before anything is
+  written. The index line is appended with one ``write`` then ``fsync``.
+* **Strict JSON** (``allow_nan=False``): non-finite floats are stored as
+  ``null`` (see :func:`figaroh._run.json_io.verification_json_data`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Tuple, Union
+
+import numpy as np
+import yaml
+
+from figaroh._run.json_io import verification_json_data
+from figaroh._run.naming import _safe_path_component
+from figaroh._run.stages import stages_json_data
+from figaroh.tools._timestamps import parse_time
+from figaroh.utils.fileio import atomic_write_text
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["INDEX_FILE", "archive_run", "compute_run_dir", "read_index"]
+
+#: Name of the run index at the archive root.
+INDEX_FILE = "index.jsonl"
+#: Marker file that seals an archived run directory.
+_SEAL_FILE = ".archived"
+_ARCHIVE_FILES = ("provenance.json", "config.snapshot.yaml", "parameters.csv", "stages.json")
+_SUFFIX_RE = re.compile(r"-r\d+$")
+_MAX_SUFFIX = 10000
+
+
+def _require_provenance(obj: Any) -> Mapping[str, Any]:
+    provenance = getattr(obj, "_run_provenance", None)
+    if provenance is None:
+        raise AttributeError("No run provenance available. Run solve() first.")
+    if not isinstance(provenance, Mapping):
+        raise TypeError(
+            "_run_provenance must be the dict returned by collect_run_provenance(), "
+            f"got {type(provenance).__name__}"
+        )
+    return provenance
+
+
+def _section(provenance: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = provenance.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _run_dir_name(provenance: Mapping[str, Any]) -> str:
+    """``<YYYYmmddTHHMMSSZ>_<git8|nogit>`` from the fixed provenance record."""
+    stamps = _section(provenance, "timestamps")
+    dt = None
+    for key in ("run_finished", "run_started", "report_generated"):
+        dt = parse_time(stamps.get(key))
+        if dt is not None:
+            break
+    ts = dt.strftime("%Y%m%dT%H%M%SZ") if dt is not None else "unknown-time"
+    commit = _section(provenance, "software").get("git_commit")
+    git_short = (
+        commit[:8]
+        if isinstance(commit, str) and re.fullmatch(r"[0-9a-fA-F]{7,64}", commit)
+        else "nogit"
+    )
+    return f"{ts}_{_safe_path_component(git_short, 'nogit')}"
+
+
+def _run_parent(root: Path, provenance: Mapping[str, Any]) -> Path:
+    asset = _section(provenance, "asset").get("asset_id", "unknown")
+    task = provenance.get("task", "unknown")
+    return root / _safe_path_component(asset) / _safe_path_component(task)
+
+
+def _check_inside(path: Path, root: Path) -> None:
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise ValueError(f"run directory {str(path)!r} escapes the archive root {str(root)!r}")
+
+
+def _is_sealed(run_dir: Path) -> bool:
+    return (run_dir / _SEAL_FILE).exists() or (run_dir / "provenance.json").exists()
+
+
+def _claim_dir(parent: Path, base: str) -> Path:
+    """Create (exclusively) the first free directory ``base``, ``base-r2``, …"""
+    parent.mkdir(parents=True, exist_ok=True)
+    for k in range(1, _MAX_SUFFIX):
+        candidate = parent / (base if k == 1 else f"{base}-r{k}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise FileExistsError(f"no free run directory name left for {base!r} in {str(parent)!r}")
+
+
+def _seal(run_dir: Path, run_id: str) -> bool:
+    """Exclusively create the seal marker; False when the directory is already sealed."""
+    try:
+        fd = os.open(run_dir / _SEAL_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    try:
+        os.write(fd, f"{run_id}\n".encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return True
+
+
+def _cache_key(root: Path, provenance: Mapping[str, Any]) -> Tuple[str, str, str]:
+    return (
+        str(root.resolve()),
+        str(provenance.get("run_id", "")),
+        str(_run_parent(root, provenance) / _run_dir_name(provenance)),
+    )
+
+
+def compute_run_dir(obj: Any, root: Union[str, os.PathLike] = "results/runs") -> Path:
+    """Compute (and create) this run's dedicated directory.
+
+    ``<root>/<asset_id>/<task>/<YYYYmmddTHHMMSSZ>_<git8|nogit>`` from the
+    fixed provenance record (timestamp ``timestamps.run_finished``, never the
+    wall clock), each component sanitised. Calling again for the same run
+    object and provenance returns the identical path until the run is
+    archived; a directory already claimed by another run or already archived
+    is never reused — the next free ``-r<k>`` suffix is claimed instead.
+
+    Args:
+        obj: A ``BaseIdentification``/``BaseCalibration`` instance after
+            ``solve()`` (``_run_provenance`` populated).
+        root: Archive root directory (created if missing).
+
+    Returns:
+        Path: The run directory (exists on return).
+
+    Raises:
+        AttributeError: called before ``solve()``.
+        TypeError: ``_run_provenance`` is not a dict.
+    """
+    provenance = _require_provenance(obj)
+    root_path = Path(root)
+    key = _cache_key(root_path, provenance)
+    cached = getattr(obj, "_archive_run_dir", None)
+    if isinstance(cached, Mapping) and tuple(cached.get("key", ())) == key:
+        path = Path(cached["path"])
+        if path.is_dir() and not _is_sealed(path):
+            return path
+    parent = _run_parent(root_path, provenance)
+    run_dir = _claim_dir(parent, _run_dir_name(provenance))
+    _check_inside(run_dir, root_path)
+    try:
+        obj._archive_run_dir = {"key": key, "path": str(run_dir), "root": str(root_path)}
+    except (AttributeError, TypeError):
+        logger.debug("compute_run_dir: cannot cache the run directory on %r", type(obj).__name__)
+    return run_dir
+
+
+# ---------------------------------------------------------------------------
+# Serialisation
+# ---------------------------------------------------------------------------
+
+
+def _yaml_safe(value: Any) -> Any:
+    """Plain YAML-safe copy: numpy → Python, tuples/sets → lists, others → str."""
+    if isinstance(value, Mapping):
+        return {str(k): _yaml_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_yaml_safe(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return [_yaml_safe(v) for v in sorted(value, key=str)]
+    if isinstance(value, np.ndarray):
+        return _yaml_safe(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return str(value)
+
+
+def _named_values(names: Any, values: Any, origin: str) -> Tuple[List[str], List[float]] | None:
+    if names is None or values is None:
+        return None
+    names_l = [str(n) for n in list(names)]
+    vals = np.asarray(values, dtype=float).ravel()
+    if len(names_l) != vals.size:
+        raise ValueError(
+            f"cannot archive parameters from {origin}: {len(names_l)} names for "
+            f"{vals.size} values (the result is inconsistent)"
+        )
+    return names_l, [float(v) for v in vals]
+
+
+def _extract_parameters(obj: Any) -> Tuple[List[str], List[float]]:
+    """Reported parameters: accepted selection, identification fit, or calibration fit."""
+    sel = getattr(obj, "selected", None)
+    if (
+        sel is not None
+        and getattr(sel, "accepted", False)
+        and getattr(sel, "values", None) is not None
+    ):
+        got = _named_values(getattr(sel, "names", None), sel.values, "the selected estimate")
+        if got:
+            return got
+    result = getattr(obj, "result", None)
+    if isinstance(result, Mapping):
+        got = _named_values(
+            result.get("base parameters names"),
+            result.get("base parameters values"),
+            "result['base parameters …']",
+        )
+        if got:
+            return got
+    got = _named_values(
+        getattr(obj, "params_base", None), getattr(obj, "phi_base", None), "params_base/phi_base"
+    )
+    if got:
+        return got
+    results_data = getattr(obj, "results_data", None)
+    if isinstance(results_data, Mapping):
+        got = _named_values(
+            results_data.get("calibrated parameters names"),
+            results_data.get("calibrated parameters values"),
+            "results_data['calibrated parameters …']",
+        )
+        if got:
+            return got
+    calib = getattr(obj, "calib_config", None)
+    if isinstance(calib, Mapping):
+        got = _named_values(
+            calib.get("param_name"), getattr(obj, "var_", None), "calib_config['param_name']/var_"
+        )
+        if got:
+            return got
+    return [], []
+
+
+def _parameters_csv(names: List[str], values: List[float]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["parameter", "value"])
+    writer.writerows((n, repr(v)) for n, v in zip(names, values, strict=True))
+    return buf.getvalue()
+
+
+def _strict_json(data: Any, **kwargs: Any) -> str:
+    return json.dumps(verification_json_data(data), allow_nan=False, ensure_ascii=False, **kwargs)
+
+
+def _read_verdict(run_dir: Path) -> Dict[str, Any]:
+    path = run_dir / "verdict.json"
+    if not path.is_file():
+        return {"status": None, "passed": None, "scope": None, "metrics": None}
+    try:
+        verdict = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        logger.warning("archive_run: cannot read %s (%s)", path, exc)
+        return {
+            "status": f"unavailable: unreadable verdict.json ({exc})",
+            "passed": None,
+            "scope": None,
+            "metrics": None,
+        }
+    if not isinstance(verdict, Mapping):
+        return {
+            "status": "unavailable: verdict.json is not an object",
+            "passed": None,
+            "scope": None,
+            "metrics": None,
+        }
+    return {
+        "status": verdict.get("status"),
+        "passed": verdict.get("passed"),
+        "scope": verdict.get("scope"),
+        "metrics": verdict.get("metrics"),
+    }
+
+
+def _append_line(index_path: Path, line: str) -> None:
+    """Append one line with a single ``write`` then ``fsync`` (repairs a torn last line)."""
+    data = line.encode("utf-8")
+    fd = os.open(index_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------
+# Archive
+# ---------------------------------------------------------------------------
+
+
+def _index_root(obj: Any, run_dir: Path) -> Path:
+    cached = getattr(obj, "_archive_run_dir", None)
+    if isinstance(cached, Mapping) and cached.get("path"):
+        try:
+            if Path(cached["path"]).resolve().parent == run_dir.resolve().parent:
+                return Path(cached["root"])
+        except OSError:
+            pass
+    # run_dir is <root>/<asset>/<task>/<timestamp>
+    return run_dir.parent.parent.parent
+
+
+def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
+    """Archive a solved run into ``run_dir`` (or a fresh sibling if it is sealed).
+
+    Writes ``provenance.json``, ``config.snapshot.yaml`` (when a config dict
+    exists), ``parameters.csv`` (when parameters exist) and ``stages.json``
+    (when stage records exist), each atomically, then appends one line to
+    ``<root>/index.jsonl`` with the run id, asset, task, run directory
+    (relative to root), git commit, config sha256 and — when the caller wrote
+    ``verdict.json`` into the directory first — its status, ``passed``, scope
+    and metrics. ``<root>`` is the root given to :func:`compute_run_dir`
+    (else ``run_dir``'s grand-grand-parent).
+
+    A directory that is already archived (sealed) is never written again: the
+    run goes to the next free ``<name>-r<k>`` sibling instead.
+
+    Args:
+        obj: A ``BaseIdentification``/``BaseCalibration`` instance after
+            ``solve()`` (``_run_provenance`` populated).
+        run_dir: Directory from :func:`compute_run_dir` (created if missing).
+
+    Returns:
+        str: The directory the run was actually archived in.
+
+    Raises:
+        AttributeError: called before ``solve()``.
+        ValueError: inconsistent parameter names/values.
+        OSError: the archive could not be written (no partial file is left).
+    """
+    provenance = _require_provenance(obj)
+    run_dir = Path(run_dir)
+    run_id = str(provenance.get("run_id", "unknown"))
+
+    # serialise everything before touching the disk
+    contents: Dict[str, str] = {"provenance.json": _strict_json(provenance, indent=2) + "\n"}
+    config = getattr(obj, "identif_config", None) or getattr(obj, "calib_config", None)
+    if isinstance(config, Mapping) and config:
+        contents["config.snapshot.yaml"] = yaml.safe_dump(
+            _yaml_safe(config), default_flow_style=False, sort_keys=True, allow_unicode=True
+        )
+    names, values = _extract_parameters(obj)
+    if names:
+        contents["parameters.csv"] = _parameters_csv(names, values)
+    if getattr(obj, "stages", None):
+        contents["stages.json"] = _strict_json(stages_json_data(obj), indent=2) + "\n"
+
+    root = _index_root(obj, run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    target = run_dir
+    clashes = [n for n in _ARCHIVE_FILES if (run_dir / n).exists()]
+    if clashes or not _seal(run_dir, run_id):
+        base = _SUFFIX_RE.sub("", run_dir.name) or "run"
+        target = _claim_dir(run_dir.parent, base)
+        if not _seal(target, run_id):  # pragma: no cover - fresh exclusive mkdir
+            raise FileExistsError(f"run directory {str(target)!r} was sealed concurrently")
+        logger.warning(
+            "%s is already archived; archiving this run to %s instead (never overwritten)",
+            run_dir,
+            target,
+        )
+
+    for name, text in contents.items():
+        atomic_write_text(target / name, text)
+
+    try:
+        rel_dir = target.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        rel_dir = str(target.resolve())
+    software = _section(provenance, "software")
+    entry = {
+        "run_id": run_id,
+        "task": provenance.get("task"),
+        "asset_id": _section(provenance, "asset").get("asset_id"),
+        "robot_name": _section(provenance, "model").get("robot_name"),
+        "run_dir": rel_dir,
+        "run_finished": _section(provenance, "timestamps").get("run_finished"),
+        "archived_at": datetime.now(timezone.utc).isoformat(),
+        "git_commit": software.get("git_commit"),
+        "git_dirty": software.get("git_dirty"),
+        "config_sha256": _section(provenance, "config").get("sha256"),
+        "files": sorted(contents),
+        **_read_verdict(target),
+    }
+    root.mkdir(parents=True, exist_ok=True)
+    _append_line(root / INDEX_FILE, _strict_json(entry, sort_keys=True) + "\n")
+    logger.info("Run archived to %s", target)
+    return str(target)
+
+
+def read_index(root: Union[str, os.PathLike] = "results/runs") -> List[Dict[str, Any]]:
+    """Entries of ``<root>/index.jsonl`` in file order.
+
+    Blank or unparseable lines (e.g. a line torn by a crash) are skipped with
+    a warning.
+
+    Args:
+        root: Archive root.
+
+    Returns:
+        One dict per archived run (empty when there is no index).
+    """
+    path = Path(root) / INDEX_FILE
+    if not path.is_file():
+        return []
+    entries: List[Dict[str, Any]] = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            logger.warning("%s:%d is not valid JSON; skipped", path, lineno)
+            continue
+        if isinstance(item, dict):
+            entries.append(item)
+    return entries

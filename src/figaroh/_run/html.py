@@ -1,0 +1,326 @@
+"""HTML building blocks of the report pages: escaping, number formatting, sections.
+
+HTML escaping: every string that reaches HTML goes through :func:`html_escape`
+(alias :func:`_esc`), including attribute values; data for the charts travels
+in an escaped ``data-series`` attribute, never as raw ``<script>`` text.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import math
+from typing import Any, Iterable, List, Mapping, Sequence, Tuple
+
+import numpy as np
+
+from figaroh._run.values import _finite_or_none
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "HEALTHY_INSIGHT",
+    "MAX_NAMES_IN_INSIGHT",
+    "UNCERTAINTY_CAUTION_PCT",
+    "UNCERTAINTY_WARN_PCT",
+    "VALIDATION_IMPROVEMENT_WARN_PCT",
+    "html_escape",
+]
+
+#: Relative standard deviation [%] above which a parameter is poorly identified.
+UNCERTAINTY_WARN_PCT = 30.0
+#: Relative standard deviation [%] above which a parameter is only fairly identified.
+UNCERTAINTY_CAUTION_PCT = 10.0
+#: Validation improvement over nominal [%] below which the reports warn.
+VALIDATION_IMPROVEMENT_WARN_PCT = 50.0
+_UNAVAILABLE_HASHES = ("unknown", "unavailable", "not_found")
+
+#: Insight shown when no rule fired.
+HEALTHY_INSIGHT = "No issues detected — fit looks healthy."
+#: Most parameter names listed in one insight.
+MAX_NAMES_IN_INSIGHT = 6
+
+
+def html_escape(value: Any) -> str:
+    """Escape any value for HTML text *and* attribute context.
+
+    ``str(value)`` is escaped with :func:`html.escape` (``&``, ``<``, ``>``,
+    ``"`` and ``'``), so ``<script>alert(1)</script>`` renders as text.
+
+    Args:
+        value: Anything; converted with ``str``.
+
+    Returns:
+        The escaped string.
+    """
+    return html.escape(str(value), quote=True)
+
+
+def _esc(x: Any) -> str:
+    """Short alias of :func:`html_escape` used by every report generator."""
+    return html_escape(x)
+
+
+def _fmt(value: Any, spec: str = ".4g") -> str:
+    """Format a number for HTML; None/NaN/non-numbers become an em dash (escaped)."""
+    f = _finite_or_none(value)
+    if f is None:
+        if isinstance(value, float) and math.isinf(value):
+            return _esc("∞" if value > 0 else "-∞")
+        return "—"
+    return _esc(format(f, spec))
+
+
+def _uncertainty_tier(std_pct: float | None) -> str:
+    """Confidence tier of a relative standard deviation.
+
+    Args:
+        std_pct: Relative standard deviation σ/|θ|·100 [%], or None.
+
+    Returns:
+        ``"unknown"`` (None/NaN), ``"poor"`` (> 30 %), ``"fair"`` (> 10 %) or
+        ``"good"``; boundaries are exclusive (exactly 30 % is ``fair``, exactly
+        10 % is ``good``).
+    """
+    if std_pct is None:
+        return "unknown"
+    try:
+        pct = abs(float(std_pct))
+    except (TypeError, ValueError):
+        return "unknown"
+    if math.isnan(pct):
+        return "unknown"
+    if pct > UNCERTAINTY_WARN_PCT:
+        return "poor"
+    if pct > UNCERTAINTY_CAUTION_PCT:
+        return "fair"
+    return "good"
+
+
+def _hash_short(v: Any) -> str:
+    """Shorten a hash for display.
+
+    Falsy → ``"unavailable"``; ``unknown``/``unavailable``/``not_found`` (or an
+    ``"unavailable: <reason>"`` string) → returned as is; otherwise the first
+    12 characters.
+    """
+    if not v:
+        return "unavailable"
+    s = str(v)
+    if s in _UNAVAILABLE_HASHES or s.startswith("unavailable"):
+        return s
+    return s[:12]
+
+
+def _run_title(provenance: Mapping[str, Any] | None, fallback: str) -> str:
+    """Human title of a run: ``"<asset_id> (<robot name>)"`` or the model name.
+
+    Args:
+        provenance: A record from
+            :func:`figaroh.tools.provenance.collect_run_provenance`, or None.
+        fallback: Title used when nothing better is known (e.g. class name).
+
+    Returns:
+        The title (not escaped).
+    """
+    if not isinstance(provenance, Mapping):
+        return fallback
+    asset = provenance.get("asset")
+    model = provenance.get("model")
+    model_name = model.get("robot_name") if isinstance(model, Mapping) else None
+    if not isinstance(model_name, str) or not model_name or model_name.startswith("unavailable"):
+        model_name = None
+    if isinstance(asset, Mapping) and asset.get("is_specified"):
+        return f"{asset.get('asset_id', 'unknown')} ({model_name or fallback})"
+    return model_name or fallback
+
+
+def _insights_section(insights: Iterable[Any] | None) -> str:
+    """List of insights ``{"level": "warn"|"info", "text": str}`` (or plain strings)."""
+    items = []
+    for ins in insights or []:
+        if isinstance(ins, Mapping):
+            level = "warn" if ins.get("level") == "warn" else "info"
+            text = ins.get("text", "")
+        else:
+            level, text = "info", ins
+        items.append(f'<li class="insight {level}">{_esc(text)}</li>')
+    if not items:
+        return '<p class="muted">No insights.</p>'
+    return '<ul class="insights">' + "".join(items) + "</ul>"
+
+
+def _kv_rows(rows: Iterable[Tuple[str, Any]]) -> str:
+    return "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
+
+
+def _provenance_section(provenance: Mapping[str, Any] | None) -> str:
+    """Table of a run provenance record (every value escaped)."""
+    if not isinstance(provenance, Mapping):
+        return '<p class="muted">No provenance recorded for this run (run solve() first).</p>'
+
+    def sub(key: str) -> Mapping[str, Any]:
+        v = provenance.get(key)
+        return v if isinstance(v, Mapping) else {}
+
+    asset, model, config = sub("asset"), sub("model"), sub("config")
+    software, data, stamps = sub("software"), sub("data"), sub("timestamps")
+    rows: List[Tuple[str, Any]] = [
+        ("Run id", provenance.get("run_id", "unavailable")),
+        ("Task", provenance.get("task", "unavailable")),
+    ]
+    if asset.get("is_specified"):
+        asset_text = str(asset.get("asset_id", ""))
+        extras = [
+            f"{k}: {asset[k]}"
+            for k in ("label", "serial_number", "site", "operator")
+            if asset.get(k) not in (None, "")
+        ]
+        if extras:
+            asset_text += " (" + ", ".join(extras) + ")"
+        rows.append(("Asset", asset_text))
+    else:
+        rows.append(("Asset", "not specified (no robot.instance in the config)"))
+    rows.append(("Model", model.get("robot_name", "unavailable")))
+    if model.get("urdf_path"):
+        rows.append(
+            ("URDF", f"{model['urdf_path']} (sha256 {_hash_short(model.get('urdf_sha256'))})")
+        )
+    rows.append(("Config", f"{config.get('path', 'unavailable')}"))
+    rows.append(("Config sha256", _hash_short(config.get("sha256"))))
+    git = _hash_short(software.get("git_commit"))
+    dirty = software.get("git_dirty")
+    if dirty is True:
+        git += " (uncommitted changes)"
+    rows.append(("Git commit", git))
+    versions = ", ".join(
+        f"{k} {software[k]}"
+        for k in ("python", "numpy", "scipy", "pinocchio", "figaroh")
+        if k in software
+    )
+    rows.append(("Software", versions or "unavailable"))
+    rows.append(("Host", software.get("hostname", "unavailable")))
+    files = data.get("files") if isinstance(data.get("files"), list) else []
+    for entry in files:
+        if isinstance(entry, Mapping):
+            rows.append(
+                (
+                    f"Data ({entry.get('role', 'file')})",
+                    f"{entry.get('path', '?')} (sha256 {_hash_short(entry.get('sha256'))})",
+                )
+            )
+    for key, label in (
+        ("run_started", "Run started"),
+        ("run_finished", "Run finished"),
+        ("report_generated", "Report generated"),
+    ):
+        if key in stamps:
+            rows.append((label, stamps[key]))
+    return f'<table class="kv">{_kv_rows(rows)}</table>'
+
+
+def _param_uncertainty_section(
+    names: Sequence[Any],
+    std_dev: Sequence[Any] | None,
+    std_pct: Sequence[Any] | None,
+    values: Sequence[Any] | None = None,
+) -> str:
+    """Parameter table sorted by decreasing relative standard deviation.
+
+    Args:
+        names: Parameter names.
+        std_dev: Absolute standard deviations (parameter units: [kg], [kg·m],
+            [kg·m²], [m], [rad], …).
+        std_pct: Relative standard deviations [%]; NaN/None rows are sorted last.
+        values: Parameter estimates (optional; missing shown as an em dash).
+
+    Returns:
+        HTML (bar width ``min(pct, 100)`` %, tier class per row).
+    """
+    names = list(names or [])
+    if not names:
+        return '<p class="muted">No parameters to report.</p>'
+
+    def col(seq: Sequence[Any] | None, label: str) -> List[Any]:
+        seq = [] if seq is None else list(np.asarray(seq, dtype=object).ravel())
+        if len(seq) != len(names) and seq:
+            logger.warning(
+                "uncertainty table: %d %s for %d parameters; missing entries shown as '—'",
+                len(seq),
+                label,
+                len(names),
+            )
+        return seq + [None] * max(0, len(names) - len(seq))
+
+    sd, pct, val = (
+        col(std_dev, "std devs"),
+        col(std_pct, "relative std devs"),
+        col(values, "values"),
+    )
+    pct_f = [_finite_or_none(p) for p in pct]
+    order = sorted(
+        range(len(names)),
+        key=lambda i: (pct_f[i] is None, -abs(pct_f[i]) if pct_f[i] is not None else 0.0),
+    )
+    rows = []
+    for i in order:
+        p = pct_f[i]
+        tier = _uncertainty_tier(p)
+        width = 0.0 if p is None else min(abs(p), 100.0)
+        rows.append(
+            f'<tr class="tier-{tier}"><td>{_esc(names[i])}</td>'
+            f"<td>{_fmt(val[i])}</td><td>{_fmt(sd[i])}</td><td>{_fmt(p, '.1f')}</td>"
+            f'<td><div class="bar"><div class="bar-fill tier-{tier}" '
+            f'style="width:{width:.1f}%"></div></div></td>'
+            f'<td><span class="badge tier-{tier}">{_esc(tier)}</span></td></tr>'
+        )
+    return (
+        '<table class="data"><thead><tr><th>Parameter</th><th>Value</th><th>σ</th>'
+        "<th>σ [%]</th><th></th><th>Confidence</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _correlation_section(pairs: Iterable[Any] | None) -> str:
+    """Strongly correlated parameter pairs (``{"param_i", "param_j", "correlation"}``).
+
+    ``|ρ| > 0.95`` is tier ``poor``, otherwise ``fair``; an empty list reads
+    "No parameter pairs exceed |ρ| > 0.8.".
+    """
+    rows = []
+    for pair in pairs or []:
+        if isinstance(pair, Mapping):
+            a, b, rho = pair.get("param_i"), pair.get("param_j"), pair.get("correlation")
+        else:
+            a, b, rho = tuple(pair)[:3]
+        r = _finite_or_none(rho)
+        tier = "poor" if r is not None and abs(r) > 0.95 else "fair"
+        rows.append(
+            f'<tr class="tier-{tier}"><td>{_esc(a)}</td><td>{_esc(b)}</td>'
+            f"<td>{_fmt(r, '+.3f')}</td>"
+            f'<td><span class="badge tier-{tier}">{_esc(tier)}</span></td></tr>'
+        )
+    if not rows:
+        return '<p class="muted">No parameter pairs exceed |ρ| &gt; 0.8.</p>'
+    return (
+        '<table class="data"><thead><tr><th>Parameter</th><th>Parameter</th><th>ρ</th>'
+        "<th>Severity</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+
+
+def _names_text(names: Sequence[str]) -> str:
+    """The first ``MAX_NAMES_IN_INSIGHT`` names, comma-separated, then ``...``."""
+    text = ", ".join(names[:MAX_NAMES_IN_INSIGHT])
+    return text + (", ..." if len(names) > MAX_NAMES_IN_INSIGHT else "")
+
+
+def _change_cell(before: Any, after: Any) -> str:
+    """Table cell with the relative change after vs before: ↓ better, ↑ worse."""
+    b, a = _finite_or_none(before), _finite_or_none(after)
+    if b is None or a is None or b == 0:
+        return "<td>—</td>"
+    pct = (b - a) / b * 100.0
+    if pct >= 0:
+        return f'<td><span class="arrow-good">↓ {_esc(f"{pct:.1f}")}%</span></td>'
+    return f'<td><span class="arrow-bad">↑ {_esc(f"{-pct:.1f}")}%</span></td>'
