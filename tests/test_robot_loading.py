@@ -231,7 +231,7 @@ def test_yourdfpy_loader(ur10_urdf):
 
 
 def test_robot_description_loader_missing_package(monkeypatch):
-    import figaroh.tools.load_robot as lr
+    import figaroh.tools.robot as lr
 
     monkeypatch.setattr(lr, "_check_package_available", lambda name: False)
     with pytest.raises(ImportError, match="robot_descriptions"):
@@ -256,7 +256,7 @@ def test_robot_description_loader_with_fake_package(monkeypatch, ur10_urdf):
     monkeypatch.setitem(sys.modules, "robot_descriptions", pkg)
     monkeypatch.setitem(sys.modules, "robot_descriptions.loaders", loaders)
     monkeypatch.setitem(sys.modules, "robot_descriptions.loaders.pinocchio", pino)
-    import figaroh.tools.load_robot as lr
+    import figaroh.tools.robot as lr
 
     monkeypatch.setattr(lr, "_check_package_available", lambda name: True)
     robot = load_robot("ur10", loader="robot_description")
@@ -265,7 +265,7 @@ def test_robot_description_loader_with_fake_package(monkeypatch, ur10_urdf):
 
 
 def test_ros_param_loader_requires_rospy(monkeypatch, ur10_urdf):
-    import figaroh.tools.load_robot as lr
+    import figaroh.tools.robot as lr
 
     monkeypatch.setattr(lr, "_check_package_available", lambda name: False)
     with pytest.raises(ImportError, match="rospy"):

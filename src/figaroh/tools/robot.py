@@ -1,10 +1,19 @@
-"""The :class:`Robot` model: a Pinocchio ``RobotWrapper`` with free-flyer support.
+"""The :class:`Robot` model and the loaders that build robot models.
 
 A :class:`Robot` is what every figaroh workflow receives. It loads a URDF into a
 Pinocchio model (``robot.model`` / ``robot.data``), optionally with a free-flyer
 root joint (floating base, ``isFext=True``), and optionally without geometry
 (``load_geometry=False``): dynamic identification only needs the kinematic tree
 and the inertias, so a URDF whose meshes are missing still loads that way.
+
+:func:`load_robot` dispatches between three loaders (also reachable from
+:mod:`figaroh.tools.load_robot`, their figaroh 1.0.2 module path):
+
+* ``"figaroh"`` (default): a :class:`Robot` built from a URDF file, or a
+  Pinocchio ``RobotWrapper`` built from the ROS ``robot_description`` parameter;
+* ``"robot_description"``: a ``RobotWrapper`` from the ``robot_descriptions``
+  catalogue (optional package);
+* ``"yourdfpy"``: a ``yourdfpy.URDF`` for visualisation (optional package).
 
 Units follow Pinocchio/URDF: lengths [m], angles [rad], masses [kg], inertias
 [kg·m²] about the link origin.
@@ -15,17 +24,24 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence, Tuple, Union
+from typing import Any, Sequence, Tuple, Union
 
 import numpy as np
 import pinocchio as pin
 from pinocchio.robot_wrapper import RobotWrapper
 
+from ..backends.pinocchio import PinocchioBackend
 from .exceptions import RobotLoadError
-from .robot_paths import resolve_package_dirs
-
-if TYPE_CHECKING:  # resolved lazily by __getattr__ (load_robot imports this module)
-    from .load_robot import get_available_loaders, list_available_robots, load_robot
+from .robot_paths import (
+    _check_package_available,
+    _prepare_package_dirs,
+    _validate_urdf_exists,
+    candidate_package_roots,
+    example_robot_data_dir,
+    find_package,
+    resolve_package_dirs,
+)
+from .robotvisualization import create_viser_server
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +51,8 @@ __all__ = [
     "PackageDirs",
     "Robot",
     "build_pinocchio_models",
+    "SUPPORTED_LOADERS",
     "create_robot",
-    # Re-exported for figaroh 1.0.2 compatibility.
     "get_available_loaders",
     "list_available_robots",
     "load_robot",
@@ -232,8 +248,6 @@ class Robot(RobotWrapper):
         It shares this robot's ``model`` and ``data`` (no reloading).
         """
         if self._backend is None:
-            from ..backends.pinocchio import PinocchioBackend
-
             self._backend = PinocchioBackend.from_model(self.model, self.data)
         return self._backend
 
@@ -310,8 +324,6 @@ class Robot(RobotWrapper):
         visualizer_class = self._get_visualizer_class(visualizer_type)
         self.setVisualizer(visualizer_class())
         if (visualizer_type or "viser").lower() == "viser":
-            from .robotvisualization import create_viser_server
-
             self.initViewer(viewer=create_viser_server(port=8080))
         else:
             self.initViewer()
@@ -351,8 +363,6 @@ def create_robot(
         A :class:`Robot`, a Pinocchio ``RobotWrapper`` or a yourdfpy ``URDF``.
     """
     if enhanced_features and loader == "figaroh":
-        from .load_robot import _prepare_package_dirs, _validate_urdf_exists
-
         _validate_urdf_exists(robot_urdf)
         dirs = _prepare_package_dirs(robot_urdf, package_dirs, kwargs.get("robot_pkg"))
         return Robot(
@@ -363,21 +373,220 @@ def create_robot(
             freeflyer_limits=kwargs.get("freeflyer_limits"),
             load_geometry=kwargs.get("load_geometry", True),
         )
-    from .load_robot import load_robot
-
     return load_robot(robot_urdf, package_dirs, loader=loader, **kwargs)
 
 
-# ``load_robot`` imports this module, so its names are resolved on first access.
-_FROM_LOAD_ROBOT = ("get_available_loaders", "list_available_robots", "load_robot")
+SUPPORTED_LOADERS = ("figaroh", "robot_description", "yourdfpy")
 
 
-def __getattr__(name: str) -> object:
-    """Resolve the compatibility re-exports from :mod:`figaroh.tools.load_robot`."""
-    if name in _FROM_LOAD_ROBOT:
-        from . import load_robot as _load_robot_module
+def _load_from_ros_param(isFext: bool) -> RobotWrapper:
+    """Build a model from the ``robot_description`` ROS parameter (needs rospy)."""
+    if not _check_package_available("rospy"):
+        raise ImportError(
+            "Loading from the ROS parameter server needs rospy (a ROS 1 installation). "
+            "Pass a URDF path with load_by_urdf=True instead."
+        )
+    import rospy  # type: ignore[import-not-found]
 
-        value = getattr(_load_robot_module, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    xml = rospy.get_param("robot_description")
+    if isFext:
+        model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
+    else:
+        model = pin.buildModelFromXML(xml)
+    return RobotWrapper(model)
+
+
+def _load_figaroh_original(
+    robot_urdf: str,
+    package_dirs: PackageDirs,
+    isFext: bool,
+    load_by_urdf: bool,
+    robot_pkg: str | None,
+    **kwargs,
+) -> Union[Robot, RobotWrapper]:
+    if not load_by_urdf:
+        return _load_from_ros_param(isFext)
+    _validate_urdf_exists(robot_urdf)
+    dirs = _prepare_package_dirs(robot_urdf, package_dirs, robot_pkg)
+    return Robot(
+        robot_urdf,
+        package_dirs=dirs,
+        isFext=isFext,
+        freeflyer_ori=kwargs.get("freeflyer_ori"),
+        freeflyer_limits=kwargs.get("freeflyer_limits"),
+        load_geometry=kwargs.get("load_geometry", True),
+    )
+
+
+def _load_robot_description(robot_name: str, isFext: bool = False, **kwargs) -> RobotWrapper:
+    if not _check_package_available("robot_descriptions"):
+        raise ImportError(
+            "The 'robot_description' loader needs the robot_descriptions package: "
+            "pip install robot_descriptions (it downloads description repositories on "
+            "first use, so it needs network access)."
+        )
+    from robot_descriptions.loaders.pinocchio import (  # type: ignore[import-not-found]
+        load_robot_description,
+    )
+
+    if isFext:
+        kwargs.setdefault("root_joint", pin.JointModelFreeFlyer())
+    errors = []
+    for name in (robot_name, f"{robot_name}_description"):
+        try:
+            return load_robot_description(name, **kwargs)
+        except (ImportError, ModuleNotFoundError, ValueError, AttributeError) as exc:
+            errors.append(f"{name}: {exc}")
+    raise ValueError(
+        f"robot_descriptions has no robot named {robot_name!r} (tried {robot_name!r} and "
+        f"{robot_name + '_description'!r}): {'; '.join(errors)}. "
+        "See list_available_robots('robot_description')."
+    )
+
+
+def _load_yourdfpy(
+    robot_urdf: str, package_dirs: PackageDirs, robot_pkg: str | None, **kwargs
+) -> Any:
+    if not _check_package_available("yourdfpy"):
+        raise ImportError(
+            "The 'yourdfpy' loader needs yourdfpy and trimesh: pip install 'figaroh[viz]'"
+        )
+    import yourdfpy
+
+    _validate_urdf_exists(robot_urdf)
+    dirs = _prepare_package_dirs(robot_urdf, package_dirs, robot_pkg)
+    roots = candidate_package_roots(robot_urdf, dirs)
+    urdf_dir = str(Path(robot_urdf).resolve().parent)
+
+    def handler(fname: str) -> str:
+        if fname.startswith("package://"):
+            pkg, _, rel = fname[len("package://") :].partition("/")
+            found = find_package(pkg, roots)
+            if found is not None:
+                return str(found / rel)
+        return yourdfpy.filename_handler_magic(fname, dir=urdf_dir)
+
+    options = {
+        "build_scene_graph": True,
+        "build_collision_scene_graph": True,
+        "load_meshes": True,
+        "load_collision_meshes": False,
+        "force_collision_mesh": False,
+        "force_mesh": False,
+    }
+    options.update(kwargs)
+    options.setdefault("filename_handler", handler)
+    options.setdefault("mesh_dir", urdf_dir)
+    return yourdfpy.URDF.load(str(robot_urdf), **options)
+
+
+def load_robot(
+    robot_urdf: str,
+    package_dirs: PackageDirs = None,
+    isFext: bool = False,
+    load_by_urdf: bool = True,
+    robot_pkg: str | None = None,
+    loader: str = "figaroh",
+    **kwargs,
+) -> Union[Robot, RobotWrapper, Any]:
+    """Load a robot model with one of the supported loaders.
+
+    Args:
+        robot_urdf: URDF path, or the robot name for ``robot_description``.
+        package_dirs: Folders holding mesh packages; ``"models"`` means the
+            models folder (``FIGAROH_MODELS_DIR`` or example-robot-data).
+        isFext: Add a floating-base (free-flyer) root joint.
+        load_by_urdf: Load from the URDF file (False: ROS parameter server).
+        robot_pkg: Package name used to find ``package_dirs`` when not given.
+        loader: ``"figaroh"``, ``"robot_description"`` or ``"yourdfpy"``.
+        **kwargs: Passed to the loader; the figaroh loader accepts
+            ``load_geometry=False`` for a dynamics-only model (no meshes needed),
+            ``freeflyer_ori`` and ``freeflyer_limits``.
+
+    Returns:
+        ``"figaroh"``: a :class:`Robot`; ``"robot_description"``: a Pinocchio
+        ``RobotWrapper``; ``"yourdfpy"``: a ``yourdfpy.URDF``.
+
+    Raises:
+        FileNotFoundError: URDF, package or mesh not found.
+        ImportError: The loader's package is not installed.
+        ValueError: Unsupported loader.
+    """
+    if loader == "robot_description":
+        return _load_robot_description(robot_urdf, isFext, **kwargs)
+    if loader == "yourdfpy":
+        return _load_yourdfpy(robot_urdf, package_dirs, robot_pkg, **kwargs)
+    if loader == "figaroh":
+        return _load_figaroh_original(
+            robot_urdf, package_dirs, isFext, load_by_urdf, robot_pkg, **kwargs
+        )
+    raise ValueError(
+        f"Unsupported loader: {loader!r}. Supported loaders: {', '.join(SUPPORTED_LOADERS)}"
+    )
+
+
+def get_available_loaders() -> dict:
+    """Information about each loader and whether its package is installed.
+
+    Returns:
+        ``{loader: {"description", "available", "returns", "features"}}``.
+    """
+    return {
+        "figaroh": {
+            "description": "Original figaroh Robot class",
+            "available": True,
+            "returns": "Robot instance",
+            "features": ["URDF loading", "ROS param server", "Free-flyer support"],
+        },
+        "robot_description": {
+            "description": "Load from robot_descriptions package",
+            "available": _check_package_available("robot_descriptions"),
+            "returns": "RobotWrapper instance",
+            "features": ["Pre-defined robot models", "Easy robot switching"],
+        },
+        "yourdfpy": {
+            "description": "Load with yourdfpy (for visualization)",
+            "available": _check_package_available("yourdfpy"),
+            "returns": "URDF object",
+            "features": ["Visualization support", "Mesh loading", "Scene graphs"],
+        },
+    }
+
+
+def list_available_robots(loader: str = "robot_description") -> list:
+    """Names of the robots a loader can load by name.
+
+    Args:
+        loader: ``"robot_description"`` lists the ``robot_descriptions``
+            catalogue; ``"figaroh"`` lists the URDFs shipped by the installed
+            ``example-robot-data`` wheel as ``"<package>/<relative path>"``.
+
+    Returns:
+        Sorted names (empty when the source is unavailable).
+    """
+    if loader == "robot_description":
+        if not _check_package_available("robot_descriptions"):
+            return []
+        try:
+            import robot_descriptions  # type: ignore[import-not-found]
+        except Exception:  # noqa: BLE001 - an optional package may fail to import
+            return []
+        names = []
+        descriptions = getattr(robot_descriptions, "DESCRIPTIONS", None)
+        if isinstance(descriptions, dict):
+            for name, info in descriptions.items():
+                if getattr(info, "has_urdf", False) or hasattr(info, "URDF_PATH"):
+                    names.append(name)
+        else:
+            for attr in dir(robot_descriptions):
+                if not attr.startswith("_") and hasattr(
+                    getattr(robot_descriptions, attr), "URDF_PATH"
+                ):
+                    names.append(attr)
+        return sorted(names)
+    if loader == "figaroh":
+        base = example_robot_data_dir()
+        if base is None:
+            return []
+        return sorted(str(p.relative_to(base)) for p in base.glob("*/**/*.urdf"))
+    return []

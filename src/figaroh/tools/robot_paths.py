@@ -17,6 +17,7 @@ that search list so that users rarely need to pass ``package_dirs`` at all:
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import re
@@ -28,6 +29,8 @@ from pathlib import Path
 from .exceptions import MissingMeshError, MissingPackageError
 
 logger = logging.getLogger(__name__)
+
+MODELS_DIR_ENV = "FIGAROH_MODELS_DIR"
 
 _PACKAGE_URI = re.compile(r"package://([^/\"'\s]+)/([^\"'\s<>]*)")
 _FILE_URI = re.compile(r"<mesh[^>]*filename\s*=\s*[\"']([^\"']+)[\"']")
@@ -250,3 +253,78 @@ def resolve_package_dirs(
     for root in roots:
         dirs.setdefault(str(root), None)
     return list(dirs)
+
+
+def _check_package_available(name: str) -> bool:
+    """Whether the Python package ``name`` can be imported (without importing it)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _validate_urdf_exists(robot_urdf: str | os.PathLike) -> None:
+    """Raise ``FileNotFoundError`` naming the URDF path when it is not a file."""
+    if not Path(robot_urdf).is_file():
+        raise FileNotFoundError(
+            f"URDF file not found: {robot_urdf}. Check the path (relative paths are "
+            f"resolved from {Path.cwd()})."
+        )
+
+
+def _get_models_directory() -> str:
+    """A folder of robot description packages.
+
+    Looks, in order, at the ``FIGAROH_MODELS_DIR`` environment variable and the
+    robots folder of the installed ``example-robot-data`` wheel.
+
+    Raises:
+        FileNotFoundError: No models folder is available.
+    """
+    env = os.environ.get(MODELS_DIR_ENV)
+    if env and Path(env).is_dir():
+        return str(Path(env).resolve())
+    erd = example_robot_data_dir()
+    if erd is not None:
+        return str(erd)
+    raise FileNotFoundError(
+        f"No robot models folder found: set {MODELS_DIR_ENV} to a folder of description "
+        "packages or install example-robot-data (pip install example-robot-data)."
+    )
+
+
+def _prepare_package_dirs(
+    robot_urdf: str,
+    package_dirs: str | os.PathLike | Sequence[str | os.PathLike] | None,
+    robot_pkg: str | None,
+) -> str | os.PathLike | Sequence[str | os.PathLike] | None:
+    """Resolve the ``package_dirs`` argument of the loaders.
+
+    * explicit folders (other than the keyword ``"models"``) are returned unchanged;
+    * ``"models"`` → :func:`_get_models_directory`;
+    * ``None`` with ``robot_pkg`` → the parent of that package (via ``rospkg``
+      when installed, else searched beside the URDF and in example-robot-data);
+    * ``None`` otherwise → ``None``: the :class:`Robot` searches the URDF's
+      parents and example-robot-data itself.
+    """
+    if package_dirs is not None:
+        if isinstance(package_dirs, str) and package_dirs == "models":
+            return _get_models_directory()
+        return package_dirs
+    if robot_pkg:
+        if _check_package_available("rospkg"):
+            try:
+                import rospkg  # type: ignore[import-not-found]
+
+                return str(Path(rospkg.RosPack().get_path(robot_pkg)).parent)
+            except Exception as exc:  # noqa: BLE001 - rospkg raises its own types
+                logger.debug("rospkg could not find %s: %s", robot_pkg, exc)
+        found = find_package(robot_pkg, candidate_package_roots(robot_urdf))
+        if found is not None:
+            return str(found.parent)
+        logger.warning(
+            "robot_pkg %r not found beside %s nor in example-robot-data; searching defaults",
+            robot_pkg,
+            robot_urdf,
+        )
+    return None

@@ -25,6 +25,8 @@ from typing import Any, List, Tuple
 import numpy as np
 import pinocchio as pin
 
+from .robotvisualization import RobotVisualizer
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["CollisionManager", "CollisionWrapper", "add_non_adjacent_pairs"]
@@ -331,8 +333,6 @@ class CollisionManager:
     # ------------------------------------------------------------------ display
     def _get_visualizer(self):
         if self._visualizer is None:
-            from .robotvisualization import RobotVisualizer
-
             self._visualizer = RobotVisualizer(None, None, self.viz)
         return self._visualizer
 

@@ -10,12 +10,13 @@ Importing this package needs neither meshcat nor ``pinocchio.visualize``:
 
 from __future__ import annotations
 
+from . import visualizer
+
 __all__ = ["MeshcatVisualizer"]
 
 
 def __getattr__(name: str):
+    """``MeshcatVisualizer``, created by :mod:`.visualizer` on first access."""
     if name == "MeshcatVisualizer":
-        from .visualizer import MeshcatVisualizer
-
-        return MeshcatVisualizer
+        return visualizer.MeshcatVisualizer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

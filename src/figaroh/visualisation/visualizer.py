@@ -110,112 +110,121 @@ def _homogeneous(placement: Any) -> np.ndarray:
     )
 
 
-def _build_class():
-    """Create the subclass of Pinocchio's MeshCat visualiser (imports pinocchio.visualize)."""
-    import pinocchio as pin
+class _MeshcatDrawing:
+    """The figaroh part of :class:`MeshcatVisualizer`, mixed into Pinocchio's visualiser.
+
+    Its methods call ``super()``, which resolves to Pinocchio's
+    ``pinocchio.visualize.MeshcatVisualizer`` in the class :func:`_build_class`
+    creates.
+    """
+
+    def __init__(
+        self,
+        robot=None,
+        model=None,
+        collision_model=None,
+        visual_model=None,
+        url=None,
+        viewer=None,
+        open: bool = False,
+        load_model: bool | None = None,
+    ):
+        meshcat = require_meshcat()
+        if robot is not None:
+            model = robot.model
+            collision_model = getattr(robot, "collision_model", None)
+            visual_model = getattr(robot, "visual_model", None)
+        if model is None:
+            import pinocchio as pin
+
+            model = pin.Model()
+        super().__init__(model, collision_model, visual_model)
+        if viewer is None:
+            zmq_url = CLASSICAL_ZMQ_URL if url == "classical" else url
+            viewer = meshcat.Visualizer(zmq_url=zmq_url)
+        if load_model is None:
+            load_model = collision_model is not None or visual_model is not None
+        self.initViewer(viewer=viewer, open=open, loadModel=bool(load_model))
+
+    def __getitem__(self, name: str):
+        """The MeshCat node at path ``name`` (``self.viewer[name]``)."""
+        return self.viewer[name]
+
+    def addSphere(self, name: str, radius: float, color) -> None:
+        """Draw a sphere of ``radius`` [m] at node ``name`` (see ``materialFromColor``)."""
+        geometry = require_meshcat().geometry
+        self.viewer[name].set_object(geometry.Sphere(float(radius)), materialFromColor(color))
+
+    def addCylinder(self, name: str, length: float, radius: float, color=None) -> None:
+        """Draw a cylinder of ``length`` and ``radius`` [m] at node ``name``.
+
+        Its axis is the node's z axis and it is centred on the node origin,
+        as Pinocchio/URDF cylinders (MeshCat's own cylinder is along y, so
+        it is drawn in the child node ``name/cylinder`` rotated by +90° about x).
+        """
+        geometry = require_meshcat().geometry
+        node = self.viewer[name]["cylinder"]
+        node.set_object(geometry.Cylinder(float(length), float(radius)), materialFromColor(color))
+        upright = np.eye(4)
+        upright[1:3, 1:3] = [[0.0, -1.0], [1.0, 0.0]]  # y → z
+        node.set_transform(upright)
+
+    def addBox(self, name: str, dims, color) -> None:
+        """Draw a box of edge lengths ``dims = [dx, dy, dz]`` [m] centred at node ``name``."""
+        geometry = require_meshcat().geometry
+        lengths = [float(d) for d in np.asarray(dims, dtype=float).reshape(-1)]
+        if len(lengths) != 3:
+            raise ValueError(f"addBox: dims must be [dx, dy, dz] [m], got {list(dims)}")
+        self.viewer[name].set_object(geometry.Box(lengths), materialFromColor(color))
+
+    def applyConfiguration(self, name: str, placement) -> None:
+        """Place node ``name``: a ``pin.SE3``, a 4×4 matrix, ``[x, y, z]`` or a 7-vector.
+
+        The 7-vector is ``[x, y, z, qx, qy, qz, qw]`` (position [m] and unit
+        quaternion, Pinocchio's ``XYZQUAT`` order).
+        """
+        self.viewer[name].set_transform(_homogeneous(placement))
+
+    def delete(self, name, geometry_type=None) -> None:
+        """Remove node ``name`` and its children from the viewer.
+
+        Called as ``delete(geometry_object, geometry_type)`` it removes that
+        robot geometry, as Pinocchio's visualiser does.
+        """
+        import pinocchio as pin
+
+        if geometry_type is not None or isinstance(name, pin.GeometryObject):
+            super().delete(name, geometry_type)
+            return
+        self.viewer[name].delete()
+
+
+def _build_class() -> type:
+    """Create :class:`MeshcatVisualizer` (imports ``pinocchio.visualize``, which takes seconds)."""
     from pinocchio.visualize import MeshcatVisualizer as PinocchioMeshcatVisualizer
 
-    class MeshcatVisualizer(PinocchioMeshcatVisualizer):
-        """Pinocchio's MeshCat visualiser, connected and loaded in one call.
+    namespace = {"__module__": __name__, "__qualname__": "MeshcatVisualizer", "__doc__": _DOC}
+    return type("MeshcatVisualizer", (_MeshcatDrawing, PinocchioMeshcatVisualizer), namespace)
 
-        Args:
-            robot: A ``RobotWrapper``/:class:`~figaroh.tools.robot.Robot`
-                (its ``model``, ``collision_model`` and ``visual_model`` are used).
-            model: ``pinocchio.Model`` when no ``robot`` is given.
-            collision_model: Collision ``GeometryModel`` of ``model``.
-            visual_model: Visual ``GeometryModel`` of ``model``.
-            url: ZMQ address of a running ``meshcat-server`` (``"classical"``
-                means ``tcp://127.0.0.1:6000``); None starts a new local server.
-            viewer: An existing ``meshcat.Visualizer`` to draw into (overrides ``url``).
-            open: Open the viewer page in a browser.
-            load_model: Load the robot's geometry into the viewer (default: when
-                a geometry model is given).
 
-        Raises:
-            ImportError: meshcat is not installed (the message names the extra).
-        """
+_DOC = """Pinocchio's MeshCat visualiser, connected and loaded in one call.
 
-        def __init__(
-            self,
-            robot=None,
-            model=None,
-            collision_model=None,
-            visual_model=None,
-            url=None,
-            viewer=None,
-            open: bool = False,
-            load_model: bool | None = None,
-        ):
-            meshcat = require_meshcat()
-            if robot is not None:
-                model = robot.model
-                collision_model = getattr(robot, "collision_model", None)
-                visual_model = getattr(robot, "visual_model", None)
-            if model is None:
-                model = pin.Model()
-            super().__init__(model, collision_model, visual_model)
-            if viewer is None:
-                zmq_url = CLASSICAL_ZMQ_URL if url == "classical" else url
-                viewer = meshcat.Visualizer(zmq_url=zmq_url)
-            if load_model is None:
-                load_model = collision_model is not None or visual_model is not None
-            self.initViewer(viewer=viewer, open=open, loadModel=bool(load_model))
+Args:
+    robot: A ``RobotWrapper``/:class:`~figaroh.tools.robot.Robot`
+        (its ``model``, ``collision_model`` and ``visual_model`` are used).
+    model: ``pinocchio.Model`` when no ``robot`` is given.
+    collision_model: Collision ``GeometryModel`` of ``model``.
+    visual_model: Visual ``GeometryModel`` of ``model``.
+    url: ZMQ address of a running ``meshcat-server`` (``"classical"``
+        means ``tcp://127.0.0.1:6000``); None starts a new local server.
+    viewer: An existing ``meshcat.Visualizer`` to draw into (overrides ``url``).
+    open: Open the viewer page in a browser.
+    load_model: Load the robot's geometry into the viewer (default: when
+        a geometry model is given).
 
-        def __getitem__(self, name: str):
-            """The MeshCat node at path ``name`` (``self.viewer[name]``)."""
-            return self.viewer[name]
-
-        def addSphere(self, name: str, radius: float, color) -> None:
-            """Draw a sphere of ``radius`` [m] at node ``name`` (see ``materialFromColor``)."""
-            geometry = require_meshcat().geometry
-            self.viewer[name].set_object(geometry.Sphere(float(radius)), materialFromColor(color))
-
-        def addCylinder(self, name: str, length: float, radius: float, color=None) -> None:
-            """Draw a cylinder of ``length`` and ``radius`` [m] at node ``name``.
-
-            Its axis is the node's z axis and it is centred on the node origin,
-            as Pinocchio/URDF cylinders (MeshCat's own cylinder is along y, so
-            it is drawn in the child node ``name/cylinder`` rotated by +90° about x).
-            """
-            geometry = require_meshcat().geometry
-            node = self.viewer[name]["cylinder"]
-            node.set_object(
-                geometry.Cylinder(float(length), float(radius)), materialFromColor(color)
-            )
-            upright = np.eye(4)
-            upright[1:3, 1:3] = [[0.0, -1.0], [1.0, 0.0]]  # y → z
-            node.set_transform(upright)
-
-        def addBox(self, name: str, dims, color) -> None:
-            """Draw a box of edge lengths ``dims = [dx, dy, dz]`` [m] centred at node ``name``."""
-            geometry = require_meshcat().geometry
-            lengths = [float(d) for d in np.asarray(dims, dtype=float).reshape(-1)]
-            if len(lengths) != 3:
-                raise ValueError(f"addBox: dims must be [dx, dy, dz] [m], got {list(dims)}")
-            self.viewer[name].set_object(geometry.Box(lengths), materialFromColor(color))
-
-        def applyConfiguration(self, name: str, placement) -> None:
-            """Place node ``name``: a ``pin.SE3``, a 4×4 matrix, ``[x, y, z]`` or a 7-vector.
-
-            The 7-vector is ``[x, y, z, qx, qy, qz, qw]`` (position [m] and unit
-            quaternion, Pinocchio's ``XYZQUAT`` order).
-            """
-            self.viewer[name].set_transform(_homogeneous(placement))
-
-        def delete(self, name, geometry_type=None) -> None:
-            """Remove node ``name`` and its children from the viewer.
-
-            Called as ``delete(geometry_object, geometry_type)`` it removes that
-            robot geometry, as Pinocchio's visualiser does.
-            """
-            if geometry_type is not None or isinstance(name, pin.GeometryObject):
-                super().delete(name, geometry_type)
-                return
-            self.viewer[name].delete()
-
-    MeshcatVisualizer.__module__ = __name__
-    MeshcatVisualizer.__qualname__ = "MeshcatVisualizer"
-    return MeshcatVisualizer
+Raises:
+    ImportError: meshcat is not installed (the message names the extra).
+"""
 
 
 def __getattr__(name: str):
