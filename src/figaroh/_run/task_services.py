@@ -1,0 +1,276 @@
+"""Run services shared by the identification and calibration run classes.
+
+:class:`RunServices` implements once what a run object offers around its
+numerical work — verification, the HTML and JSON reports, saving, plotting,
+the terminal report, the results manager and ``repr`` — on top of a few small
+*task hooks* that each run class supplies:
+
+=============================  ============================================================
+hook                           meaning
+=============================  ============================================================
+``_task``                      class attribute: ``"identification"`` or ``"calibration"``;
+                               names the default files (``<task>_report.html``,
+                               ``<task>_verification.json``), the
+                               :class:`~figaroh.utils.results_manager.ResultsManager` task
+                               and the messages
+``_is_solved()``               whether ``solve()`` produced results
+``_results_record()``          the results dict saved and plotted by the results manager
+``_run_verification(t, s)``    the task's verdict for thresholds ``t`` and scope ``s``
+``_generate_html_report(p)``   write the task's HTML report to path ``p``
+``_quality_report_text()``     the plain-text quality report
+``_plot_primary()``            results-manager plots (may raise: the fallback then runs)
+``_plot_fallback()``           basic plots
+``_repr_fields()``             the ``name=value`` parts of ``repr``
+=============================  ============================================================
+
+Optional hooks with a default: ``_missing_results_warning(action)`` (the
+warning logged instead of reporting / saving / plotting without results; it
+may raise instead), ``_show_plots()`` (called after plotting; no-op) and
+``_require_solved()`` (raises :class:`AttributeError` unless
+``_is_solved()``).
+
+The run object must also carry a ``results_manager`` attribute (None until
+first needed) and ``model`` (a Pinocchio model, for the robot name).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from typing import Any, ClassVar, Dict, List, Mapping
+
+from figaroh._run.json_io import strict_json_text
+from figaroh._run.stages import with_schema
+from figaroh._run.verdict import VerificationVerdict
+from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["RunServices"]
+
+#: Formats written by :meth:`RunServices.save_results`.
+SAVE_FORMATS = ("yaml", "csv", "npz")
+
+
+class RunServices:
+    """Reports, verification, saving and plotting of a solved run (mixin).
+
+    See the module docstring for the task hooks a subclass supplies. Every
+    method keeps the signature, defaults, return value and written files of
+    the run classes' own methods.
+    """
+
+    #: Task name: ``"identification"`` or ``"calibration"``.
+    _task: ClassVar[str] = ""
+
+    results_manager: Any
+
+    # ------------------------------------------------------------------ task hooks
+    def _is_solved(self) -> bool:
+        """Whether ``solve()`` produced results (task hook)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _is_solved()")
+
+    def _results_record(self) -> Dict[str, Any] | None:
+        """Results dict handed to the results manager (task hook)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _results_record()")
+
+    def _run_verification(
+        self, thresholds: Mapping[str, Mapping[str, Any]] | None, scope: str
+    ) -> VerificationVerdict:
+        """The task's verdict of the solved run (task hook)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _run_verification()")
+
+    def _generate_html_report(self, output_path: str) -> Any:
+        """Write the task's HTML report to ``output_path`` (task hook)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _generate_html_report()")
+
+    def _quality_report_text(self) -> str:
+        """Plain-text quality report (task hook)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _quality_report_text()")
+
+    def _plot_primary(self) -> Any:
+        """Results-manager plots (task hook)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _plot_primary()")
+
+    def _plot_fallback(self) -> Any:
+        """Basic plots used when the results-manager plots fail (task hook)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _plot_fallback()")
+
+    def _repr_fields(self) -> List[str]:
+        """``name=value`` parts of ``repr`` (task hook)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _repr_fields()")
+
+    # ------------------------------------------------------------------ optional hooks
+    def _missing_results_warning(self, action: str) -> str | None:
+        """Warning for ``action`` (``"report"``, ``"save"``, ``"plot"``) without results.
+
+        Returns:
+            None when results exist, else ``"No <task> results to <action>.
+            Run solve() first."``. An override may raise instead.
+        """
+        if self._is_solved():
+            return None
+        return f"No {self._task} results to {action}. Run solve() first."
+
+    def _require_solved(self) -> None:
+        """Raise :class:`AttributeError` unless :meth:`_is_solved`."""
+        if not self._is_solved():
+            raise AttributeError(f"No {self._task} results available. Run solve() first.")
+
+    def _show_plots(self) -> None:
+        """Called after :meth:`plot_results` drew its figures (default: nothing)."""
+
+    # ------------------------------------------------------------------ services
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(self._repr_fields())})"
+
+    def _make_results_manager(self) -> ResultsManager:
+        """A results manager for this task, named after the robot.
+
+        The name is ``robot_name`` (when set), else the model name, else the
+        class name in lower case without the task word.
+        """
+        name = (
+            getattr(self, "robot_name", None)
+            or getattr(getattr(self, "model", None), "name", None)
+            or type(self).__name__.lower().replace(self._task, "")
+        )
+        return ResultsManager(self._task, name, self._results_record())
+
+    def verify(
+        self,
+        thresholds: Mapping[str, Mapping[str, Any]] | None = None,
+        scope: str = "prediction",
+    ) -> VerificationVerdict:
+        """Scoped acceptance evidence of the solved run.
+
+        ``scope="execution"`` checks finite numerical outputs;
+        ``scope="prediction"`` also requires independent validation and
+        explicit error limits. Missing required evidence gives
+        ``not_evaluated``; non-finite evidence fails; ``passed`` is True only
+        when every required check passes.
+
+        Args:
+            thresholds: Metric name → ``{"threshold", "comparison", "required"}``;
+                None uses the task's (empty) default policy.
+            scope: ``"execution"`` or ``"prediction"``.
+
+        Returns:
+            The :class:`~figaroh._run.verdict.VerificationVerdict`.
+
+        Raises:
+            AttributeError: If ``solve()`` has not been run.
+        """
+        self._require_solved()
+        return self._run_verification(thresholds, scope)
+
+    def export_html_report(
+        self, output_path: str | None = None, output_dir: str = "results"
+    ) -> str:
+        """Write the self-contained HTML report.
+
+        Args:
+            output_path: Destination file; default ``<output_dir>/<task>_report.html``
+                (``output_dir`` is created).
+            output_dir: Folder of the default destination.
+
+        Returns:
+            The path written.
+
+        Raises:
+            AttributeError: If ``solve()`` has not been run.
+        """
+        self._require_solved()
+        if output_path is None:
+            os.makedirs(output_dir, exist_ok=True)
+            output_path = os.path.join(output_dir, f"{self._task}_report.html")
+        self._generate_html_report(output_path)
+        logger.info("HTML %s report written to %s", self._task, output_path)
+        return output_path
+
+    def export_verification_report(
+        self,
+        output_path: str | None = None,
+        output_dir: str = "results",
+        thresholds: Mapping[str, Mapping[str, Any]] | None = None,
+        scope: str = "prediction",
+    ) -> str:
+        """Write the :meth:`verify` verdict as strict JSON (``allow_nan=False``), atomically.
+
+        The file holds ``{"schema_version": 1, **asdict(verdict),
+        "stage_records": [...]}``, indented by 2, with every non-finite float
+        stored as ``null``.
+
+        Args:
+            output_path: Destination file; default
+                ``<output_dir>/<task>_verification.json`` (``output_dir`` is created).
+            output_dir: Folder of the default destination.
+            thresholds: Passed to :meth:`verify`.
+            scope: Passed to :meth:`verify`.
+
+        Returns:
+            The path written.
+
+        Raises:
+            AttributeError: If ``solve()`` has not been run.
+        """
+        verdict = self.verify(thresholds=thresholds, scope=scope)
+        verdict_dict = dataclasses.asdict(verdict)
+        if self.results_manager is not None:
+            verdict_dict = self.results_manager._convert_for_serialization(verdict_dict)
+        if output_path is None:
+            os.makedirs(output_dir, exist_ok=True)
+            output_path = os.path.join(output_dir, f"{self._task}_verification.json")
+        atomic_write_text(output_path, strict_json_text(with_schema(self, verdict_dict), indent=2))
+        logger.info("Verification report written to %s", output_path)
+        return str(output_path)
+
+    def print_quality_report(self) -> None:
+        """Print the plain-text quality report to the terminal (documented report method)."""
+        problem = self._missing_results_warning("report")
+        if problem:
+            logger.warning(problem)
+            return
+        print(self._quality_report_text())
+
+    def save_results(self, output_dir: str = "results") -> Dict[str, str] | None:
+        """Save the results as yaml, csv and npz under ``output_dir``.
+
+        Returns:
+            ``{format: path}`` of the files written, or None (with a warning)
+            without results.
+        """
+        problem = self._missing_results_warning("save")
+        if problem:
+            logger.warning(problem)
+            return None
+        if self.results_manager is None:
+            self.results_manager = self._make_results_manager()
+        saved = self.results_manager.save_results(
+            output_dir=output_dir, save_formats=list(SAVE_FORMATS)
+        )
+        for fmt, path in (saved or {}).items():
+            logger.info("  %s: %s", fmt, path)
+        return saved
+
+    def plot_results(self) -> Any:
+        """Plot the results: results-manager plots, basic plots when those fail.
+
+        Without a results manager the basic plots are drawn directly.
+
+        Returns:
+            What the plotting callable returned, or None (with a warning)
+            without results.
+        """
+        problem = self._missing_results_warning("plot")
+        if problem:
+            logger.warning(problem)
+            return None
+        if self.results_manager is None:
+            out = self._plot_fallback()
+        else:
+            out = plot_with_fallback(self._plot_primary, self._plot_fallback, logger, self._task)
+        self._show_plots()
+        return out

@@ -1,0 +1,451 @@
+"""RunServices: the shared report / verify / save / plot methods of a run class.
+
+Two kinds of tests:
+
+* a tiny concrete subclass (no robot) checks each service and its hooks;
+* the UR10 identification and calibration examples combined with the mixin
+  (hooks written from today's ``BaseIdentification`` / ``BaseCalibration``
+  code) check that the files written, the verdicts and ``repr`` are the same
+  as those of the base classes' own methods on the same solved run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, load_example
+from figaroh._run.json_io import verification_json_data
+from figaroh._run.stages import apply_to_verdict, record_stage, with_schema
+from figaroh._run.task_services import RunServices
+from figaroh._run.verdict import VerificationVerdict, scoped_verification
+from figaroh.utils.results_manager import ResultsManager
+
+_ident_ex = load_example("ur10/identification.py", "ur10_identification")
+_calib_ex = load_example("ur10/calibration.py", "ur10_calibration_example")
+
+from figaroh.calibration._report import format_quality_report as calib_quality_text  # noqa: E402
+from figaroh.calibration._report import verify_calibration  # noqa: E402
+from figaroh.calibration.base_calibration import BaseCalibration  # noqa: E402
+from figaroh.identification._verification import verify_identification  # noqa: E402
+from figaroh.identification.base_identification import BaseIdentification  # noqa: E402
+from figaroh.identification.quality_report import (  # noqa: E402
+    basic_identification_plot,
+    format_quality_report,
+)
+from figaroh.tools.identification_report import generate_identification_report  # noqa: E402
+from figaroh.tools.report import generate_calibration_report  # noqa: E402
+from figaroh.tools.robot import Robot  # noqa: E402
+
+
+# --------------------------------------------------------------------------- #
+# A tiny concrete run
+# --------------------------------------------------------------------------- #
+class TinyRun(RunServices):
+    """Smallest run: a results dict, stage records and a two-metric verdict."""
+
+    _task = "identification"
+
+    def __init__(self, rmse=0.5):
+        self.model = SimpleNamespace(name="tiny")
+        self.results_manager = None
+        self.result = None
+        self.rmse = rmse
+        self.calls = []
+
+    def solve(self):
+        self.result = {"rmse": np.array([self.rmse]), "values": np.arange(3.0)}
+        record_stage(self, "data", "ok", "in memory")
+        record_stage(self, "fit", "ok", "least squares", {"effort_rmse": (self.rmse, "N·m")})
+        return self
+
+    def _is_solved(self):
+        return self.result is not None
+
+    def _results_record(self):
+        return self.result
+
+    def _run_verification(self, thresholds, scope):
+        verdict = scoped_verification(
+            {"rmse": self.rmse},
+            {"rmse": {"threshold": 1.0, "comparison": "max"}} if thresholds is None else thresholds,
+            scope,
+            {"finite_parameters": self.result["values"]},
+            False,
+            ["rmse"],
+        )
+        return apply_to_verdict(verdict, self)
+
+    def _generate_html_report(self, output_path):
+        Path(output_path).write_text("<html>tiny</html>", encoding="utf-8")
+
+    def _quality_report_text(self):
+        return f"tiny report rmse={self.rmse}"
+
+    def _plot_primary(self):
+        self.calls.append("primary")
+        raise RuntimeError("no display")
+
+    def _plot_fallback(self):
+        self.calls.append("fallback")
+        return ["basic.png"]
+
+    def _show_plots(self):
+        self.calls.append("show")
+
+    def _repr_fields(self):
+        return [f"robot={self.model.name!r}", f"solved={self._is_solved()}"]
+
+
+def _expected_verification_text(run, verdict):
+    """The JSON text the run classes write today for ``verdict``."""
+    return json.dumps(
+        verification_json_data(with_schema(run, dataclasses.asdict(verdict))),
+        indent=2,
+        allow_nan=False,
+    )
+
+
+def test_unsolved_run_raises_or_warns(tmp_path, caplog, capsys):
+    run = TinyRun()
+    with pytest.raises(AttributeError, match=r"No identification results available\. Run solve"):
+        run.verify()
+    with pytest.raises(AttributeError, match="Run solve"):
+        run.export_html_report(output_dir=str(tmp_path))
+    with pytest.raises(AttributeError, match="Run solve"):
+        run.export_verification_report(output_dir=str(tmp_path))
+    with caplog.at_level(logging.WARNING):
+        assert run.print_quality_report() is None
+        assert run.save_results(str(tmp_path)) is None
+        assert run.plot_results() is None
+    for action in ("report", "save", "plot"):
+        assert f"No identification results to {action}. Run solve() first." in caplog.text
+    assert capsys.readouterr().out == ""
+    assert list(tmp_path.iterdir()) == [] and run.calls == []
+
+
+def test_verify_and_verification_file(tmp_path):
+    run = TinyRun().solve()
+    verdict = run.verify(scope="execution")
+    assert isinstance(verdict, VerificationVerdict)
+    assert verdict.status == "pass" and verdict.passed
+    assert verdict.stages["fit"] == "pass" and verdict.selected_stage == "fit"
+    assert run.verify().status == "not_evaluated"  # prediction: no independent data
+
+    path = run.export_verification_report(output_dir=str(tmp_path / "out"), scope="execution")
+    assert path == str(tmp_path / "out" / "identification_verification.json")
+    text = Path(path).read_text(encoding="utf-8")
+    assert text == _expected_verification_text(run, run.verify(scope="execution"))
+    data = json.loads(text)
+    assert data["schema_version"] == 1 and [r["stage"] for r in data["stage_records"]] == [
+        "data",
+        "fit",
+    ]
+    explicit = tmp_path / "explicit.json"
+    assert run.export_verification_report(output_path=explicit) == str(explicit)
+
+
+def test_non_finite_metric_is_null_and_fails(tmp_path):
+    run = TinyRun(rmse=math.nan).solve()
+    path = run.export_verification_report(output_path=str(tmp_path / "v.json"), scope="execution")
+    data = json.loads(Path(path).read_text(encoding="utf-8"))  # strict JSON: no NaN token
+    assert data["status"] == "fail" and data["metrics"]["rmse"] is None
+    assert "NaN" not in Path(path).read_text(encoding="utf-8")
+
+
+def test_html_report_paths(tmp_path):
+    run = TinyRun().solve()
+    path = run.export_html_report(output_dir=str(tmp_path / "html"))
+    assert path == str(tmp_path / "html" / "identification_report.html")
+    assert Path(path).read_text(encoding="utf-8") == "<html>tiny</html>"
+    explicit = str(tmp_path / "r.html")
+    assert run.export_html_report(output_path=explicit) == explicit
+
+
+def test_print_save_plot_and_repr(tmp_path, capsys, caplog):
+    run = TinyRun().solve()
+    run.print_quality_report()
+    assert capsys.readouterr().out == "tiny report rmse=0.5\n"
+
+    saved = run.save_results(str(tmp_path))
+    assert set(saved) >= {"yaml", "csv", "npz"}
+    assert isinstance(run.results_manager, ResultsManager)
+    assert all(Path(p).is_file() for p in saved.values())
+    assert all(Path(p).name.startswith("tiny_identification_") for p in saved.values())
+
+    run.results_manager = None
+    assert run.plot_results() == ["basic.png"]
+    assert run.calls == ["fallback", "show"]
+    run.calls.clear()
+    run.results_manager = run._make_results_manager()
+    with caplog.at_level(logging.WARNING):
+        assert run.plot_results() == ["basic.png"]
+    assert run.calls == ["primary", "fallback", "show"]
+    assert "identification plotting failed" in caplog.text
+
+    assert repr(run) == "TinyRun(robot='tiny', solved=True)"
+
+
+def test_results_manager_name():
+    run = TinyRun().solve()
+    assert run._make_results_manager().robot_name == "tiny"
+    run.robot_name = "named"
+    assert run._make_results_manager().robot_name == "named"
+    del run.robot_name
+    run.model = SimpleNamespace(name="")
+    assert run._make_results_manager().robot_name == "tinyrun"
+
+
+def test_missing_hooks_name_the_class():
+    class Bare(RunServices):
+        _task = "calibration"
+        results_manager = None
+
+    with pytest.raises(NotImplementedError, match="Bare must implement _is_solved"):
+        Bare().verify()
+
+
+# --------------------------------------------------------------------------- #
+# The UR10 examples with the mixin: same files and verdicts as today
+# --------------------------------------------------------------------------- #
+class MixedIdentification(RunServices, _ident_ex.UR10Identification):
+    """Hooks written from today's BaseIdentification methods."""
+
+    _task = "identification"
+
+    def _is_solved(self):
+        return self.result is not None
+
+    def _results_record(self):
+        return self.result
+
+    def _run_verification(self, thresholds, scope):
+        return verify_identification(self, thresholds, scope)
+
+    def _generate_html_report(self, output_path):
+        generate_identification_report(self, output_path=output_path)
+
+    def _quality_report_text(self):
+        return format_quality_report(self)
+
+    def _plot_primary(self):
+        return self.results_manager.plot_identification_results(
+            n_joints=len(self._fit_blocks()), joint_names=self.fit_joints()
+        )
+
+    def _plot_fallback(self):
+        return basic_identification_plot(self)
+
+    def _repr_fields(self):
+        state = (
+            "solved"
+            if self.result is not None
+            else ("initialized" if self.dynamic_regressor is not None else "configured")
+        )
+        return [
+            f"robot='{self.model.name}'",
+            f"active_joints={len(self.identif_config.get('active_joints', []))}",
+            f"samples={self.num_samples}",
+            f"state={state}",
+        ]
+
+
+class MixedCalibration(RunServices, _calib_ex.UR10Calibration):
+    """Hooks written from today's BaseCalibration methods."""
+
+    _task = "calibration"
+
+    def _is_solved(self):
+        return self.evaluation_metrics is not None and self.LM_result is not None
+
+    def _results_record(self):
+        return self.results_data
+
+    def _run_verification(self, thresholds, scope):
+        return verify_calibration(self, thresholds, scope)
+
+    def _generate_html_report(self, output_path):
+        generate_calibration_report(self, output_path=output_path)
+
+    def _quality_report_text(self):
+        return self.format_quality_report()
+
+    def _missing_results_warning(self, action):
+        if action == "plot":
+            self._require_calibrated()  # raises CalibrationError
+            return None
+        if action == "save":
+            if hasattr(self, "result"):
+                return None
+            return (
+                f"save_results: no 'result' attribute on {type(self).__name__} (upstream "
+                "contract); nothing saved. Use results_manager.save_results() directly."
+            )
+        if self.evaluation_metrics is None:
+            return "No calibration results to report. Run solve() first."
+        return None
+
+    def _plot_primary(self):
+        rd = self.results_data
+        return self.results_manager.plot_calibration_results(
+            measured_poses=np.asarray(rd["PEE measured (2D array)"]).T,
+            estimated_poses=np.asarray(rd["PEE estimated (2D array)"]).T,
+        )
+
+    def _plot_fallback(self):
+        self.plot_errors_distribution()
+        self.plot_3d_poses()
+
+    def _show_plots(self):
+        try:
+            import matplotlib.pyplot as plt
+
+            plt.show()
+        except Exception:  # noqa: BLE001 - headless
+            pass
+
+    def _repr_fields(self):
+        cfg = getattr(self, "calib_config", {}) or {}
+        return [
+            f"robot={getattr(self.model, 'name', '?')!r}",
+            f"level={cfg.get('calib_model')!r}",
+            f"frames={cfg.get('start_frame')!r}->{cfg.get('end_frame')!r}",
+            f"markers={cfg.get('NbMarkers')}",
+            f"samples={cfg.get('NbSample')}",
+            f"params={len(cfg.get('param_name', []))}",
+            f"status={getattr(self, 'STATUS', '?')!r}",
+        ]
+
+
+_GENERATED = re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+
+
+def _without_capture_time(data):
+    """A verdict dict without the provenance capture time (differs between two calls)."""
+    stamps = (data.get("metadata") or {}).get("timestamps") or {}
+    stamps.pop("report_generated", None)
+    return data
+
+
+def _same_verification_files(a, b):
+    da = _without_capture_time(json.loads(Path(a).read_text(encoding="utf-8")))
+    db = _without_capture_time(json.loads(Path(b).read_text(encoding="utf-8")))
+    assert da == db
+
+
+def _same_html(a, b):
+    ta = _GENERATED.sub("", Path(a).read_text(encoding="utf-8"))
+    tb = _GENERATED.sub("", Path(b).read_text(encoding="utf-8"))
+    assert ta == tb
+
+
+@pytest.fixture(scope="module")
+def ident(tmp_path_factory):
+    robot = _ident_ex.load_ur10()
+    train, val = _ident_ex.generate_ur10_data(
+        tmp_path_factory.mktemp("ident"), 1500, noise_std=0.5, seed=3, robot=robot
+    )
+    run = MixedIdentification(robot, _ident_ex.CONFIG, data_dir=train)
+    run.identif_config["validation_data_file"] = str(val)
+    run.initialize()
+    run.solve(decimate=False, plotting=False)
+    return run
+
+
+@pytest.fixture(scope="module")
+def calib(ur10_urdf, tmp_path_factory):
+    robot = Robot(str(ur10_urdf), load_geometry=False)
+    d = tmp_path_factory.mktemp("calib")
+    train, test, _ = _calib_ex.simulate_ur10_calibration(d, robot=robot, n_train=50, n_test=60)
+    run = MixedCalibration(robot, str(ROOT / "config" / "ur10_unified_config.yaml"))
+    run.calib_config.update(known_baseframe=False, known_tipframe=False)
+    run.set_data_file(train)
+    run.set_data_file(test, validation=True)
+    run.initialize()
+    run.solve(enable_logging=False)
+    return run
+
+
+@pytest.mark.parametrize("scope", ["execution", "prediction"])
+def test_identification_matches_base_class(ident, tmp_path, scope):
+    limits = {
+        f"validation_rmse:{j}": {"threshold": 50.0, "comparison": "max"}
+        for j in ident.identif_config["active_joints"]
+    }
+    mine = ident.verify(thresholds=limits, scope=scope)
+    theirs = BaseIdentification.verify(ident, thresholds=limits, scope=scope)
+    assert _without_capture_time(dataclasses.asdict(mine)) == _without_capture_time(
+        dataclasses.asdict(theirs)
+    )
+    a = ident.export_verification_report(
+        output_dir=str(tmp_path / "a"), thresholds=limits, scope=scope
+    )
+    b = BaseIdentification.export_verification_report(
+        ident, output_dir=str(tmp_path / "b"), thresholds=limits, scope=scope
+    )
+    assert Path(a).name == Path(b).name == "identification_verification.json"
+    _same_verification_files(a, b)
+
+
+def test_identification_reports_repr_and_save(ident, tmp_path, capsys):
+    a = ident.export_html_report(output_dir=str(tmp_path / "a"))
+    b = BaseIdentification.export_html_report(ident, output_dir=str(tmp_path / "b"))
+    assert Path(a).name == Path(b).name == "identification_report.html"
+    _same_html(a, b)
+    assert repr(ident) == BaseIdentification.__repr__(ident)
+    ident.print_quality_report()
+    mine = capsys.readouterr().out
+    BaseIdentification.print_quality_report(ident)
+    assert mine == capsys.readouterr().out and mine
+    saved_a = ident.save_results(str(tmp_path / "sa"))
+    saved_b = BaseIdentification.save_results(ident, str(tmp_path / "sb"))
+    assert set(saved_a) == set(saved_b)
+    for fmt in saved_a:
+        assert Path(saved_a[fmt]).suffix == Path(saved_b[fmt]).suffix
+    with np.load(saved_a["npz"]) as za, np.load(saved_b["npz"]) as zb:
+        assert sorted(za.files) == sorted(zb.files)
+        for key in za.files:
+            np.testing.assert_array_equal(za[key], zb[key])
+    mgr_a = ident._make_results_manager()
+    mgr_b = BaseIdentification._make_results_manager(ident)
+    assert (mgr_a.task_type, mgr_a.robot_name) == (mgr_b.task_type, mgr_b.robot_name)
+
+
+@pytest.mark.parametrize("scope", ["execution", "prediction"])
+def test_calibration_matches_base_class(calib, tmp_path, scope):
+    mine = calib.verify(scope=scope)
+    theirs = BaseCalibration.verify(calib, scope=scope)
+    assert dataclasses.asdict(mine) == dataclasses.asdict(theirs)
+    a = calib.export_verification_report(output_dir=str(tmp_path / "a"), scope=scope)
+    b = BaseCalibration.export_verification_report(
+        calib, output_dir=str(tmp_path / "b"), scope=scope
+    )
+    assert Path(a).name == Path(b).name == "calibration_verification.json"
+    assert Path(a).read_text(encoding="utf-8") == Path(b).read_text(encoding="utf-8")
+
+
+def test_calibration_reports_repr_and_save(calib, tmp_path, capsys, caplog):
+    a = calib.export_html_report(output_dir=str(tmp_path / "a"))
+    b = BaseCalibration.export_html_report(calib, output_dir=str(tmp_path / "b"))
+    assert Path(a).name == Path(b).name == "calibration_report.html"
+    _same_html(a, b)
+    assert repr(calib) == BaseCalibration.__repr__(calib)
+    calib.print_quality_report()
+    mine = capsys.readouterr().out
+    BaseCalibration.print_quality_report(calib)
+    assert mine == capsys.readouterr().out == calib_quality_text(calib) + "\n"
+    with caplog.at_level(logging.WARNING):
+        assert calib.save_results(str(tmp_path / "s")) is None
+        assert BaseCalibration.save_results(calib, str(tmp_path / "s")) is None
+    assert caplog.text.count("no 'result' attribute on MixedCalibration") == 2
+    mgr_a = calib._make_results_manager()
+    mgr_b = BaseCalibration._make_results_manager(calib)
+    assert (mgr_a.task_type, mgr_a.robot_name) == (mgr_b.task_type, mgr_b.robot_name)
