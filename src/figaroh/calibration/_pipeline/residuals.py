@@ -14,14 +14,10 @@ from typing import Any, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from figaroh.calibration._forward import evaluate_poses
+from figaroh.calibration._logmap import pose_residuals
+from figaroh.calibration._measurements import _from_flat, _to_flat, measured_values
 from figaroh.calibration._pipeline.records import MeasurementSpec
-from figaroh.calibration.calibration_tools import (
-    _from_flat,
-    _to_flat,
-    evaluate_poses,
-    measured_values,
-    pose_residuals,
-)
 
 __all__ = [
     "measurement_residuals",

@@ -11,8 +11,8 @@ from typing import Any, Dict, Mapping, Sequence
 
 import numpy as np
 
+from figaroh.calibration._measurements import _from_flat
 from figaroh.calibration._pipeline.records import MeasurementSpec
-from figaroh.calibration.calibration_tools import _from_flat
 
 __all__ = ["assemble_results", "poses_2d"]
 

@@ -17,8 +17,8 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 import numpy as np
 from scipy.optimize import least_squares
 
+from figaroh.calibration._measurements import _to_flat
 from figaroh.calibration._pipeline.metrics import DOF_SCALE
-from figaroh.calibration.calibration_tools import _to_flat
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,136 @@
+"""Log-map residuals ``ξ = log6(M_meas⁻¹·M_est)`` and their exact Jacobian.
+
+The Jacobian goes through ``Jlog6`` of the residual pose and the
+parameter-dependence of the components that are not measured (copied from
+the estimate, so they carry no error).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from figaroh.calibration._measurements import _meas_mask, _to_flat, measured_values
+from figaroh.calibration._se3 import _inv, adjoint, matrix_to_rpy, rpy_jacobian_local, rpy_to_matrix
+
+__all__ = ["logmap_residuals", "pose_residuals"]
+
+
+def pose_residuals(
+    R_f: np.ndarray,
+    p_f: np.ndarray,
+    measured: np.ndarray,
+    mask: np.ndarray,
+    *,
+    T: np.ndarray | None = None,
+    position_frame: str = "body",
+) -> Tuple[np.ndarray, np.ndarray | None]:
+    """Log-map residuals ``ξ = log6(M_meas⁻¹·M_est)`` and their Jacobian.
+
+    Components that are not measured (``mask`` False, or NaN in
+    ``measured`` for that posture — e.g. a point constrained to a plane only
+    observes one coordinate) are copied from the estimate, so they carry no
+    error; the copy's dependence on the parameters is part of the Jacobian.
+
+    Args:
+        R_f, p_f: (N, K, 3, 3) / (N, K, 3) estimated poses.
+        measured: (N, K, 6) measured ``[x, y, z, φx, φy, φz]`` [m, rad] (NaN
+            where not observed).
+        mask: (6,) components measured by the setup (residual rows kept).
+        T: Optional (N, K, 6, n) body-twist Jacobian of the estimate.
+        position_frame: ``"body"`` (linear part of ξ) or ``"world"``
+            (``p_est − p_meas``).
+
+    Returns:
+        ``(res (N, K, n_meas), J (N, K, n_meas, n) or None)`` [m, rad].
+
+    Raises:
+        ValueError: unknown ``position_frame``.
+    """
+    if position_frame not in ("body", "world"):
+        raise ValueError(f"position_frame must be 'body' or 'world', got {position_frame!r}")
+    mask = np.asarray(mask, dtype=bool)
+    N, K = p_f.shape[:2]
+    avail = np.isfinite(measured) & mask  # (N,K,6)
+    av_p, av_r = avail[..., :3], avail[..., 3:]
+    pm = np.where(av_p, measured[..., :3], p_f)
+    if not av_r.any():
+        R_m, rot_case = R_f, "none"
+    elif mask[3:].all() and av_r.all():
+        R_m, rot_case = rpy_to_matrix(measured[..., 3:]), "all"
+    else:
+        rpy_f = matrix_to_rpy(R_f)
+        rpy_m = np.where(av_r, measured[..., 3:], rpy_f)
+        R_m, rot_case = rpy_to_matrix(rpy_m), "partial"
+    R_mt = np.swapaxes(R_m, -1, -2)
+    R_d = R_mt @ R_f
+    p_d = (R_mt @ (p_f - pm)[..., None])[..., 0]
+    xi = np.empty((N, K, 6))
+    Jl = np.empty((N, K, 6, 6)) if T is not None else None
+    for s in range(N):
+        for k in range(K):
+            M = pin.SE3(R_d[s, k], p_d[s, k])
+            xi[s, k] = pin.log6(M).vector
+            if Jl is not None:
+                Jl[s, k] = pin.Jlog6(M)
+    if position_frame == "world":
+        xi[..., :3] = p_f - pm
+    res = xi[..., mask]
+    if T is None:
+        return res, None
+    # body twist of the (parameter-dependent) measurement: τ_m = C τ_f
+    C = np.zeros((N, K, 6, 6))
+    Sp = np.zeros((N, K, 3, 3))
+    Sp[..., [0, 1, 2], [0, 1, 2]] = (~av_p).astype(float)
+    C[..., :3, :3] = R_mt @ Sp @ R_f
+    if rot_case == "none":
+        C[..., 3:, 3:] = np.eye(3)
+    elif rot_case == "partial":
+        Sr = np.zeros((N, K, 3, 3))
+        Sr[..., [0, 1, 2], [0, 1, 2]] = (~av_r).astype(float)
+        C[..., 3:, 3:] = rpy_jacobian_local(rpy_m) @ Sr @ np.linalg.inv(rpy_jacobian_local(rpy_f))
+    R_dt, p_di = _inv(R_d, p_d)
+    D = np.eye(6) - adjoint(R_dt, p_di) @ C  # (N,K,6,6)
+    Jres = Jl @ D @ T
+    if position_frame == "world":
+        Sm = np.zeros((N, K, 3, 3))
+        Sm[..., [0, 1, 2], [0, 1, 2]] = av_p.astype(float)
+        Jres[..., :3, :] = Sm @ R_f @ T[..., :3, :]
+    return res, Jres[..., mask, :]
+
+
+def logmap_residuals(
+    measured_flat: Sequence[float],
+    estimated_flat: Sequence[float],
+    calib_config: Mapping[str, Any],
+    *,
+    position_frame: str = "body",
+    n_samples: int | None = None,
+) -> np.ndarray:
+    """Log-map residuals between two flat measurement vectors.
+
+    Both vectors hold only the measured components; unmeasured components
+    of both poses are taken as 0 (identity rotation with position-only data,
+    so the body and world frames coincide). Use :func:`pose_residuals` with
+    full estimated poses for the exact body-frame residual.
+
+    Args:
+        measured_flat, estimated_flat: Flat vectors (same layout) [m, rad].
+        calib_config: ``NbMarkers``, ``measurability``, ``NbSample``.
+        position_frame: ``"body"`` or ``"world"``.
+        n_samples: Samples per marker (default ``NbSample``).
+
+    Returns:
+        Flat residual vector [m, rad].
+    """
+    n = int(n_samples if n_samples is not None else calib_config["NbSample"])
+    mask = _meas_mask(calib_config)
+    m = measured_values(measured_flat, calib_config, n)
+    e = measured_values(estimated_flat, calib_config, n)
+    e = np.where(np.isnan(e), 0.0, e)
+    res, _ = pose_residuals(
+        rpy_to_matrix(e[..., 3:]), e[..., :3], m, mask, position_frame=position_frame
+    )
+    return _to_flat(res)
