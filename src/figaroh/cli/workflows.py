@@ -320,11 +320,10 @@ def run_calibration(
 ):
     """Geometric calibration from a pose CSV with the generic ``BaseCalibration``.
 
-    The CSV layout is ``calibration.md`` §4.1: per marker ``i`` and measured
-    component ``x<i>, y<i>, z<i>`` [m] and ``phix<i>, phiy<i>, phiz<i>``
-    [rad, roll-pitch-yaw], then one column per active joint named as in the
-    URDF [rad or m]. The default cost (weighted body-frame log-map residuals)
-    is used.
+    The CSV layout: per marker ``i`` and measured component ``x<i>, y<i>,
+    z<i>`` [m] and ``phix<i>, phiy<i>, phiz<i>`` [rad, roll-pitch-yaw], then
+    one column per active joint named as in the URDF [rad or m]. The default
+    cost (weighted body-frame log-map residuals) is used.
 
     Args:
         config: Unified configuration YAML (``tasks.calibration``).

@@ -1,4 +1,4 @@
-"""Data contract: datasets that carry their conventions (issue #55).
+"""Data contract: datasets that carry their conventions.
 
 :class:`TrajectoryData` (identification input) and :class:`PoseObservations`
 (calibration input) keep joint order, clock, signal origin, effort kind and

@@ -1,4 +1,4 @@
-"""How ``BaseIdentification`` adopts a :class:`TrajectoryData` (data contract §5).
+"""How ``BaseIdentification`` adopts a :class:`TrajectoryData` (joint order, mask, clock).
 
 Plain functions, so the base class only delegates:
 

@@ -47,6 +47,8 @@ from typing import Any
 
 import yaml
 
+from figaroh.calibration.config import unified_to_legacy_config
+from figaroh.identification.config import unified_to_legacy_identif_config
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
     _load_yaml_mapping,
@@ -605,38 +607,6 @@ def _values_equal(expected: Any, got: Any) -> bool:
     return expected == got
 
 
-def _calibration_view(task_config: Mapping[str, Any]) -> dict[str, Any]:
-    """The compared ``calib_config`` fields, read straight from a task config.
-
-    Used only when :mod:`figaroh.calibration.config` is not importable.
-    """
-    params = task_config.get("parameters") or {}
-    kin = task_config.get("kinematics") or {}
-    meas = task_config.get("measurements") or {}
-    poses = meas.get("poses") or {}
-    data = task_config.get("data") or {}
-    eye = task_config.get("eye_hand") or {}
-    markers = meas.get("markers") or []
-    return {
-        "calib_model": params.get("calibration_level", "full_params"),
-        "non_geom": params.get("include_non_geometric", False),
-        "start_frame": kin.get("base_frame", "universe"),
-        "end_frame": kin.get("tool_frame"),
-        "free_flyer": kin.get("free_flying_base", False),
-        "base_pose": poses.get("base_pose"),
-        "tip_pose": poses.get("tool_pose"),
-        "coeff_regularize": params.get("regularization_coefficient"),
-        "outlier_eps": params.get("outlier_threshold", 0.05),
-        "data_file": data.get("source_file"),
-        "sample_configs_file": data.get("sample_configurations_file"),
-        "NbSample": data.get("number_of_samples", 500),
-        "NbMarkers": len(markers),
-        "measurability": (markers[0].get("measurable_dof") if markers else None),
-        "base_to_ref_frame": eye.get("camera_frame") if eye.get("enabled") else None,
-        "ref_frame": eye.get("reference_frame") if eye.get("enabled") else None,
-    }
-
-
 def _load_unified(unified_doc: Any) -> dict[str, Any]:
     if isinstance(unified_doc, (str, os.PathLike)):
         return UnifiedConfigParser(unified_doc).parse()
@@ -649,18 +619,95 @@ def _load_unified(unified_doc: Any) -> dict[str, Any]:
     return doc
 
 
+class _CheckResult:
+    """The outcome of :func:`self_check` being accumulated (mismatches, checked, notes)."""
+
+    def __init__(self) -> None:
+        self.mismatches: dict[str, dict[str, Any]] = {}
+        self.checked: list[str] = []
+        self.notes: list[str] = []
+
+    def mismatch(self, key: str, expected: Any, got: Any) -> None:
+        self.mismatches[key] = {"expected": expected, "got": got}
+
+    def compare(self, name: str, expected: Any, got: Any) -> None:
+        self.checked.append(name)
+        if not _values_equal(expected, got):
+            self.mismatch(name, expected, got)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": not self.mismatches,
+            "mismatches": self.mismatches,
+            "checked": self.checked,
+            "notes": self.notes,
+        }
+
+
+def _task_config(robot: Any, config: Mapping[str, Any], name: str, out: _CheckResult):
+    """``create_task_config`` of task ``name``; ``None`` (noted) when disabled or failing."""
+    task = (config.get("tasks") or {}).get(name)
+    if isinstance(task, Mapping) and task.get("enabled", True) is False:
+        out.notes.append(f"tasks.{name} is disabled in the unified document: not compared")
+        return None
+    try:
+        return create_task_config(robot, config, name)
+    except Exception as exc:  # noqa: BLE001 - reported, never raised
+        out.mismatch(f"{name}._conversion", "task config", f"{type(exc).__name__}: {exc}")
+        return None
+
+
+def _check_identification(robot: Any, section: Mapping[str, Any], tc: Mapping, out) -> None:
+    """Compare the legacy identification blocks with ``unified_to_legacy_identif_config``."""
+    try:
+        identif = unified_to_legacy_identif_config(robot, tc)
+    except Exception as exc:  # noqa: BLE001 - reported, never raised
+        out.mismatch("identification._conversion", "identif_config", f"{type(exc).__name__}: {exc}")
+        return
+    blocks = {
+        b: _block(section, b) for b in ("robot_params", "problem_params", "processing_params")
+    }
+    for block, legacy_key, key in _IDENTIF_CHECKS:
+        expected = blocks[block].get(legacy_key)
+        if expected is not None:
+            out.compare(f"identification.{key}", expected, identif.get(key))
+
+
+def _check_calibration(robot: Any, cal: Mapping[str, Any], tc: Mapping, out) -> None:
+    """Compare the legacy calibration fields with ``unified_to_legacy_config``."""
+    try:
+        calib = unified_to_legacy_config(robot, tc)
+    except Exception as exc:  # noqa: BLE001 - reported, never raised
+        out.mismatch("calibration._conversion", "calib_config", f"{type(exc).__name__}: {exc}")
+        return
+    for legacy_key, key in _CALIB_CHECKS:
+        expected = cal.get(legacy_key)
+        if expected is None:
+            continue
+        if legacy_key == "coeff_regularize" and _nonzero_regularization(expected):
+            out.notes.append(
+                f"calibration.coeff_regularize = {expected!r} is not supported "
+                "and was migrated as 0 (kept under custom.legacy_calibration_params)"
+            )
+            expected = 0.0
+        out.compare(f"calibration.{key}", expected, calib.get(key))
+    markers = cal.get("markers") or []
+    if markers and isinstance(markers[0], Mapping) and markers[0].get("measure"):
+        out.compare("calibration.measurability", markers[0]["measure"], calib.get("measurability"))
+        out.compare("calibration.NbMarkers", len(markers), calib.get("NbMarkers"))
+
+
 def self_check(robot: Any, legacy_config: Mapping[str, Any], unified_doc: Any) -> dict[str, Any]:
     """Round-trip check of a migration.
 
     The unified document is flattened with ``create_task_config`` and
     converted with ``unified_to_legacy_identif_config`` /
-    ``figaroh.calibration.config.unified_to_legacy_config`` (or, when that
-    module is unavailable, read directly from the task config); every field of
-    a fixed list that the legacy file specifies (``None`` means unspecified)
-    is compared with the legacy value (floats to 1e-9 relative tolerance;
-    ``ts`` [s] is compared after the 1/ts → sampling_frequency → 1/f round
-    trip; a non-zero legacy ``coeff_regularize``, which the migration writes
-    as 0, is expected as 0 and listed in ``notes``).
+    ``unified_to_legacy_config``; every field of a fixed list that the legacy
+    file specifies (``None`` means unspecified) is compared with the legacy
+    value (floats to 1e-9 relative tolerance; ``ts`` [s] is compared after the
+    1/ts → sampling_frequency → 1/f round trip; a non-zero legacy
+    ``coeff_regularize``, which the migration writes as 0, is expected as 0
+    and listed in ``notes``).
 
     Args:
         robot: Object with ``.model`` (and ``.q0``/``.data`` for calibration).
@@ -673,99 +720,18 @@ def self_check(robot: Any, legacy_config: Mapping[str, Any], unified_doc: Any) -
         "checked": [names], "notes": [str]}``. A conversion failure is
         reported as the mismatch ``"<task>._conversion"``.
     """
-    from figaroh.identification.config import unified_to_legacy_identif_config
-
-    result: dict[str, Any] = {"ok": True, "mismatches": {}, "checked": [], "notes": []}
+    out = _CheckResult()
     config = _load_unified(unified_doc)
-
-    def mismatch(key: str, expected: Any, got: Any) -> None:
-        result["mismatches"][key] = {"expected": expected, "got": got}
-
-    def task_config(name: str) -> dict[str, Any] | None:
-        task = (config.get("tasks") or {}).get(name)
-        if isinstance(task, Mapping) and task.get("enabled", True) is False:
-            result["notes"].append(
-                f"tasks.{name} is disabled in the unified document: not compared"
-            )
-            return None
-        try:
-            return create_task_config(robot, config, name)
-        except Exception as exc:  # noqa: BLE001 - reported, never raised
-            mismatch(f"{name}._conversion", "task config", f"{type(exc).__name__}: {exc}")
-            return None
-
     if _present(legacy_config, "identification"):
-        section = legacy_config["identification"]
-        tc = task_config("identification")
+        tc = _task_config(robot, config, "identification", out)
         if tc is not None:
-            try:
-                identif = unified_to_legacy_identif_config(robot, tc)
-            except Exception as exc:  # noqa: BLE001
-                mismatch(
-                    "identification._conversion", "identif_config", f"{type(exc).__name__}: {exc}"
-                )
-            else:
-                blocks = {
-                    b: _block(section, b)
-                    for b in ("robot_params", "problem_params", "processing_params")
-                }
-                for block, legacy_key, key in _IDENTIF_CHECKS:
-                    expected = blocks[block].get(legacy_key)
-                    if expected is None:
-                        continue
-                    name = f"identification.{key}"
-                    result["checked"].append(name)
-                    if not _values_equal(expected, identif.get(key)):
-                        mismatch(name, expected, identif.get(key))
-
+            _check_identification(robot, legacy_config["identification"], tc, out)
     if _present(legacy_config, "calibration"):
-        cal = {k: _clean(v) for k, v in legacy_config["calibration"].items()}
-        tc = task_config("calibration")
+        tc = _task_config(robot, config, "calibration", out)
         if tc is not None:
-            try:
-                from figaroh.calibration.config import unified_to_legacy_config
-            except ImportError:
-                unified_to_legacy_config = None
-                result["notes"].append(
-                    "figaroh.calibration.config is not available: calibration fields were "
-                    "read from the task config"
-                )
-            try:
-                if unified_to_legacy_config is None:
-                    calib = _calibration_view(tc)
-                else:
-                    calib = unified_to_legacy_config(robot, tc)
-            except Exception as exc:  # noqa: BLE001
-                mismatch("calibration._conversion", "calib_config", f"{type(exc).__name__}: {exc}")
-            else:
-                for legacy_key, key in _CALIB_CHECKS:
-                    expected = cal.get(legacy_key)
-                    if expected is None:
-                        continue
-                    if legacy_key == "coeff_regularize" and _nonzero_regularization(expected):
-                        result["notes"].append(
-                            f"calibration.coeff_regularize = {expected!r} is not supported "
-                            "and was migrated as 0 (kept under custom.legacy_calibration_params)"
-                        )
-                        expected = 0.0
-                    name = f"calibration.{key}"
-                    result["checked"].append(name)
-                    if not _values_equal(expected, calib.get(key)):
-                        mismatch(name, expected, calib.get(key))
-                markers = cal.get("markers") or []
-                if markers and isinstance(markers[0], Mapping) and markers[0].get("measure"):
-                    result["checked"] += ["calibration.measurability", "calibration.NbMarkers"]
-                    if not _values_equal(list(markers[0]["measure"]), calib.get("measurability")):
-                        mismatch(
-                            "calibration.measurability",
-                            markers[0]["measure"],
-                            calib.get("measurability"),
-                        )
-                    if calib.get("NbMarkers") != len(markers):
-                        mismatch("calibration.NbMarkers", len(markers), calib.get("NbMarkers"))
-
-    result["ok"] = not result["mismatches"]
-    return result
+            cal = {k: _clean(v) for k, v in legacy_config["calibration"].items()}
+            _check_calibration(robot, cal, tc, out)
+    return out.as_dict()
 
 
 # ---------------------------------------------------------------------------

@@ -9,8 +9,7 @@ optimal_trajectory}``), optionally inheriting from a template
 the *task config* consumed by ``unified_to_legacy_identif_config`` /
 ``unified_to_legacy_config``.
 
-Resolution order of :meth:`UnifiedConfigParser.parse` (see
-``config_schema.md`` §2):
+Resolution order of :meth:`UnifiedConfigParser.parse`:
 
 1. load YAML (``yaml.safe_load``);
 2. ``extends`` — recursive template inheritance, parent first, child
