@@ -346,6 +346,47 @@ def _index_root(obj: Any, run_dir: Path) -> Path:
     return run_dir.parent.parent.parent
 
 
+def _archive_contents(obj: Any, provenance: Mapping[str, Any]) -> Dict[str, str]:
+    """File name → text of every archive file of ``obj`` (nothing written yet)."""
+    contents: Dict[str, str] = {"provenance.json": _strict_json(provenance, indent=2) + "\n"}
+    config = getattr(obj, "identif_config", None) or getattr(obj, "calib_config", None)
+    if isinstance(config, Mapping) and config:
+        contents["config.snapshot.yaml"] = yaml.safe_dump(
+            _yaml_safe(config), default_flow_style=False, sort_keys=True, allow_unicode=True
+        )
+    names, values = _extract_parameters(obj)
+    if names:
+        contents["parameters.csv"] = _parameters_csv(names, values)
+    if getattr(obj, "stages", None):
+        contents["stages.json"] = _strict_json(stages_json_data(obj), indent=2) + "\n"
+    return contents
+
+
+def _index_entry(
+    provenance: Mapping[str, Any], run_id: str, target: Path, root: Path, files: List[str]
+) -> Dict[str, Any]:
+    """The ``index.jsonl`` record of a run archived in ``target``."""
+    try:
+        rel_dir = target.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        rel_dir = str(target.resolve())
+    software = _section(provenance, "software")
+    return {
+        "run_id": run_id,
+        "task": provenance.get("task"),
+        "asset_id": _section(provenance, "asset").get("asset_id"),
+        "robot_name": _section(provenance, "model").get("robot_name"),
+        "run_dir": rel_dir,
+        "run_finished": _section(provenance, "timestamps").get("run_finished"),
+        "archived_at": datetime.now(timezone.utc).isoformat(),
+        "git_commit": software.get("git_commit"),
+        "git_dirty": software.get("git_dirty"),
+        "config_sha256": _section(provenance, "config").get("sha256"),
+        "files": files,
+        **_read_verdict(target),
+    }
+
+
 def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
     """Archive a solved run into ``run_dir`` (or a fresh sibling if it is sealed).
 
@@ -378,19 +419,7 @@ def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
     run_dir = Path(run_dir)
     run_id = str(provenance.get("run_id", "unknown"))
 
-    # serialise everything before touching the disk
-    contents: Dict[str, str] = {"provenance.json": _strict_json(provenance, indent=2) + "\n"}
-    config = getattr(obj, "identif_config", None) or getattr(obj, "calib_config", None)
-    if isinstance(config, Mapping) and config:
-        contents["config.snapshot.yaml"] = yaml.safe_dump(
-            _yaml_safe(config), default_flow_style=False, sort_keys=True, allow_unicode=True
-        )
-    names, values = _extract_parameters(obj)
-    if names:
-        contents["parameters.csv"] = _parameters_csv(names, values)
-    if getattr(obj, "stages", None):
-        contents["stages.json"] = _strict_json(stages_json_data(obj), indent=2) + "\n"
-
+    contents = _archive_contents(obj, provenance)  # everything serialised before writing
     root = _index_root(obj, run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     target = run_dir
@@ -409,25 +438,7 @@ def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
     for name, text in contents.items():
         atomic_write_text(target / name, text)
 
-    try:
-        rel_dir = target.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        rel_dir = str(target.resolve())
-    software = _section(provenance, "software")
-    entry = {
-        "run_id": run_id,
-        "task": provenance.get("task"),
-        "asset_id": _section(provenance, "asset").get("asset_id"),
-        "robot_name": _section(provenance, "model").get("robot_name"),
-        "run_dir": rel_dir,
-        "run_finished": _section(provenance, "timestamps").get("run_finished"),
-        "archived_at": datetime.now(timezone.utc).isoformat(),
-        "git_commit": software.get("git_commit"),
-        "git_dirty": software.get("git_dirty"),
-        "config_sha256": _section(provenance, "config").get("sha256"),
-        "files": sorted(contents),
-        **_read_verdict(target),
-    }
+    entry = _index_entry(provenance, run_id, target, root, sorted(contents))
     root.mkdir(parents=True, exist_ok=True)
     _append_line(root / INDEX_FILE, _strict_json(entry, sort_keys=True) + "\n")
     logger.info("Run archived to %s", target)

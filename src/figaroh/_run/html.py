@@ -154,6 +154,32 @@ def _kv_rows(rows: Iterable[Tuple[str, Any]]) -> str:
     return "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
 
 
+def _asset_text(asset: Mapping[str, Any]) -> str:
+    """``"<asset_id> (label: …, site: …)"`` or the not-specified notice."""
+    if not asset.get("is_specified"):
+        return "not specified (no robot.instance in the config)"
+    text = str(asset.get("asset_id", ""))
+    extras = [
+        f"{k}: {asset[k]}"
+        for k in ("label", "serial_number", "site", "operator")
+        if asset.get(k) not in (None, "")
+    ]
+    return text + (" (" + ", ".join(extras) + ")" if extras else "")
+
+
+def _data_file_rows(data: Mapping[str, Any]) -> List[Tuple[str, Any]]:
+    """One ``("Data (<role>)", "<path> (sha256 …)")`` row per recorded data file."""
+    files = data.get("files") if isinstance(data.get("files"), list) else []
+    return [
+        (
+            f"Data ({entry.get('role', 'file')})",
+            f"{entry.get('path', '?')} (sha256 {_hash_short(entry.get('sha256'))})",
+        )
+        for entry in files
+        if isinstance(entry, Mapping)
+    ]
+
+
 def _provenance_section(provenance: Mapping[str, Any] | None) -> str:
     """Table of a run provenance record (every value escaped)."""
     if not isinstance(provenance, Mapping):
@@ -169,18 +195,7 @@ def _provenance_section(provenance: Mapping[str, Any] | None) -> str:
         ("Run id", provenance.get("run_id", "unavailable")),
         ("Task", provenance.get("task", "unavailable")),
     ]
-    if asset.get("is_specified"):
-        asset_text = str(asset.get("asset_id", ""))
-        extras = [
-            f"{k}: {asset[k]}"
-            for k in ("label", "serial_number", "site", "operator")
-            if asset.get(k) not in (None, "")
-        ]
-        if extras:
-            asset_text += " (" + ", ".join(extras) + ")"
-        rows.append(("Asset", asset_text))
-    else:
-        rows.append(("Asset", "not specified (no robot.instance in the config)"))
+    rows.append(("Asset", _asset_text(asset)))
     rows.append(("Model", model.get("robot_name", "unavailable")))
     if model.get("urdf_path"):
         rows.append(
@@ -200,15 +215,7 @@ def _provenance_section(provenance: Mapping[str, Any] | None) -> str:
     )
     rows.append(("Software", versions or "unavailable"))
     rows.append(("Host", software.get("hostname", "unavailable")))
-    files = data.get("files") if isinstance(data.get("files"), list) else []
-    for entry in files:
-        if isinstance(entry, Mapping):
-            rows.append(
-                (
-                    f"Data ({entry.get('role', 'file')})",
-                    f"{entry.get('path', '?')} (sha256 {_hash_short(entry.get('sha256'))})",
-                )
-            )
+    rows.extend(_data_file_rows(data))
     for key, label in (
         ("run_started", "Run started"),
         ("run_finished", "Run finished"),
