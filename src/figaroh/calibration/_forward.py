@@ -166,6 +166,298 @@ def _frame_ids(
     return sid, eid, None, None
 
 
+@dataclass
+class _JointPieces:
+    """Per-joint geometric pieces of the parameter vector (constant over samples).
+
+    ``Xf``: placement-error transform ``SE3(exp3(v[3:6]), v[0:3])``; ``Xo``:
+    joint-offset transform ``SE3(rpy(o[3:6]), o[0:3])``; ``Lf``/``Lo``: their
+    body-twist maps per unit parameter; ``el_value``: elastic gains.
+    """
+
+    Xf_R: np.ndarray
+    Xf_p: np.ndarray
+    Xo_R: np.ndarray
+    Xo_p: np.ndarray
+    Lf: np.ndarray
+    Lo: np.ndarray
+    el_value: np.ndarray
+
+
+def _joint_pieces(var: np.ndarray, jps: List[_JointParams]) -> _JointPieces:
+    nJ = len(jps)
+    Xf_R = np.zeros((nJ, 3, 3))
+    Xf_p = np.zeros((nJ, 3))
+    Xo_R = np.zeros((nJ, 3, 3))
+    Xo_p = np.zeros((nJ, 3))
+    Lf = np.zeros((nJ, 6, 6))
+    Lo = np.zeros((nJ, 6, 6))
+    el_value = np.zeros(nJ)
+    for a, jp in enumerate(jps):
+        v, o = _values(var, jp.full), _values(var, jp.offset)
+        Xf_R[a], Xf_p[a] = exp3(v[3:6]), v[0:3]
+        Xo_R[a], Xo_p[a] = rpy_to_matrix(o[3:6]), o[0:3]
+        Lf[a] = _twist_map(Xf_R[a], jexp3_right(v[3:6]))
+        Lo[a] = _twist_map(Xo_R[a], rpy_jacobian_local(o[3:6]))
+        if jp.elastic >= 0:
+            el_value[a] = var[jp.elastic]
+    return _JointPieces(Xf_R, Xf_p, Xo_R, Xo_p, Lf, Lo, el_value)
+
+
+@dataclass
+class _SampleKinematics:
+    """Placements of the corrected model at every posture (homogeneous 4×4).
+
+    ``H_s``/``H_e``: start and end frames; ``H_P``: ``oMi[parent]·M_j`` of each
+    parametrised joint (Jacobian only); ``A_cam``: start → camera (eye-hand);
+    ``el_off``/``g_el``: elastic offsets and the gravity torques they scale;
+    ``H_all``/``H_geo_P``/``S_loc``: geometric-model quantities of the elastic
+    cross-term (Jacobian with elastic parameters only).
+    """
+
+    H_s: np.ndarray
+    H_e: np.ndarray
+    H_P: np.ndarray | None = None
+    A_cam: np.ndarray | None = None
+    el_off: np.ndarray | None = None
+    g_el: np.ndarray | None = None
+    H_all: np.ndarray | None = None
+    H_geo_P: np.ndarray | None = None
+    S_loc: np.ndarray | None = None
+
+
+def _elastic_sample(model, data, qs, s, jps, geo, pieces, kin, el_joints, cross) -> None:
+    """Gravity torques at posture ``s`` and the elastic joint placements they give."""
+    g = pin.computeGeneralizedGravity(model, data, qs)
+    if cross:
+        pin.forwardKinematics(model, data, qs)
+        for k in range(1, model.njoints):
+            kin.H_all[s, k] = data.oMi[k].homogeneous
+        for a, jp in enumerate(jps):
+            kin.H_geo_P[s, a] = (data.oMi[jp.parent] * geo[a]).homogeneous
+            kin.S_loc[s, a] = np.asarray(data.joints[jp.jid].S).reshape(6, -1)[:, 0]
+    for a in el_joints:
+        jp = jps[a]
+        e = np.zeros(6)
+        kin.g_el[s, a] = g[jp.idx_v]
+        e[jp.elastic_slot] = pieces.el_value[a] * kin.g_el[s, a]
+        kin.el_off[s, a] = e[jp.elastic_slot]
+        model.jointPlacements[jp.jid] = geo[a] * pin.SE3(pin.rpy.rpyToMatrix(e[3:6]), e[0:3])
+
+
+def _sample_kinematics(
+    model, data, q, jps, pieces: _JointPieces, frame_ids, jacobian: bool
+) -> _SampleKinematics:
+    """Forward kinematics of the corrected model at every posture.
+
+    The model's joint placements are modified during the call and restored
+    before returning (also on error).
+    """
+    sid, eid, start_fid, cam_fid = frame_ids
+    N, nJ = q.shape[0], len(jps)
+    eye_hand = cam_fid is not None
+    el_joints = [a for a, jp in enumerate(jps) if jp.elastic >= 0]
+    cross = bool(el_joints) and jacobian
+    kin = _SampleKinematics(
+        H_s=np.zeros((N, 4, 4)),
+        H_e=np.zeros((N, 4, 4)),
+        H_P=np.zeros((N, nJ, 4, 4)) if jacobian else None,
+        A_cam=np.zeros((N, 4, 4)) if eye_hand else None,
+        el_off=np.zeros((N, nJ)) if el_joints else None,
+        g_el=np.zeros((N, nJ)) if el_joints else None,
+    )
+    if cross:
+        kin.H_all = np.zeros((N, model.njoints, 4, 4))  # oMi of every joint (geometric model)
+        kin.H_all[:, 0] = np.eye(4)
+        kin.H_geo_P = np.zeros((N, nJ, 4, 4))  # oMi[parent]·M_geo of each parametrised joint
+        kin.S_loc = np.zeros((N, nJ, 6))
+    saved = [model.jointPlacements[jp.jid].copy() for jp in jps]
+    geo: List[pin.SE3] = []
+    try:
+        for a, jp in enumerate(jps):
+            M = (
+                saved[a]
+                * pin.SE3(pieces.Xf_R[a], pieces.Xf_p[a])
+                * pin.SE3(pieces.Xo_R[a], pieces.Xo_p[a])
+            )
+            model.jointPlacements[jp.jid] = M
+            geo.append(M)
+        for s in range(N):
+            qs = q[s]
+            if el_joints:
+                _elastic_sample(model, data, qs, s, jps, geo, pieces, kin, el_joints, cross)
+            pin.forwardKinematics(model, data, qs)
+            kin.H_s[s] = pin.updateFramePlacement(model, data, sid).homogeneous
+            kin.H_e[s] = pin.updateFramePlacement(model, data, eid).homogeneous
+            if eye_hand:
+                oMst = pin.updateFramePlacement(model, data, start_fid)
+                oMc = pin.updateFramePlacement(model, data, cam_fid)
+                kin.A_cam[s] = (oMst.inverse() * oMc).homogeneous
+            if jacobian:
+                for a, jp in enumerate(jps):
+                    kin.H_P[s, a] = (
+                        data.oMi[jp.parent] * model.jointPlacements[jp.jid]
+                    ).homogeneous
+            for a in el_joints:
+                model.jointPlacements[jps[a].jid] = geo[a]
+    finally:
+        for a, jp in enumerate(jps):
+            model.jointPlacements[jp.jid] = saved[a]
+    return kin
+
+
+@dataclass
+class _Chain:
+    """Frames of the measurement chain at every posture.
+
+    ``R_ee``/``p_ee``: start → end; ``b``/``R_b``: base parameters and
+    rotation; ``tips``/``R_t``: (K, 6) tip parameters and rotations;
+    ``R_f``/``p_f``: the measured frames ``wMf_k``.
+    """
+
+    R_ee: np.ndarray
+    p_ee: np.ndarray
+    b: np.ndarray
+    R_b: np.ndarray
+    tips: np.ndarray
+    R_t: np.ndarray
+    R_f: np.ndarray
+    p_f: np.ndarray
+
+
+def _measured_frames(lay: _Layout, var: np.ndarray, kin: _SampleKinematics) -> _Chain:
+    """``wMf_k = wMo · oMee · eeMf_k`` at every posture."""
+    N, K = kin.H_s.shape[0], lay.n_markers
+    # start → end transform
+    Rs_t, ps_i = _inv(kin.H_s[:, :3, :3], kin.H_s[:, :3, 3])
+    R_ee, p_ee = _compose(Rs_t, ps_i, kin.H_e[:, :3, :3], kin.H_e[:, :3, 3])  # (N,3,3), (N,3)
+    # base frame
+    b = _values(var, lay.base)
+    R_b = rpy_to_matrix(b[3:6])
+    if kin.A_cam is not None:
+        RB_t, pB_i = _inv(R_b, b[0:3])
+        R_wo, p_wo = _compose(kin.A_cam[:, :3, :3], kin.A_cam[:, :3, 3], RB_t, pB_i)
+    elif lay.has_base:
+        R_wo = np.broadcast_to(R_b, (N, 3, 3))
+        p_wo = np.broadcast_to(b[0:3], (N, 3))
+    else:
+        R_wo = np.broadcast_to(np.eye(3), (N, 3, 3))
+        p_wo = np.zeros((N, 3))
+    R_wee, p_wee = _compose(R_wo, p_wo, R_ee, p_ee)
+    # tips
+    tips = np.stack([_values(var, lay.tip[k]) for k in range(K)])  # (K, 6)
+    R_t = rpy_to_matrix(tips[:, 3:6])  # (K,3,3)
+    R_f, p_f = _compose(R_wee[:, None], p_wee[:, None], R_t[None], tips[None, :, 0:3])
+    return _Chain(R_ee, p_ee, b, R_b, tips, R_t, R_f, p_f)
+
+
+def _elastic_unit_twist(jp, a, kin, Ad_f_ee, Ad_eP, coef) -> Tuple[np.ndarray, np.ndarray]:
+    """(N,K,6) twist at each f_k per unit elastic gain, and ``Ad(elastic offset)⁻¹``."""
+    N = kin.H_e.shape[0]
+    e6 = np.zeros((N, 6))
+    e6[:, jp.elastic_slot] = kin.el_off[:, a]
+    Rel = rpy_to_matrix(e6[:, 3:6])
+    Rel_t, pel_i = _inv(Rel, e6[:, 0:3])
+    Ad_el_inv = adjoint(Rel_t, pel_i)  # (N,6,6)
+    Lel = _twist_map(Rel, rpy_jacobian_local(e6[:, 3:6]))[:, :, jp.elastic_slot]
+    unit = coef * np.einsum("kij,nj->nki", Ad_f_ee, (Ad_eP[:, a] @ Lel[..., None])[..., 0])
+    return unit, Ad_el_inv
+
+
+def _subtree_gravity(model, jps, H_all: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Subtree masses [kg] and first moments [kg·m] (world frame) of each parametrised joint."""
+    N, nJ = H_all.shape[0], len(jps)
+    masses = np.array([model.inertias[k].mass for k in range(model.njoints)])
+    levers = np.array([model.inertias[k].lever for k in range(model.njoints)])
+    com_w = (H_all[..., :3, :3] @ levers[None, :, :, None])[..., 0] + H_all[..., :3, 3]
+    B = np.array(
+        [
+            [float(jp.jid in set(int(x) for x in model.supports[k])) for k in range(model.njoints)]
+            for jp in jps
+        ]
+    )
+    sub_mass = np.broadcast_to(B @ masses, (N, nJ))
+    sub_H = np.einsum("ak,nkc->nac", B * masses, com_w)
+    return sub_mass, sub_H
+
+
+def _joint_twists(
+    T: np.ndarray,
+    model: Any,
+    jps: List[_JointParams],
+    pieces: _JointPieces,
+    kin: _SampleKinematics,
+    Ad_f_ee: np.ndarray,
+    coefs: List[int],
+) -> None:
+    """Add the joint-parameter columns of ``T`` (twist at the end frame, then at each f_k)."""
+    N = kin.H_e.shape[0]
+    He_R_t, He_p_i = _inv(kin.H_e[:, :3, :3], kin.H_e[:, :3, 3])
+    R_eP, p_eP = _compose(
+        He_R_t[:, None], He_p_i[:, None], kin.H_P[:, :, :3, :3], kin.H_P[:, :, :3, 3]
+    )  # (N,nJ,...)
+    Ad_eP = adjoint(R_eP, p_eP)  # (N,nJ,6,6)
+    el_unit: Dict[int, np.ndarray] = {}  # joint → (N,K,6) twist at f_k per unit offset
+    geo_cols: List[Tuple[int, np.ndarray, np.ndarray]] = []  # (joint, var idx, twist at P_geo)
+    for a, jp in enumerate(jps):
+        if jp.elastic >= 0:
+            el_unit[a], Ad_el_inv = _elastic_unit_twist(jp, a, kin, Ad_f_ee, Ad_eP, coefs[a])
+            T[:, :, :, jp.elastic] += el_unit[a] * kin.g_el[:, a, None, None]
+        else:
+            Ad_el_inv = np.broadcast_to(np.eye(6), (N, 6, 6))
+        groups = []
+        if np.any(jp.full >= 0):
+            Ro_t, po_i = _inv(pieces.Xo_R[a], pieces.Xo_p[a])
+            groups.append((jp.full, adjoint(Ro_t, po_i) @ pieces.Lf[a]))
+        if np.any(jp.offset >= 0):
+            groups.append((jp.offset, pieces.Lo[a]))
+        for idx, G_geo in groups:
+            present = np.flatnonzero(idx >= 0)
+            geo_cols.append((a, idx[present], G_geo[:, present]))
+            if coefs[a] == 0:
+                continue
+            Tee = coefs[a] * (Ad_eP[:, a] @ (Ad_el_inv @ G_geo[:, present]))  # (N,6,c)
+            T[:, :, :, idx[present]] += np.einsum("kij,njl->nkil", Ad_f_ee, Tee)
+    if kin.H_all is not None and el_unit:
+        sub_mass, sub_H = _subtree_gravity(model, jps, kin.H_all)
+        H_geo_i = kin.H_all[:, [jp.jid for jp in jps]]
+        _elastic_cross_terms(
+            model,
+            jps,
+            el_unit,
+            pieces.el_value,
+            geo_cols,
+            T,
+            H_geo_i,
+            kin.H_geo_P,
+            kin.S_loc,
+            sub_mass,
+            sub_H,
+        )
+
+
+def _frame_twists(T: np.ndarray, lay: _Layout, ch: _Chain, eye_hand: bool) -> None:
+    """Add the base- and tip-frame columns of ``T``."""
+    if lay.has_base:
+        present = np.flatnonzero(lay.base >= 0)
+        Lb = _twist_map(ch.R_b, rpy_jacobian_local(ch.b[3:6]))
+        R_of, p_of = _compose(
+            ch.R_ee[:, None], ch.p_ee[:, None], ch.R_t[None], ch.tips[None, :, 0:3]
+        )
+        Rfo, pfo = _inv(R_of, p_of)
+        Ad_fo = adjoint(Rfo, pfo)  # (N,K,6,6)
+        if eye_hand:
+            G = -(adjoint(ch.R_b, ch.b[0:3]) @ Lb)
+        else:
+            G = Lb
+        T[:, :, :, lay.base[present]] += (Ad_fo @ G)[..., present]
+    for k in range(lay.n_markers):
+        present = np.flatnonzero(lay.tip[k] >= 0)
+        if present.size:
+            Lt = _twist_map(ch.R_t[k], rpy_jacobian_local(ch.tips[k, 3:6]))
+            T[:, k][:, :, lay.tip[k, present]] += Lt[None, :, present]
+
+
 def evaluate_poses(
     model: Any,
     data: Any,
@@ -208,191 +500,25 @@ def evaluate_poses(
     if q.shape[1] != model.nq:
         raise ValueError(f"q: expected (N, nq={model.nq}) configurations, got {q.shape}")
     N, K, n = q.shape[0], lay.n_markers, var.size
-    sid, eid, start_fid, cam_fid = _frame_ids(model, calib_config)
-    eye_hand = cam_fid is not None
-    supports_e = set(int(j) for j in model.supports[model.frames[eid].parentJoint])
-    supports_s = set(int(j) for j in model.supports[model.frames[sid].parentJoint])
-
+    frame_ids = _frame_ids(model, calib_config)
+    sid, eid, _, cam_fid = frame_ids
     jps = lay.joints
-    nJ = len(jps)
-    saved = [model.jointPlacements[jp.jid].copy() for jp in jps]
-    geo: List[pin.SE3] = []
-    # per-joint geometric pieces (constant over samples)
-    Xf_R = np.zeros((nJ, 3, 3))
-    Xf_p = np.zeros((nJ, 3))
-    Xo_R = np.zeros((nJ, 3, 3))
-    Xo_p = np.zeros((nJ, 3))
-    Lf = np.zeros((nJ, 6, 6))
-    Lo = np.zeros((nJ, 6, 6))
-    el_value = np.zeros(nJ)
-    for a, jp in enumerate(jps):
-        v, o = _values(var, jp.full), _values(var, jp.offset)
-        Xf_R[a], Xf_p[a] = exp3(v[3:6]), v[0:3]
-        Xo_R[a], Xo_p[a] = rpy_to_matrix(o[3:6]), o[0:3]
-        Lf[a] = _twist_map(Xf_R[a], jexp3_right(v[3:6]))
-        Lo[a] = _twist_map(Xo_R[a], rpy_jacobian_local(o[3:6]))
-        if jp.elastic >= 0:
-            el_value[a] = var[jp.elastic]
-    H_s = np.zeros((N, 4, 4))
-    H_e = np.zeros((N, 4, 4))
-    H_P = np.zeros((N, nJ, 4, 4)) if jacobian else None
-    A_cam = np.zeros((N, 4, 4)) if eye_hand else None
-    el_joints = [a for a, jp in enumerate(jps) if jp.elastic >= 0]
-    el_off = np.zeros((N, nJ)) if el_joints else None
-    g_el = np.zeros((N, nJ)) if el_joints else None
-    # geometric-model quantities for the elastic cross-term k·∂g/∂θ (Jacobian only)
-    cross = bool(el_joints) and jacobian
-    if cross:
-        H_all = np.zeros((N, model.njoints, 4, 4))  # oMi of every joint (geometric model)
-        H_all[:, 0] = np.eye(4)
-        H_geo_P = np.zeros((N, nJ, 4, 4))  # oMi[parent]·M_geo of each parametrised joint
-        S_loc = np.zeros((N, nJ, 6))
-    try:
-        for a, jp in enumerate(jps):
-            M = saved[a] * pin.SE3(Xf_R[a], Xf_p[a]) * pin.SE3(Xo_R[a], Xo_p[a])
-            model.jointPlacements[jp.jid] = M
-            geo.append(M)
-        for s in range(N):
-            qs = q[s]
-            if el_joints:
-                g = pin.computeGeneralizedGravity(model, data, qs)
-                if cross:
-                    pin.forwardKinematics(model, data, qs)
-                    for k in range(1, model.njoints):
-                        H_all[s, k] = data.oMi[k].homogeneous
-                    for a, jp in enumerate(jps):
-                        H_geo_P[s, a] = (data.oMi[jp.parent] * geo[a]).homogeneous
-                        S_loc[s, a] = np.asarray(data.joints[jp.jid].S).reshape(6, -1)[:, 0]
-                for a in el_joints:
-                    jp = jps[a]
-                    e = np.zeros(6)
-                    g_el[s, a] = g[jp.idx_v]
-                    e[jp.elastic_slot] = el_value[a] * g_el[s, a]
-                    el_off[s, a] = e[jp.elastic_slot]
-                    model.jointPlacements[jp.jid] = geo[a] * pin.SE3(
-                        pin.rpy.rpyToMatrix(e[3:6]), e[0:3]
-                    )
-            pin.forwardKinematics(model, data, qs)
-            H_s[s] = pin.updateFramePlacement(model, data, sid).homogeneous
-            H_e[s] = pin.updateFramePlacement(model, data, eid).homogeneous
-            if eye_hand:
-                oMst = pin.updateFramePlacement(model, data, start_fid)
-                oMc = pin.updateFramePlacement(model, data, cam_fid)
-                A_cam[s] = (oMst.inverse() * oMc).homogeneous
-            if jacobian:
-                for a, jp in enumerate(jps):
-                    H_P[s, a] = (data.oMi[jp.parent] * model.jointPlacements[jp.jid]).homogeneous
-            for a in el_joints:
-                model.jointPlacements[jps[a].jid] = geo[a]
-    finally:
-        for a, jp in enumerate(jps):
-            model.jointPlacements[jp.jid] = saved[a]
-
-    # start → end transform
-    Rs_t, ps_i = _inv(H_s[:, :3, :3], H_s[:, :3, 3])
-    R_ee, p_ee = _compose(Rs_t, ps_i, H_e[:, :3, :3], H_e[:, :3, 3])  # (N,3,3), (N,3)
-
-    # base frame
-    b = _values(var, lay.base)
-    R_b = rpy_to_matrix(b[3:6])
-    if eye_hand:
-        RB_t, pB_i = _inv(R_b, b[0:3])
-        R_wo, p_wo = _compose(A_cam[:, :3, :3], A_cam[:, :3, 3], RB_t, pB_i)
-    elif lay.has_base:
-        R_wo = np.broadcast_to(R_b, (N, 3, 3))
-        p_wo = np.broadcast_to(b[0:3], (N, 3))
-    else:
-        R_wo = np.broadcast_to(np.eye(3), (N, 3, 3))
-        p_wo = np.zeros((N, 3))
-    R_wee, p_wee = _compose(R_wo, p_wo, R_ee, p_ee)
-
-    # tips
-    tips = np.stack([_values(var, lay.tip[k]) for k in range(K)])  # (K, 6)
-    R_t = rpy_to_matrix(tips[:, 3:6])  # (K,3,3)
-    R_f, p_f = _compose(R_wee[:, None], p_wee[:, None], R_t[None], tips[None, :, 0:3])
+    pieces = _joint_pieces(var, jps)
+    kin = _sample_kinematics(model, data, q, jps, pieces, frame_ids, jacobian)
+    ch = _measured_frames(lay, var, kin)
     if not jacobian:
-        return PoseEvaluation(R_f, p_f)
-
+        return PoseEvaluation(ch.R_f, ch.p_f)
     T = np.zeros((N, K, 6, n))
     # adjoint from the end (ee) frame to each measured frame f_k: Ad(eeMf_k⁻¹)
-    Rt_t, pt_i = _inv(R_t, tips[:, 0:3])
+    Rt_t, pt_i = _inv(ch.R_t, ch.tips[:, 0:3])
     Ad_f_ee = adjoint(Rt_t, pt_i)  # (K,6,6)
-    # joints: twist at the end frame per unit parameter, then at each f_k
-    if nJ:
-        He_R_t, He_p_i = _inv(H_e[:, :3, :3], H_e[:, :3, 3])
-        R_eP, p_eP = _compose(
-            He_R_t[:, None], He_p_i[:, None], H_P[:, :, :3, :3], H_P[:, :, :3, 3]
-        )  # (N,nJ,...)
-        Ad_eP = adjoint(R_eP, p_eP)  # (N,nJ,6,6)
+    if jps:
+        supports_e = set(int(j) for j in model.supports[model.frames[eid].parentJoint])
+        supports_s = set(int(j) for j in model.supports[model.frames[sid].parentJoint])
         coefs = [(jp.jid in supports_e) - (jp.jid in supports_s) for jp in jps]
-        el_unit: Dict[int, np.ndarray] = {}  # joint → (N,K,6) twist at f_k per unit offset
-        geo_cols: List[Tuple[int, np.ndarray, np.ndarray]] = []  # (joint, var idx, twist at P_geo)
-        for a, jp in enumerate(jps):
-            if jp.elastic >= 0:
-                e6 = np.zeros((N, 6))
-                e6[:, jp.elastic_slot] = el_off[:, a]
-                Rel = rpy_to_matrix(e6[:, 3:6])
-                Rel_t, pel_i = _inv(Rel, e6[:, 0:3])
-                Ad_el_inv = adjoint(Rel_t, pel_i)  # (N,6,6)
-                Lel = _twist_map(Rel, rpy_jacobian_local(e6[:, 3:6]))[:, :, jp.elastic_slot]
-                el_unit[a] = coefs[a] * np.einsum(
-                    "kij,nj->nki", Ad_f_ee, (Ad_eP[:, a] @ Lel[..., None])[..., 0]
-                )
-                T[:, :, :, jp.elastic] += el_unit[a] * g_el[:, a, None, None]
-            else:
-                Ad_el_inv = np.broadcast_to(np.eye(6), (N, 6, 6))
-            groups = []
-            if np.any(jp.full >= 0):
-                Ro_t, po_i = _inv(Xo_R[a], Xo_p[a])
-                groups.append((jp.full, adjoint(Ro_t, po_i) @ Lf[a]))
-            if np.any(jp.offset >= 0):
-                groups.append((jp.offset, Lo[a]))
-            for idx, G_geo in groups:
-                present = np.flatnonzero(idx >= 0)
-                geo_cols.append((a, idx[present], G_geo[:, present]))
-                if coefs[a] == 0:
-                    continue
-                Tee = coefs[a] * (Ad_eP[:, a] @ (Ad_el_inv @ G_geo[:, present]))  # (N,6,c)
-                T[:, :, :, idx[present]] += np.einsum("kij,njl->nkil", Ad_f_ee, Tee)
-        if cross and el_unit:
-            # subtree masses and first moments (world frame) of each parametrised joint
-            masses = np.array([model.inertias[k].mass for k in range(model.njoints)])
-            levers = np.array([model.inertias[k].lever for k in range(model.njoints)])
-            com_w = (H_all[..., :3, :3] @ levers[None, :, :, None])[..., 0] + H_all[..., :3, 3]
-            B = np.array(
-                [
-                    [
-                        float(jp.jid in set(int(x) for x in model.supports[k]))
-                        for k in range(model.njoints)
-                    ]
-                    for jp in jps
-                ]
-            )
-            sub_mass = np.broadcast_to(B @ masses, (N, nJ))
-            sub_H = np.einsum("ak,nkc->nac", B * masses, com_w)
-            H_geo_i = H_all[:, [jp.jid for jp in jps]]
-            _elastic_cross_terms(
-                model, jps, el_unit, el_value, geo_cols, T, H_geo_i, H_geo_P, S_loc, sub_mass, sub_H
-            )
-    # base
-    if lay.has_base:
-        present = np.flatnonzero(lay.base >= 0)
-        Lb = _twist_map(R_b, rpy_jacobian_local(b[3:6]))
-        R_of, p_of = _compose(R_ee[:, None], p_ee[:, None], R_t[None], tips[None, :, 0:3])
-        Rfo, pfo = _inv(R_of, p_of)
-        Ad_fo = adjoint(Rfo, pfo)  # (N,K,6,6)
-        if eye_hand:
-            G = -(adjoint(R_b, b[0:3]) @ Lb)
-        else:
-            G = Lb
-        T[:, :, :, lay.base[present]] += (Ad_fo @ G)[..., present]
-    # tips
-    for k in range(K):
-        present = np.flatnonzero(lay.tip[k] >= 0)
-        if present.size:
-            Lt = _twist_map(R_t[k], rpy_jacobian_local(tips[k, 3:6]))
-            T[:, k][:, :, lay.tip[k, present]] += Lt[None, :, present]
-    return PoseEvaluation(R_f, p_f, T)
+        _joint_twists(T, model, jps, pieces, kin, Ad_f_ee, coefs)
+    _frame_twists(T, lay, ch, cam_fid is not None)
+    return PoseEvaluation(ch.R_f, ch.p_f, T)
 
 
 def _elastic_cross_terms(
