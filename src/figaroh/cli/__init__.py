@@ -1,7 +1,10 @@
 """The ``figaroh`` command line (console script ``figaroh = figaroh.cli.main:main``).
 
-* :mod:`figaroh.cli.main` — argument parsing, commands, exit codes
+* :mod:`figaroh.cli.main` — argument parsing, the command table, the entry point
   (``python -m figaroh.cli`` runs it too);
+* :mod:`figaroh.cli.common` — exit codes, ``CLIError``, thresholds (cheap);
+* :mod:`figaroh.cli.task_commands`, :mod:`figaroh.cli.run_commands`,
+  :mod:`figaroh.cli.setup_commands` — the commands, loaded when they run;
 * :mod:`figaroh.cli.workflows` — the identification and calibration runs behind
   ``figaroh identify`` / ``figaroh calibrate`` (usable from Python);
 * :mod:`figaroh.cli.csv_identification` — ``CSVIdentification``, a

@@ -54,6 +54,7 @@ import numpy as np
 from figaroh.data.source import DataSource
 from figaroh.data.trajectory import JOINT_FORCE, JOINT_TORQUE, TrajectoryData
 from figaroh.identification.base_identification import BaseIdentification
+from figaroh.utils.fileio import atomic_write_text
 
 logger = logging.getLogger(__name__)
 
@@ -266,8 +267,6 @@ def write_trajectory_csv(
     Raises:
         ValueError: Inconsistent shapes.
     """
-    from figaroh.data.source import atomic_write_text
-
     t = np.asarray(t, dtype=float).reshape(-1)
     n, nj = t.size, len(joints)
     header = ["t"]

@@ -17,39 +17,52 @@ passed), ``1`` the verdict did not pass or the computation failed, ``2`` bad
 input (missing file, malformed configuration or data, bad arguments) — always
 with a one-line message on stderr and no traceback.
 
-Importing this module is cheap: the library is imported by the command that
-needs it.
+Importing this module is cheap: it builds the argument parser only. The
+commands live in :mod:`figaroh.cli.task_commands` (``identify``,
+``calibrate``), :mod:`figaroh.cli.run_commands` (``report``, ``compare``) and
+:mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``); they import
+the library (NumPy, Pinocchio, the task packages: seconds), so the table
+:data:`COMMANDS` names them and :func:`main` loads the one that runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
+import importlib
 import logging
 import os
 import sys
 import traceback
-from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
-from figaroh.cli.workflows import (
+from figaroh import __version__
+from figaroh.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_OK,
     INPUT_ERRORS,
     CLIError,
-    build_thresholds,
     one_line,
-    require_file,
 )
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 PROG = "figaroh"
 SELECT_STAGES = ("fit", "reconstruction", "physical_fit")
+
+#: ``command → (module, function)``: the implementation of each sub-command,
+#: imported when that command runs (see the module docstring).
+COMMANDS: Dict[str, Tuple[str, str]] = {
+    "identify": ("figaroh.cli.task_commands", "identify"),
+    "calibrate": ("figaroh.cli.task_commands", "calibrate"),
+    "report": ("figaroh.cli.run_commands", "report"),
+    "compare": ("figaroh.cli.run_commands", "compare"),
+    "migrate-config": ("figaroh.cli.setup_commands", "migrate_config"),
+    "robots": ("figaroh.cli.setup_commands", "robots"),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -174,20 +187,7 @@ def _add_verdict_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--archive", action="store_true", help="archive the run under OUTPUT/runs")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``figaroh`` argument parser (one sub-parser per command)."""
-    from figaroh import __version__
-
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Dynamic identification and geometric calibration of robots.",
-        epilog="Exit codes: 0 success, 1 verdict failed, 2 bad input.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    _add_verbosity(parser, suppress=False)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-
+def _add_identify(sub: Any) -> None:
     p = sub.add_parser(
         "identify",
         help="identify dynamic parameters from CSV logs",
@@ -221,8 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="results/identification", help="output folder")
     _add_verdict_options(p)
     _add_verbosity(p, suppress=True)
-    p.set_defaults(func=_cmd_identify)
 
+
+def _add_calibrate(sub: Any) -> None:
     p = sub.add_parser(
         "calibrate",
         help="geometric calibration from a pose CSV",
@@ -251,8 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="results/calibration", help="output folder")
     _add_verdict_options(p)
     _add_verbosity(p, suppress=True)
-    p.set_defaults(func=_cmd_calibrate)
 
+
+def _add_report(sub: Any) -> None:
     p = sub.add_parser(
         "report",
         help="summarise an archived run (or an archive, or a verification JSON)",
@@ -261,8 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("run_dir", metavar="RUN_DIR")
     _add_verbosity(p, suppress=True)
-    p.set_defaults(func=_cmd_report)
 
+
+def _add_compare(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
         help="write the two-run comparison page",
@@ -274,8 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="compare.html", help="page to write")
     p.add_argument("--title", default=None, help="page title")
     _add_verbosity(p, suppress=True)
-    p.set_defaults(func=_cmd_compare)
 
+
+def _add_migrate_config(sub: Any) -> None:
     p = sub.add_parser(
         "migrate-config",
         help="convert a legacy flat configuration to the unified format",
@@ -289,8 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--urdf", default=None, help="robot URDF; enables the round-trip self-check")
     p.add_argument("--robot-name", default=None, help="robot.name to write")
     _add_verbosity(p, suppress=True)
-    p.set_defaults(func=_cmd_migrate)
 
+
+def _add_robots(sub: Any) -> None:
     p = sub.add_parser(
         "robots",
         help="list the robots that can be loaded by name",
@@ -304,408 +309,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="figaroh: example-robot-data URDFs; robot_description: robot_descriptions names",
     )
     _add_verbosity(p, suppress=True)
-    p.set_defaults(func=_cmd_robots)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``figaroh`` argument parser (one sub-parser per command)."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Dynamic identification and geometric calibration of robots.",
+        epilog="Exit codes: 0 success, 1 verdict failed, 2 bad input.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _add_verbosity(parser, suppress=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    _add_identify(sub)
+    _add_calibrate(sub)
+    _add_report(sub)
+    _add_compare(sub)
+    _add_migrate_config(sub)
+    _add_robots(sub)
     return parser
-
-
-# ---------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------
-def _steps(args: argparse.Namespace, names: Sequence[str]):
-    from figaroh.cli.progress import Steps
-
-    return Steps(names, enabled=False if args.quiet else None, desc=args.command)
-
-
-def _say(args: argparse.Namespace, text: str = "") -> None:
-    if not args.quiet:
-        print(text)
-
-
-def _scope(args: argparse.Namespace, thresholds: Dict[str, Any]) -> str:
-    if args.scope != "auto":
-        return args.scope
-    return "prediction" if thresholds else "execution"
-
-
-def _verdict_line(verdict: Any, scope: str) -> str:
-    def describe(c: Any) -> str:
-        reason = getattr(c, "reason", "")
-        return f"{c.name} ({reason})" if reason else c.name
-
-    checks = getattr(verdict, "checks", []) or []
-    failed = [c for c in checks if getattr(c, "status", "") == "fail"]
-    missing = [c for c in checks if getattr(c, "status", "") == "not_evaluated"]
-    line = f"verdict ({scope} scope): {verdict.status}"
-    if failed:
-        line += "; failed: " + ", ".join(describe(c) for c in failed[:6])
-    if missing:
-        line += "; not evaluated: " + ", ".join(describe(c) for c in missing[:6])
-    return line
-
-
-def _archive(obj: Any, out: Path, thresholds: Dict[str, Any], scope: str) -> str:
-    from figaroh.tools.run_archive import archive_run, compute_run_dir
-
-    run_dir = Path(compute_run_dir(obj, root=str(out / "runs")))
-    run_dir.mkdir(parents=True, exist_ok=True)
-    obj.export_verification_report(
-        output_path=str(run_dir / "verdict.json"), thresholds=thresholds or None, scope=scope
-    )
-    obj.export_html_report(output_path=str(run_dir / "report.html"))
-    return archive_run(obj, run_dir)
-
-
-# ---------------------------------------------------------------------------
-# commands
-# ---------------------------------------------------------------------------
-def _write_verdict_report_archive(task, args, out: Path, thresholds, scope) -> List[Path]:
-    """Verification JSON, then the HTML report (``--report``) and archive (``--archive``)."""
-    written = [
-        Path(
-            task.export_verification_report(
-                output_dir=str(out), thresholds=thresholds or None, scope=scope
-            )
-        )
-    ]
-    if args.report:
-        written.append(Path(task.export_html_report(output_dir=str(out))))
-    if args.archive:
-        written.append(Path(_archive(task, out, thresholds, scope)))
-    return written
-
-
-def _report_outcome(args, verdict, scope, written: Sequence[Path]) -> int:
-    """Print the verdict line and the written files; exit code from the verdict."""
-    _say(args, _verdict_line(verdict, scope))
-    for path in written:
-        _say(args, f"wrote {path}")
-    return EXIT_OK if verdict.passed else EXIT_FAILED
-
-
-def _cmd_identify(args: argparse.Namespace) -> int:
-    from figaroh.cli.workflows import run_identification, write_parameter_csv
-
-    if args.decimate is not None and args.decimate < 2:
-        raise CLIError(f"--decimate must be at least 2, got {args.decimate}")
-    thresholds = build_thresholds(args.threshold)  # validated before the long steps
-    names = ["load robot", "read configuration", "load data and build the regressor", "solve"]
-    names += ["verify and write"] + (["URDF export"] if args.export_urdf else [])
-    out = Path(args.output)
-    with _steps(args, names) as steps:
-        ident = run_identification(
-            args.config,
-            args.urdf,
-            args.data,
-            validation=args.validation_data,
-            select_stage=args.select_stage,
-            decimate=args.decimate,
-            wls=args.wls,
-            package_dirs=args.package_dir,
-            free_flyer=args.free_flyer,
-            show_report=not args.quiet,
-            require_inertials=bool(args.export_urdf),
-            steps=steps,
-        )
-        steps.start("verify and write")
-        if args.rmse_limit is not None:
-            limits = {f"validation_rmse:{j}": args.rmse_limit for j in ident.fit_joints()}
-            thresholds = {**build_thresholds(None, limits), **thresholds}
-        scope = _scope(args, thresholds)
-        verdict = ident.verify(thresholds=thresholds or None, scope=scope)
-        written = [
-            write_parameter_csv(
-                out / "base_parameters.csv",
-                list(ident.params_base),
-                {"value": ident.phi_base, "std_relative_pct": ident.std_relative},
-            )
-        ]
-        sel = getattr(ident, "selected", None)
-        if sel is not None and getattr(sel, "status", "") == "accepted" and sel.values is not None:
-            written.append(
-                write_parameter_csv(
-                    out / "selected_parameters.csv", list(sel.names), {"value": sel.values}
-                )
-            )
-        written += _write_verdict_report_archive(ident, args, out, thresholds, scope)
-        if args.export_urdf:
-            steps.start("URDF export")
-            try:
-                written.append(Path(ident.export_urdf(args.urdf, output_path=args.export_urdf)))
-            except ValueError as exc:
-                raise CLIError(f"URDF export refused: {one_line(exc)}", EXIT_FAILED) from exc
-    rmse = float(ident.rms_error)
-    _say(args)
-    _say(
-        args,
-        f"identified {len(ident.phi_base)} base parameters of {ident.model.name}: "
-        f"effort RMSE {rmse:.4g}, condition number {ident.result['condition number']:.4g}",
-    )
-    return _report_outcome(args, verdict, scope, written)
-
-
-def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from figaroh.cli.workflows import run_calibration, write_parameter_csv
-
-    limits = {}
-    if args.position_limit_mm is not None:
-        limits["position_rmse_mm"] = args.position_limit_mm
-    if args.orientation_limit_deg is not None:
-        limits["orientation_rmse_deg"] = args.orientation_limit_deg
-    thresholds = build_thresholds(args.threshold, limits)
-    names = ["load robot", "read configuration", "load data", "solve", "verify and write"]
-    names += ["URDF export"] if args.export_urdf else []
-    out = Path(args.output)
-    with _steps(args, names) as steps:
-        calib = run_calibration(
-            args.config,
-            args.urdf,
-            args.data,
-            validation=args.validation_data,
-            known_base_frame=args.known_base_frame,
-            known_tip_frame=args.known_tip_frame,
-            measurement_std=args.measurement_std,
-            method=args.method,
-            max_iterations=args.max_iterations,
-            package_dirs=args.package_dir,
-            free_flyer=args.free_flyer,
-            show_report=not args.quiet,
-            steps=steps,
-        )
-        steps.start("verify and write")
-        scope = _scope(args, thresholds)
-        verdict = calib.verify(thresholds=thresholds or None, scope=scope)
-        names_ = list(calib.calib_config["param_name"])
-        columns: Dict[str, Any] = {"value": calib.var_}
-        std = getattr(calib, "std_dev", None)
-        if std is not None and len(std) == len(names_):
-            columns["std_dev"] = std
-        written = [write_parameter_csv(out / "calibration_parameters.csv", names_, columns)]
-        written += _write_verdict_report_archive(calib, args, out, thresholds, scope)
-        if args.export_urdf:
-            steps.start("URDF export")
-            from figaroh.tools.urdf_exporter import export_urdf
-
-            params = {**calib.joint_corrections(lift=False), **calib.metrology_frames()}
-            written.append(Path(export_urdf(args.urdf, params, output_path=args.export_urdf)))
-    rmse = float((calib.evaluation_metrics or {}).get("rmse", float("nan")))
-    _say(args)
-    _say(
-        args,
-        f"calibrated {len(names_)} parameters of {calib.model.name} on "
-        f"{calib.calib_config.get('NbSample')} postures: RMSE {rmse:.4g}",
-    )
-    return _report_outcome(args, verdict, scope, written)
-
-
-def _load_json(path: Path, what: str) -> Dict[str, Any]:
-    require_file(path, what)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CLIError(f"{what} {path} is not valid JSON: {one_line(exc)}") from exc
-    if not isinstance(data, dict):
-        raise CLIError(f"{what} {path} is not a JSON object")
-    return data
-
-
-def _require_verdict(data: Dict[str, Any], path: Path) -> Dict[str, Any]:
-    if not isinstance(data.get("checks"), list) or not isinstance(data.get("metrics"), dict):
-        raise CLIError(
-            f"{path} is not a verification export (no 'checks'/'metrics'); use the "
-            "*_verification.json written by export_verification_report() or figaroh identify"
-        )
-    return data
-
-
-def _summarise_verdict(data: Dict[str, Any]) -> List[str]:
-    meta = data.get("metadata") or {}
-    model = meta.get("model") or {}
-    asset = meta.get("asset") or {}
-    checks = data.get("checks") or []
-    count = {s: sum(1 for c in checks if c.get("status") == s) for s in ("pass", "fail")}
-    unknown = len(checks) - count["pass"] - count["fail"]
-    lines = []
-    if meta.get("run_id"):
-        lines.append(f"run          {meta['run_id']}")
-    lines.append(
-        f"task         {meta.get('task', '?')} · robot {model.get('robot_name', '?')} · "
-        f"asset {asset.get('asset_id', '?')}"
-    )
-    status = data.get("status", "pass" if data.get("passed") else "fail")
-    stage = data.get("selected_stage")
-    lines.append(
-        f"verdict      {status} (scope {data.get('scope', '?')}"
-        + (f", selected stage {stage})" if stage else ")")
-    )
-    stages = data.get("stages") or {}
-    if stages:
-        lines.append("stages       " + " · ".join(f"{k} {v}" for k, v in stages.items()))
-    lines.append(
-        f"checks       {count['pass']} passed, {count['fail']} failed, {unknown} not evaluated"
-    )
-    for c in checks:
-        if c.get("status") in ("fail", "not_evaluated"):
-            value = c.get("value")
-            shown = "n/a" if value is None else f"{value:.6g}"
-            reason = f" — {c['reason']}" if c.get("reason") else ""
-            lines.append(
-                f"  {c['status'].upper():<13} {c.get('name')} = {shown} "
-                f"({c.get('comparison', '?')} {c.get('threshold')}){reason}"
-            )
-    return lines
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    path = Path(args.run_dir)
-    if not path.exists():
-        raise CLIError(f"run directory not found: {path}")
-    if path.is_file():
-        data = _require_verdict(_load_json(path, "verification file"), path)
-        for line in _summarise_verdict(data):
-            _say(args, line)
-        return EXIT_OK if data.get("passed") else EXIT_FAILED
-    if (path / "index.jsonl").is_file() and not (path / "provenance.json").is_file():
-        from figaroh.tools.run_archive import read_index
-
-        entries = read_index(path)
-        _say(args, f"{len(entries)} archived run(s) in {path}")
-        for e in entries:
-            status = e.get("status") or ("pass" if e.get("passed") else "?")
-            _say(
-                args,
-                f"  {e.get('archived_at', '?'):<33} {e.get('task', '?'):<15} "
-                f"{e.get('asset_id', '?'):<12} {status:<14} {e.get('run_dir', '')}",
-            )
-        return EXIT_OK
-    verdict_file, provenance_file = path / "verdict.json", path / "provenance.json"
-    if not verdict_file.is_file() and not provenance_file.is_file():
-        raise CLIError(
-            f"{path} is not an archived run (no verdict.json or provenance.json); pass a run "
-            "directory written by --archive / archive_run(), an archive root or a "
-            "*_verification.json file"
-        )
-    _say(args, f"run directory {path}")
-    if verdict_file.is_file():
-        data = _require_verdict(_load_json(verdict_file, "verdict"), verdict_file)
-        for line in _summarise_verdict(data):
-            _say(args, line)
-        passed = bool(data.get("passed"))
-    else:
-        prov = _load_json(provenance_file, "provenance")
-        _say(args, f"run          {prov.get('run_id', '?')} (no verdict.json)")
-        passed = True
-    params = path / "parameters.csv"
-    if params.is_file():
-        n = max(0, len(params.read_text(encoding="utf-8").splitlines()) - 1)
-        _say(args, f"parameters   {n} ({params})")
-    report = path / "report.html"
-    if report.is_file():
-        _say(args, f"report       {report}")
-    return EXIT_OK if passed else EXIT_FAILED
-
-
-def _compat_notes(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:
-    ca, cb = a.get("compat") or {}, b.get("compat") or {}
-    ta = (a.get("metadata") or {}).get("task")
-    tb = (b.get("metadata") or {}).get("task")
-    notes = []
-    if ta != tb:
-        notes.append(f"different tasks ({ta} vs {tb})")
-    for key in ("active_joints", "dof_names", "decimate"):
-        if key in ca or key in cb:
-            if ca.get(key) != cb.get(key):
-                notes.append(f"different {key}")
-    if a.get("schema_version") != b.get("schema_version"):
-        notes.append("different schema_version")
-    na, nb = ca.get("sample_count"), cb.get("sample_count")
-    if isinstance(na, (int, float)) and isinstance(nb, (int, float)) and min(na, nb) > 0:
-        from figaroh.tools.compare_report import SAMPLE_COUNT_RATIO_LIMIT
-
-        if max(na, nb) / min(na, nb) > SAMPLE_COUNT_RATIO_LIMIT:
-            notes.append(f"sample counts {na} and {nb} differ by more than ×2")
-    sa, sb = ca.get("config_sha256"), cb.get("config_sha256")
-    if sa and sb and sa != sb:
-        notes.append("different configurations (sha256)")
-    return notes
-
-
-def _cmd_compare(args: argparse.Namespace) -> int:
-    from figaroh.data.source import atomic_write_text
-    from figaroh.tools.compare_report import generate_compare_page
-
-    runs = []
-    for arg in (args.run_a, args.run_b):
-        path = Path(arg)
-        runs.append((path, _require_verdict(_load_json(path, "verification file"), path)))
-    page = generate_compare_page(title=args.title)
-    preload = ["<script>", "(function () {", "  function go() {"]
-    for slot, (path, data) in zip(("a", "b"), runs, strict=True):
-        text = json.dumps(data, allow_nan=False)
-        preload.append(
-            f"    window.figarohCompare.load({json.dumps(slot)}, {_js_string(path.name)}, "
-            f"{_js_string(text)});"
-        )
-    preload += [
-        "  }",
-        '  if (document.readyState === "loading") {',
-        '    document.addEventListener("DOMContentLoaded", go);',
-        "  } else { go(); }",
-        "})();",
-        "</script>",
-    ]
-    cut = page.rfind("</body>")
-    page = page[:cut] + "\n".join(preload) + "\n" + page[cut:]
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, page)
-    notes = _compat_notes(runs[0][1], runs[1][1])
-    if notes:
-        _say(args, "not directly comparable: " + "; ".join(notes) + " (the page asks to confirm)")
-    _say(args, f"wrote {out}")
-    return EXIT_OK
-
-
-def _js_string(text: str) -> str:
-    """A JavaScript string literal safe inside a ``<script>`` element."""
-    return json.dumps(text, ensure_ascii=True).replace("</", "<\\/").replace("<!--", "<\\!--")
-
-
-def _cmd_migrate(args: argparse.Namespace) -> int:
-    from figaroh.utils import config_migration
-
-    require_file(args.old, "legacy configuration")
-    argv = [args.old, args.new]
-    for flag, value in (
-        ("--task", args.task),
-        ("--template", args.template),
-        ("--urdf", args.urdf),
-        ("--robot-name", args.robot_name),
-    ):
-        if value is not None:
-            argv += [flag, value]
-    return int(config_migration.main(argv))
-
-
-def _cmd_robots(args: argparse.Namespace) -> int:
-    from figaroh.tools.load_robot import list_available_robots
-
-    names = list_available_robots(args.loader)
-    if not names:
-        hint = (
-            "pip install example-robot-data"
-            if args.loader == "figaroh"
-            else "pip install robot_descriptions"
-        )
-        raise CLIError(f"no robot found for loader {args.loader!r} ({hint})", EXIT_FAILED)
-    if args.loader == "figaroh":
-        from figaroh.tools.robot_paths import example_robot_data_dir
-
-        base = example_robot_data_dir()
-        names = [str(base / n) for n in names]
-    for name in names:
-        print(name)
-    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------
@@ -730,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = True
     with _Logging(args.quiet, args.verbose) as handler:
         try:
-            code = int(args.func(args))
+            code = int(_command(args.command)(args))
             failed = False
         except CLIError as exc:
             code = exc.code
@@ -757,6 +380,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             handler.flush_deferred(discard=failed)
     return code
+
+
+def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    """The implementation of command ``name`` (its module is imported now)."""
+    module, function = COMMANDS[name]
+    return getattr(importlib.import_module(module), function)
 
 
 def _error(where: str, message: str, verbose: int, exc: BaseException | None) -> None:

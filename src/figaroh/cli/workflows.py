@@ -6,21 +6,40 @@ configuration, a CSV without the expected columns — is raised as a
 :class:`CLIError` with exit code :data:`EXIT_BAD_INPUT` and a one-line
 message; errors of the compute phase propagate unchanged.
 
-Heavy modules (Pinocchio, NumPy, the identification and calibration
-packages) are imported inside the functions, so importing this module is cheap.
+Importing this module imports the identification and calibration packages;
+:mod:`figaroh.cli.main` imports it only when ``identify`` or ``calibrate`` runs.
+The exit codes, :class:`CLIError` and the threshold parser live in
+:mod:`figaroh.cli.common` and are importable from here too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import logging
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
-from figaroh.errors import FigarohError
+from figaroh.calibration.base_calibration import BaseCalibration
+from figaroh.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    INPUT_ERRORS,
+    CLIError,
+    build_thresholds,
+    one_line,
+    parse_threshold,
+    require_file,
+)
+from figaroh.cli.csv_identification import CSVIdentification, resolve_csv_path
+from figaroh.tools.exceptions import RobotLoadError
+from figaroh.tools.robot import Robot
+from figaroh.utils.error_handling import CalibrationError
+from figaroh.utils.fileio import atomic_write_text
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +47,10 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
     "EXIT_OK",
+    "INPUT_ERRORS",
     "CLIError",
+    "input_phase",
+    "one_line",
     "build_thresholds",
     "load_robot_model",
     "parse_threshold",
@@ -38,33 +60,6 @@ __all__ = [
     "write_parameter_csv",
 ]
 
-#: Success (and, for ``identify``/``calibrate``, a passing verdict).
-EXIT_OK = 0
-#: The run finished but its verdict did not pass, or the computation failed.
-EXIT_FAILED = 1
-#: Bad input: missing file, malformed configuration or data, bad arguments.
-EXIT_BAD_INPUT = 2
-
-#: Exceptions that mean the input is unusable (configuration errors are ``ValueError``s).
-INPUT_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, TypeError)
-
-
-class CLIError(FigarohError):
-    """An error the command line reports as one line on stderr, with an exit code.
-
-    Args:
-        message: What is wrong and, when possible, how to fix it.
-        code: Process exit code (default :data:`EXIT_BAD_INPUT`).
-    """
-
-    def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = int(code)
-
-    def __repr__(self) -> str:
-        return f"CLIError({self.message!r}, code={self.code})"
-
 
 class _NoSteps:
     """Stand-in for :class:`~figaroh.cli.progress.Steps` when no bar is wanted."""
@@ -73,22 +68,9 @@ class _NoSteps:
         logger.debug("step: %s", name)
 
 
-def one_line(exc: BaseException | str) -> str:
-    """A one-line description of an exception (newlines and runs of spaces collapsed)."""
-    if isinstance(exc, str):
-        text = exc
-    elif isinstance(exc, KeyError) and exc.args:
-        text = f"missing key {exc.args[0]!r}"
-    else:
-        text = str(exc) or type(exc).__name__
-    return " ".join(text.split())
-
-
 @contextlib.contextmanager
 def input_phase(what: str) -> Iterator[None]:
     """Turn the input errors raised inside the block into :class:`CLIError` (exit 2)."""
-    from figaroh.utils.error_handling import CalibrationError
-
     try:
         yield
     except CLIError:
@@ -101,20 +83,6 @@ def input_phase(what: str) -> Iterator[None]:
         if type(exc).__module__.startswith("yaml"):
             raise CLIError(f"{what}: invalid YAML: {one_line(exc)}") from exc
         raise
-
-
-def require_file(path: str | os.PathLike, what: str, directory_ok: bool = False) -> Path:
-    """Check that ``path`` exists (a file, or a folder when ``directory_ok``).
-
-    Raises:
-        CLIError: ``"<what> not found: <path>"`` (exit 2).
-    """
-    p = Path(path)
-    if p.is_file() or (directory_ok and p.is_dir()):
-        return p
-    if p.exists():
-        raise CLIError(f"{what} is not a file: {p}")
-    raise CLIError(f"{what} not found: {p}")
 
 
 def load_robot_model(
@@ -134,9 +102,6 @@ def load_robot_model(
     """
     require_file(urdf, "URDF")
     with input_phase(f"cannot load the URDF {urdf}"):
-        from figaroh.tools.exceptions import RobotLoadError
-        from figaroh.tools.robot import Robot
-
         try:
             return Robot(
                 str(urdf),
@@ -146,41 +111,6 @@ def load_robot_model(
             )
         except RobotLoadError as exc:
             raise ValueError(one_line(exc)) from exc
-
-
-def parse_threshold(text: str) -> tuple[str, Dict[str, Any]]:
-    """Parse ``NAME=VALUE[:min|max]`` (default ``max``) into a threshold entry.
-
-    Example: ``validation_rmse:elbow_joint=1.5`` or ``validation_correlation=0.9:min``.
-
-    Raises:
-        CLIError: Malformed text (exit 2).
-    """
-    name, sep, rest = text.rpartition("=")
-    if not sep or not name:
-        raise CLIError(f"--threshold {text!r}: expected NAME=VALUE[:min|max]")
-    value, _, comparison = rest.partition(":")
-    comparison = comparison or "max"
-    if comparison not in ("min", "max"):
-        raise CLIError(f"--threshold {text!r}: the comparison must be 'min' or 'max'")
-    try:
-        threshold = float(value)
-    except ValueError:
-        raise CLIError(f"--threshold {text!r}: {value!r} is not a number") from None
-    return name, {"threshold": threshold, "comparison": comparison}
-
-
-def build_thresholds(
-    texts: Sequence[str] | None, per_metric: Mapping[str, float] | None = None
-) -> Dict[str, Dict[str, Any]]:
-    """Thresholds from ``--threshold`` texts plus ``{metric: maximum}`` limits."""
-    out: Dict[str, Dict[str, Any]] = {}
-    for name, value in (per_metric or {}).items():
-        out[name] = {"threshold": float(value), "comparison": "max"}
-    for text in texts or ():
-        name, entry = parse_threshold(text)
-        out[name] = entry
-    return out
 
 
 def write_parameter_csv(
@@ -196,10 +126,6 @@ def write_parameter_csv(
     Returns:
         The written path.
     """
-    import csv
-
-    from figaroh.data.source import atomic_write_text
-
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["parameter", *columns])
@@ -265,8 +191,6 @@ def run_identification(
     robot = load_robot_model(urdf, package_dirs, free_flyer)
     steps.start("read configuration")
     with input_phase(f"invalid configuration {config}"):
-        from figaroh.cli.csv_identification import CSVIdentification, resolve_csv_path
-
         ident = CSVIdentification(robot, config, data_dir=data)
         if select_stage is not None:
             ident.identif_config["select_stage"] = select_stage
@@ -358,8 +282,6 @@ def run_calibration(
     robot = load_robot_model(urdf, package_dirs, free_flyer)
     steps.start("read configuration")
     with input_phase(f"invalid configuration {config}"):
-        from figaroh.calibration.base_calibration import BaseCalibration
-
         calib = BaseCalibration(robot, str(config))
         calib.calib_config["known_baseframe"] = bool(known_base_frame)
         calib.calib_config["known_tipframe"] = bool(known_tip_frame)

@@ -1,0 +1,183 @@
+"""``figaroh report`` and ``figaroh compare``: read archived runs and verification exports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Dict, List
+
+from figaroh.cli.common import EXIT_FAILED, EXIT_OK, CLIError, one_line, require_file, say
+from figaroh.tools.compare_report import SAMPLE_COUNT_RATIO_LIMIT, generate_compare_page
+from figaroh.tools.run_archive import read_index
+from figaroh.utils.fileio import atomic_write_text
+
+__all__ = ["compare", "report"]
+
+
+def _load_json(path: Path, what: str) -> Dict[str, Any]:
+    require_file(path, what)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CLIError(f"{what} {path} is not valid JSON: {one_line(exc)}") from exc
+    if not isinstance(data, dict):
+        raise CLIError(f"{what} {path} is not a JSON object")
+    return data
+
+
+def _require_verdict(data: Dict[str, Any], path: Path) -> Dict[str, Any]:
+    if not isinstance(data.get("checks"), list) or not isinstance(data.get("metrics"), dict):
+        raise CLIError(
+            f"{path} is not a verification export (no 'checks'/'metrics'); use the "
+            "*_verification.json written by export_verification_report() or figaroh identify"
+        )
+    return data
+
+
+def _summarise_verdict(data: Dict[str, Any]) -> List[str]:
+    meta = data.get("metadata") or {}
+    model = meta.get("model") or {}
+    asset = meta.get("asset") or {}
+    checks = data.get("checks") or []
+    count = {s: sum(1 for c in checks if c.get("status") == s) for s in ("pass", "fail")}
+    unknown = len(checks) - count["pass"] - count["fail"]
+    lines = []
+    if meta.get("run_id"):
+        lines.append(f"run          {meta['run_id']}")
+    lines.append(
+        f"task         {meta.get('task', '?')} · robot {model.get('robot_name', '?')} · "
+        f"asset {asset.get('asset_id', '?')}"
+    )
+    status = data.get("status", "pass" if data.get("passed") else "fail")
+    stage = data.get("selected_stage")
+    lines.append(
+        f"verdict      {status} (scope {data.get('scope', '?')}"
+        + (f", selected stage {stage})" if stage else ")")
+    )
+    stages = data.get("stages") or {}
+    if stages:
+        lines.append("stages       " + " · ".join(f"{k} {v}" for k, v in stages.items()))
+    lines.append(
+        f"checks       {count['pass']} passed, {count['fail']} failed, {unknown} not evaluated"
+    )
+    for c in checks:
+        if c.get("status") in ("fail", "not_evaluated"):
+            value = c.get("value")
+            shown = "n/a" if value is None else f"{value:.6g}"
+            reason = f" — {c['reason']}" if c.get("reason") else ""
+            lines.append(
+                f"  {c['status'].upper():<13} {c.get('name')} = {shown} "
+                f"({c.get('comparison', '?')} {c.get('threshold')}){reason}"
+            )
+    return lines
+
+
+def report(args: argparse.Namespace) -> int:
+    """``figaroh report``: exit 0 when the summarised verdict passed, else 1."""
+    path = Path(args.run_dir)
+    if not path.exists():
+        raise CLIError(f"run directory not found: {path}")
+    if path.is_file():
+        data = _require_verdict(_load_json(path, "verification file"), path)
+        for line in _summarise_verdict(data):
+            say(args, line)
+        return EXIT_OK if data.get("passed") else EXIT_FAILED
+    if (path / "index.jsonl").is_file() and not (path / "provenance.json").is_file():
+        entries = read_index(path)
+        say(args, f"{len(entries)} archived run(s) in {path}")
+        for e in entries:
+            status = e.get("status") or ("pass" if e.get("passed") else "?")
+            say(
+                args,
+                f"  {e.get('archived_at', '?'):<33} {e.get('task', '?'):<15} "
+                f"{e.get('asset_id', '?'):<12} {status:<14} {e.get('run_dir', '')}",
+            )
+        return EXIT_OK
+    verdict_file, provenance_file = path / "verdict.json", path / "provenance.json"
+    if not verdict_file.is_file() and not provenance_file.is_file():
+        raise CLIError(
+            f"{path} is not an archived run (no verdict.json or provenance.json); pass a run "
+            "directory written by --archive / archive_run(), an archive root or a "
+            "*_verification.json file"
+        )
+    say(args, f"run directory {path}")
+    if verdict_file.is_file():
+        data = _require_verdict(_load_json(verdict_file, "verdict"), verdict_file)
+        for line in _summarise_verdict(data):
+            say(args, line)
+        passed = bool(data.get("passed"))
+    else:
+        prov = _load_json(provenance_file, "provenance")
+        say(args, f"run          {prov.get('run_id', '?')} (no verdict.json)")
+        passed = True
+    params = path / "parameters.csv"
+    if params.is_file():
+        n = max(0, len(params.read_text(encoding="utf-8").splitlines()) - 1)
+        say(args, f"parameters   {n} ({params})")
+    report = path / "report.html"
+    if report.is_file():
+        say(args, f"report       {report}")
+    return EXIT_OK if passed else EXIT_FAILED
+
+
+def _compat_notes(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:
+    ca, cb = a.get("compat") or {}, b.get("compat") or {}
+    ta = (a.get("metadata") or {}).get("task")
+    tb = (b.get("metadata") or {}).get("task")
+    notes = []
+    if ta != tb:
+        notes.append(f"different tasks ({ta} vs {tb})")
+    for key in ("active_joints", "dof_names", "decimate"):
+        if key in ca or key in cb:
+            if ca.get(key) != cb.get(key):
+                notes.append(f"different {key}")
+    if a.get("schema_version") != b.get("schema_version"):
+        notes.append("different schema_version")
+    na, nb = ca.get("sample_count"), cb.get("sample_count")
+    if isinstance(na, (int, float)) and isinstance(nb, (int, float)) and min(na, nb) > 0:
+        if max(na, nb) / min(na, nb) > SAMPLE_COUNT_RATIO_LIMIT:
+            notes.append(f"sample counts {na} and {nb} differ by more than ×2")
+    sa, sb = ca.get("config_sha256"), cb.get("config_sha256")
+    if sa and sb and sa != sb:
+        notes.append("different configurations (sha256)")
+    return notes
+
+
+def compare(args: argparse.Namespace) -> int:
+    """``figaroh compare``: write the two-run comparison page (exit 0)."""
+    runs = []
+    for arg in (args.run_a, args.run_b):
+        path = Path(arg)
+        runs.append((path, _require_verdict(_load_json(path, "verification file"), path)))
+    page = generate_compare_page(title=args.title)
+    preload = ["<script>", "(function () {", "  function go() {"]
+    for slot, (path, data) in zip(("a", "b"), runs, strict=True):
+        text = json.dumps(data, allow_nan=False)
+        preload.append(
+            f"    window.figarohCompare.load({json.dumps(slot)}, {_js_string(path.name)}, "
+            f"{_js_string(text)});"
+        )
+    preload += [
+        "  }",
+        '  if (document.readyState === "loading") {',
+        '    document.addEventListener("DOMContentLoaded", go);',
+        "  } else { go(); }",
+        "})();",
+        "</script>",
+    ]
+    cut = page.rfind("</body>")
+    page = page[:cut] + "\n".join(preload) + "\n" + page[cut:]
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, page)
+    notes = _compat_notes(runs[0][1], runs[1][1])
+    if notes:
+        say(args, "not directly comparable: " + "; ".join(notes) + " (the page asks to confirm)")
+    say(args, f"wrote {out}")
+    return EXIT_OK
+
+
+def _js_string(text: str) -> str:
+    """A JavaScript string literal safe inside a ``<script>`` element."""
+    return json.dumps(text, ensure_ascii=True).replace("</", "<\\/").replace("<!--", "<\\!--")
