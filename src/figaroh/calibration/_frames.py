@@ -93,20 +93,36 @@ def estimate_frames_closed_form(
         else:
             X = (p_i[:, None] + (R_i[:, None] @ t_tip[None, :, :, None])[..., 0]).reshape(-1, 3)
             R_b, _ = _kabsch(X, P.reshape(-1, 3))
-        # linear LS for tips (present) and t_b: P - R_b p_i = R_b R_i t_k + t_b
-        free = [k for k in range(K) if tip_pos[k]]
-        A = np.zeros((N, K, 3, 3 * len(free) + 3))
-        for c, k in enumerate(free):
-            A[:, k, :, 3 * c : 3 * c + 3] = R_b @ R_i
-        A[..., 3 * len(free) :] = np.eye(3)
-        rhs = P - (p_i @ R_b.T)[:, None, :]
-        known = [k for k in range(K) if not tip_pos[k]]
-        for k in known:
-            rhs[:, k] -= R_b @ R_i @ t_tip[k]
-        sol = np.linalg.lstsq(A.reshape(-1, A.shape[-1]), rhs.reshape(-1), rcond=None)[0]
-        for c, k in enumerate(free):
-            t_tip[k] = sol[3 * c : 3 * c + 3]
-        t_b = sol[-3:]
+        t_b = _translation_step(P, p_i, R_i, R_b, t_tip, tip_pos)
+    return _frame_values(names, K, R_b, t_b, R_tip, t_tip)
+
+
+def _translation_step(P, p_i, R_i, R_b, t_tip, tip_pos) -> np.ndarray:
+    """Linear least squares ``P − R_b p_i = R_b R_i t_k + t_b`` for the free tips and ``t_b``.
+
+    The free tip translations are written into ``t_tip`` (in place).
+
+    Returns:
+        ``t_b`` [m].
+    """
+    N, K = P.shape[:2]
+    free = [k for k in range(K) if tip_pos[k]]
+    A = np.zeros((N, K, 3, 3 * len(free) + 3))
+    for c, k in enumerate(free):
+        A[:, k, :, 3 * c : 3 * c + 3] = R_b @ R_i
+    A[..., 3 * len(free) :] = np.eye(3)
+    rhs = P - (p_i @ R_b.T)[:, None, :]
+    known = [k for k in range(K) if not tip_pos[k]]
+    for k in known:
+        rhs[:, k] -= R_b @ R_i @ t_tip[k]
+    sol = np.linalg.lstsq(A.reshape(-1, A.shape[-1]), rhs.reshape(-1), rcond=None)[0]
+    for c, k in enumerate(free):
+        t_tip[k] = sol[3 * c : 3 * c + 3]
+    return sol[-3:]
+
+
+def _frame_values(names, K: int, R_b, t_b, R_tip, t_tip) -> Dict[str, float]:
+    """``{name: value}`` of the base and tip names present in ``names``."""
     out: Dict[str, float] = {}
     rpy_b = pin.rpy.matrixToRpy(R_b)
     for i, nm in enumerate(BASE_TPL):

@@ -7,6 +7,7 @@ the estimate, so they carry no error).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence, Tuple
 
 import numpy as np
@@ -52,53 +53,86 @@ def pose_residuals(
     if position_frame not in ("body", "world"):
         raise ValueError(f"position_frame must be 'body' or 'world', got {position_frame!r}")
     mask = np.asarray(mask, dtype=bool)
-    N, K = p_f.shape[:2]
     avail = np.isfinite(measured) & mask  # (N,K,6)
-    av_p, av_r = avail[..., :3], avail[..., 3:]
+    av_p = avail[..., :3]
     pm = np.where(av_p, measured[..., :3], p_f)
-    if not av_r.any():
-        R_m, rot_case = R_f, "none"
-    elif mask[3:].all() and av_r.all():
-        R_m, rot_case = rpy_to_matrix(measured[..., 3:]), "all"
-    else:
-        rpy_f = matrix_to_rpy(R_f)
-        rpy_m = np.where(av_r, measured[..., 3:], rpy_f)
-        R_m, rot_case = rpy_to_matrix(rpy_m), "partial"
-    R_mt = np.swapaxes(R_m, -1, -2)
+    rot = _measured_rotation(R_f, measured, mask, avail[..., 3:])
+    R_mt = np.swapaxes(rot.R_m, -1, -2)
     R_d = R_mt @ R_f
     p_d = (R_mt @ (p_f - pm)[..., None])[..., 0]
+    xi, Jl = _log6_batch(R_d, p_d, T is not None)
+    if position_frame == "world":
+        xi[..., :3] = p_f - pm
+    res = xi[..., mask]
+    if T is None:
+        return res, None
+    C = _measurement_twist_map(R_f, R_mt, av_p, avail[..., 3:], rot)
+    R_dt, p_di = _inv(R_d, p_d)
+    D = np.eye(6) - adjoint(R_dt, p_di) @ C  # (N,K,6,6)
+    Jres = Jl @ D @ T
+    if position_frame == "world":
+        N, K = p_f.shape[:2]
+        Sm = np.zeros((N, K, 3, 3))
+        Sm[..., [0, 1, 2], [0, 1, 2]] = av_p.astype(float)
+        Jres[..., :3, :] = Sm @ R_f @ T[..., :3, :]
+    return res, Jres[..., mask, :]
+
+
+@dataclass
+class _MeasuredRotation:
+    """Measured rotations with unobserved angles taken from the estimate.
+
+    ``case``: ``"none"`` (no angle observed: ``R_m = R_f``), ``"all"`` (every
+    angle observed) or ``"partial"`` (``rpy_f``/``rpy_m``: estimated and
+    completed measured RPY angles [rad]).
+    """
+
+    R_m: np.ndarray
+    case: str
+    rpy_f: np.ndarray | None = None
+    rpy_m: np.ndarray | None = None
+
+
+def _measured_rotation(R_f, measured, mask, av_r) -> _MeasuredRotation:
+    if not av_r.any():
+        return _MeasuredRotation(R_f, "none")
+    if mask[3:].all() and av_r.all():
+        return _MeasuredRotation(rpy_to_matrix(measured[..., 3:]), "all")
+    rpy_f = matrix_to_rpy(R_f)
+    rpy_m = np.where(av_r, measured[..., 3:], rpy_f)
+    return _MeasuredRotation(rpy_to_matrix(rpy_m), "partial", rpy_f, rpy_m)
+
+
+def _log6_batch(R_d, p_d, jacobian: bool) -> Tuple[np.ndarray, np.ndarray | None]:
+    """``log6`` (and ``Jlog6``) of (N, K) poses."""
+    N, K = p_d.shape[:2]
     xi = np.empty((N, K, 6))
-    Jl = np.empty((N, K, 6, 6)) if T is not None else None
+    Jl = np.empty((N, K, 6, 6)) if jacobian else None
     for s in range(N):
         for k in range(K):
             M = pin.SE3(R_d[s, k], p_d[s, k])
             xi[s, k] = pin.log6(M).vector
             if Jl is not None:
                 Jl[s, k] = pin.Jlog6(M)
-    if position_frame == "world":
-        xi[..., :3] = p_f - pm
-    res = xi[..., mask]
-    if T is None:
-        return res, None
-    # body twist of the (parameter-dependent) measurement: τ_m = C τ_f
+    return xi, Jl
+
+
+def _measurement_twist_map(R_f, R_mt, av_p, av_r, rot: _MeasuredRotation) -> np.ndarray:
+    """``C`` in ``τ_m = C τ_f``: body twist of the (parameter-dependent) measurement."""
+    N, K = R_f.shape[:2]
     C = np.zeros((N, K, 6, 6))
     Sp = np.zeros((N, K, 3, 3))
     Sp[..., [0, 1, 2], [0, 1, 2]] = (~av_p).astype(float)
     C[..., :3, :3] = R_mt @ Sp @ R_f
-    if rot_case == "none":
+    if rot.case == "none":
         C[..., 3:, 3:] = np.eye(3)
-    elif rot_case == "partial":
+    elif rot.case == "partial":
         Sr = np.zeros((N, K, 3, 3))
         Sr[..., [0, 1, 2], [0, 1, 2]] = (~av_r).astype(float)
-        C[..., 3:, 3:] = rpy_jacobian_local(rpy_m) @ Sr @ np.linalg.inv(rpy_jacobian_local(rpy_f))
-    R_dt, p_di = _inv(R_d, p_d)
-    D = np.eye(6) - adjoint(R_dt, p_di) @ C  # (N,K,6,6)
-    Jres = Jl @ D @ T
-    if position_frame == "world":
-        Sm = np.zeros((N, K, 3, 3))
-        Sm[..., [0, 1, 2], [0, 1, 2]] = av_p.astype(float)
-        Jres[..., :3, :] = Sm @ R_f @ T[..., :3, :]
-    return res, Jres[..., mask, :]
+        C[..., 3:, 3:] = (
+            rpy_jacobian_local(rot.rpy_m) @ Sr @ np.linalg.inv(rpy_jacobian_local(rot.rpy_f))
+        )
+    return C
 
 
 def logmap_residuals(
