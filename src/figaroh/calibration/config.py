@@ -295,6 +295,28 @@ def unified_to_legacy_config(robot: Any, unified_calib_config: Mapping[str, Any]
 
     params, kin, meas = section("parameters"), section("kinematics"), section("measurements")
     data, eye = section("data"), section("eye_hand")
+    markers, end = _unified_markers_and_tool(meas, kin)
+    joints = task_cfg.get("joints") or {}
+    active = joints.get("active_joints") if isinstance(joints, Mapping) else None
+    cfg = _common(
+        robot,
+        calib_model=params.get("calibration_level", "full_params"),
+        non_geom=bool(params.get("include_non_geometric", False)),
+        start=kin.get("base_frame", "universe") or "universe",
+        end=end,
+        free_flyer=bool(kin.get("free_flying_base", False)),
+        markers=markers,
+        marker_key="measurements.markers[0].measurable_dof",
+        active=active,
+    )
+    cfg["NbMarkers"] = len(markers)
+    _unified_settings(cfg, task_cfg, params, meas)
+    _unified_data(cfg, robot.model, params, data, eye)
+    return cfg
+
+
+def _unified_markers_and_tool(meas: Mapping[str, Any], kin: Mapping[str, Any]) -> tuple:
+    """``(markers, tool_frame)`` of the unified sections (checked)."""
     markers = meas.get("markers") or []
     if not isinstance(markers, Sequence) or isinstance(markers, str):
         raise ConfigurationError(
@@ -310,20 +332,13 @@ def unified_to_legacy_config(robot: Any, unified_calib_config: Mapping[str, Any]
         raise ConfigurationError(
             "kinematics.tool_frame is required (the frame whose pose or point is measured)"
         )
-    joints = task_cfg.get("joints") or {}
-    active = joints.get("active_joints") if isinstance(joints, Mapping) else None
-    cfg = _common(
-        robot,
-        calib_model=params.get("calibration_level", "full_params"),
-        non_geom=bool(params.get("include_non_geometric", False)),
-        start=kin.get("base_frame", "universe") or "universe",
-        end=end,
-        free_flyer=bool(kin.get("free_flying_base", False)),
-        markers=markers,
-        marker_key="measurements.markers[0].measurable_dof",
-        active=active,
-    )
-    cfg["NbMarkers"] = len(markers)
+    return markers, end
+
+
+def _unified_settings(
+    cfg: dict, task_cfg: Mapping[str, Any], params: Mapping[str, Any], meas: Mapping[str, Any]
+) -> None:
+    """Instance, poses, regularisation, outlier threshold, estimation settings, seed."""
     instance = task_cfg.get("instance")
     cfg["instance"] = dict(instance) if isinstance(instance, Mapping) else {}
     poses = meas.get("poses") or {}
@@ -345,9 +360,19 @@ def unified_to_legacy_config(robot: Any, unified_calib_config: Mapping[str, Any]
         )
     cfg["estimation"] = dict(estimation)
     cfg["random_seed"] = int(params.get("random_seed", 0) or 0)
+
+
+def _unified_data(
+    cfg: dict,
+    model: Any,
+    params: Mapping[str, Any],
+    data: Mapping[str, Any],
+    eye: Mapping[str, Any],
+) -> None:
+    """Eye-hand frames, sample count, data files and the optional parameter keys."""
     if eye.get("enabled"):
-        cam = _check_frame(robot.model, eye.get("camera_frame"), "eye_hand.camera_frame")
-        ref = _check_frame(robot.model, eye.get("reference_frame"), "eye_hand.reference_frame")
+        cam = _check_frame(model, eye.get("camera_frame"), "eye_hand.camera_frame")
+        ref = _check_frame(model, eye.get("reference_frame"), "eye_hand.reference_frame")
         cfg["base_to_ref_frame"], cfg["ref_frame"] = cam, ref
     else:
         cfg["base_to_ref_frame"], cfg["ref_frame"] = None, None
@@ -359,7 +384,46 @@ def unified_to_legacy_config(robot: Any, unified_calib_config: Mapping[str, Any]
     for key in ("measurement_std", "eliminate_absorbed_parameters"):
         if key in params:
             cfg[key] = params[key]
-    return cfg
+
+
+def _legacy_files(cfg: dict, calib_data: Mapping[str, Any]) -> None:
+    """``coeff_regularize``, ``data_file``, ``sample_configs_file``, ``outlier_eps``.
+
+    All four are read, or (one missing) all four are None.
+    """
+    keys = ("coeff_regularize", "data_file", "sample_configs_file", "outlier_eps")
+    if all(k in calib_data for k in keys):
+        cfg["coeff_regularize"] = regularization_coefficient(
+            calib_data["coeff_regularize"], key="calibration.coeff_regularize"
+        )
+        cfg["data_file"] = _optional_path(calib_data["data_file"])
+        sc = calib_data["sample_configs_file"]
+        cfg["sample_configs_file"] = None if sc is None else str(sc)
+        cfg["outlier_eps"] = calib_data["outlier_eps"]
+    else:
+        missing = [k for k in keys if k not in calib_data]
+        logger.warning(
+            "legacy calibration config lacks %s: coeff_regularize, data_file, "
+            "sample_configs_file and outlier_eps are all set to None (legacy rule)",
+            missing,
+        )
+        for k in keys:
+            cfg[k] = None
+
+
+def _legacy_eye_hand(cfg: dict, model: Any, calib_data: Mapping[str, Any]) -> None:
+    """``base_to_ref_frame`` and ``ref_frame``: both (checked) or neither."""
+    cam, ref = calib_data.get("base_to_ref_frame"), calib_data.get("ref_frame")
+    if cam and ref:
+        cfg["base_to_ref_frame"] = _check_frame(model, cam, "calibration.base_to_ref_frame")
+        cfg["ref_frame"] = _check_frame(model, ref, "calibration.ref_frame")
+    else:
+        if cam or ref:
+            logger.warning(
+                "calibration: base_to_ref_frame and ref_frame must be given together; "
+                "eye-hand mode disabled"
+            )
+        cfg["base_to_ref_frame"], cfg["ref_frame"] = None, None
 
 
 def get_param_from_yaml(robot: Any, calib_data: Mapping[str, Any]) -> dict:
@@ -412,37 +476,10 @@ def get_param_from_yaml(robot: Any, calib_data: Mapping[str, Any]) -> dict:
     cfg["tip_pose"] = _pose(calib_data.get("tip_pose"), "calibration.tip_pose")
     if cfg["base_pose"] is None and cfg["tip_pose"] is None:
         logger.warning("calibration: neither base_pose nor tip_pose is given")
-    keys = ("coeff_regularize", "data_file", "sample_configs_file", "outlier_eps")
-    if all(k in calib_data for k in keys):
-        cfg["coeff_regularize"] = regularization_coefficient(
-            calib_data["coeff_regularize"], key="calibration.coeff_regularize"
-        )
-        cfg["data_file"] = _optional_path(calib_data["data_file"])
-        sc = calib_data["sample_configs_file"]
-        cfg["sample_configs_file"] = None if sc is None else str(sc)
-        cfg["outlier_eps"] = calib_data["outlier_eps"]
-    else:
-        missing = [k for k in keys if k not in calib_data]
-        logger.warning(
-            "legacy calibration config lacks %s: coeff_regularize, data_file, "
-            "sample_configs_file and outlier_eps are all set to None (legacy rule)",
-            missing,
-        )
-        for k in keys:
-            cfg[k] = None
+    _legacy_files(cfg, calib_data)
     cfg["estimation"] = {}
     cfg["random_seed"] = 0
-    cam, ref = calib_data.get("base_to_ref_frame"), calib_data.get("ref_frame")
-    if cam and ref:
-        cfg["base_to_ref_frame"] = _check_frame(robot.model, cam, "calibration.base_to_ref_frame")
-        cfg["ref_frame"] = _check_frame(robot.model, ref, "calibration.ref_frame")
-    else:
-        if cam or ref:
-            logger.warning(
-                "calibration: base_to_ref_frame and ref_frame must be given together; "
-                "eye-hand mode disabled"
-            )
-        cfg["base_to_ref_frame"], cfg["ref_frame"] = None, None
+    _legacy_eye_hand(cfg, robot.model, calib_data)
     cfg["NbSample"] = int(calib_data.get("nb_sample", 500) or 500)
     cfg["validation_data_file"] = None
     return cfg
