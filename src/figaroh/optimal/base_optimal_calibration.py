@@ -54,7 +54,7 @@ import math
 import random
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -62,23 +62,20 @@ import yaml
 
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration.calibration_tools import calculate_base_kinematics_regressor
+from figaroh.calibration.config import unified_to_legacy_config
+from figaroh.calibration.data_loader import load_data
 from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
 from figaroh.errors import FigarohError
 from figaroh.tools.exceptions import SolverError
-from figaroh.utils._lazy import lazy_reexports
+from figaroh.utils.config_parser import (
+    UnifiedConfigParser,
+    create_task_config,
+    is_unified_config,
+    require_unified_config,
+)
 from figaroh.utils.error_handling import CalibrationError
 from figaroh.utils.fileio import atomic_write_text
-
-if TYPE_CHECKING:  # compatibility re-exports, resolved lazily by __getattr__ below
-    from figaroh.calibration.config import unified_to_legacy_config
-    from figaroh.calibration.data_loader import load_data
-    from figaroh.utils.config_parser import (
-        UnifiedConfigParser,
-        create_task_config,
-        is_unified_config,
-        require_unified_config,
-    )
-    from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
+from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 
 logger = logging.getLogger(__name__)
 
@@ -103,26 +100,6 @@ __all__ = [
     "require_unified_config",
     "unified_to_legacy_config",
 ]
-
-_lazy_getattr, __dir__ = lazy_reexports(
-    __name__,
-    {
-        "ResultsManager": "figaroh.utils.results_manager",
-        "plot_with_fallback": "figaroh.utils.results_manager",
-        "UnifiedConfigParser": "figaroh.utils.config_parser",
-        "create_task_config": "figaroh.utils.config_parser",
-        "is_unified_config": "figaroh.utils.config_parser",
-        "require_unified_config": "figaroh.utils.config_parser",
-        "load_data": "figaroh.calibration.data_loader",
-        "unified_to_legacy_config": "figaroh.calibration.config",
-    },
-    globals(),
-)
-
-
-def __getattr__(name: str) -> Any:
-    """Resolve the compatibility re-exports on first access."""
-    return _lazy_getattr(name)
 
 
 #: Weight threshold of the ``"threshold"`` selection (upstream ``eps_opt``).
@@ -936,8 +913,6 @@ class BaseOptimalCalibration:
 
     def _load_candidates_from_data(self, data_path: Any) -> None:
         """Candidates = the configurations of a calibration data CSV (``load_data``)."""
-        from figaroh.calibration.data_loader import load_data
-
         _, q = load_data(str(data_path), self.model, self.calib_config)
         self.q_measured = np.asarray(q, dtype=float)
         self.calib_config["NbSample"] = int(self.q_measured.shape[0])
@@ -1503,8 +1478,6 @@ class BaseOptimalCalibration:
             The results manager's list of written files, or the fallback figure.
         """
         self._require_solution()
-        from figaroh.utils.results_manager import ResultsManager
-
         try:
             rm = ResultsManager("optimal_calibration", self._robot_name())
             _, drl = self.criterion_curve()
@@ -1660,10 +1633,6 @@ class BaseOptimalCalibration:
             "log_det_information": self.results_data.get("log_det_information"),
             "chosen_indices": list(self.chosen_indices),
         }
-        try:
-            from figaroh.utils.results_manager import ResultsManager
-        except ImportError:  # pragma: no cover - results manager always shipped
-            return files
         rm = ResultsManager("optimal_calibration", name)
         files.update(rm.save_results(results, str(folder), save_formats=["yaml", "csv"]))
         return files

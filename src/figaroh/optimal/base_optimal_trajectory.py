@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -70,7 +70,6 @@ from figaroh.tools.robotipopt import (
     IPOPTConfig,
     RobotIPOPTSolver,
 )
-from figaroh.utils._lazy import lazy_reexports
 from figaroh.utils.cubic_spline import (
     CubicSpline,
     WaypointsGeneration,
@@ -79,13 +78,11 @@ from figaroh.utils.cubic_spline import (
     sample_times,
     spline_basis,
 )
+from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 
 from .base_parameter import BaseParameterComputer
 from .config import load_param, validate_trajectory_config
 from .contraints import TrajectoryConstraintManager
-
-if TYPE_CHECKING:  # compatibility re-exports, resolved lazily by __getattr__ below
-    from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 
 logger = logging.getLogger(__name__)
 
@@ -109,20 +106,6 @@ __all__ = [
     "load_param",
     "plot_with_fallback",
 ]
-
-_lazy_getattr, __dir__ = lazy_reexports(
-    __name__,
-    {
-        "ResultsManager": "figaroh.utils.results_manager",
-        "plot_with_fallback": "figaroh.utils.results_manager",
-    },
-    globals(),
-)
-
-
-def __getattr__(name: str) -> Any:
-    """Resolve the compatibility re-exports on first access."""
-    return _lazy_getattr(name)
 
 
 #: Objective value returned when the criterion cannot be evaluated.
@@ -1352,8 +1335,6 @@ class BaseOptimalTrajectory:
         if not self.results["T_F"]:
             self.logger.warning("save_results: nothing to save, call solve() first")
             return None
-        from figaroh.utils.results_manager import ResultsManager
-
         res = self.results
         history = [d.get("obj_values", []) for d in res["iteration_data"]]
         results_dict = {

@@ -49,19 +49,18 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Tuple
+from typing import Any, Dict, Mapping, Tuple
 
 import yaml
 
-from figaroh.utils._lazy import lazy_reexports
-
-if TYPE_CHECKING:  # compatibility re-exports, resolved lazily by __getattr__ below
-    from figaroh.identification.config import unified_to_legacy_identif_config
-    from figaroh.utils.config_parser import (
-        UnifiedConfigParser,
-        create_task_config,
-        require_unified_config,
-    )
+from figaroh.identification.config import get_param_from_yaml, unified_to_legacy_identif_config
+from figaroh.utils.config_parser import (
+    UnifiedConfigParser,
+    create_task_config,
+    is_unified_config,
+    parse_configuration,
+    require_unified_config,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -78,22 +77,6 @@ __all__ = [
     "require_unified_config",
     "unified_to_legacy_identif_config",
 ]
-
-_lazy_getattr, __dir__ = lazy_reexports(
-    __name__,
-    {
-        "UnifiedConfigParser": "figaroh.utils.config_parser",
-        "create_task_config": "figaroh.utils.config_parser",
-        "require_unified_config": "figaroh.utils.config_parser",
-        "unified_to_legacy_identif_config": "figaroh.identification.config",
-    },
-    globals(),
-)
-
-
-def __getattr__(name: str) -> Any:
-    """Resolve the compatibility re-exports on first access."""
-    return _lazy_getattr(name)
 
 
 #: Collision-avoidance defaults (values chosen here; upstream's are unconfirmed).
@@ -292,9 +275,6 @@ def validate_trajectory_config(raw: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def _load_unified(robot, config: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    from figaroh.identification.config import unified_to_legacy_identif_config
-    from figaroh.utils.config_parser import create_task_config
-
     identif_task = create_task_config(robot, config, "identification")
     identif_config = unified_to_legacy_identif_config(robot, identif_task)
     trajectory_config = create_config(create_task_config(robot, config, "optimal_trajectory"))
@@ -302,8 +282,6 @@ def _load_unified(robot, config: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dic
 
 
 def _load_legacy(robot, data: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    from figaroh.identification.config import get_param_from_yaml
-
     identification = data["identification"]
     identif_config = get_param_from_yaml(robot, identification)
     params = identification.get("trajectory_params") or [{}]
@@ -332,8 +310,6 @@ def load_param(robot, config_file: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]
         ValueError: ``"Missing required configuration key: …"`` for a missing
             key/task, ``"Error loading configuration: …"`` otherwise.
     """
-    from figaroh.utils.config_parser import is_unified_config, parse_configuration
-
     try:
         if isinstance(config_file, Mapping):
             data = dict(config_file)
