@@ -17,12 +17,14 @@ from typing import Any, Dict, Iterable, Sequence, Tuple
 import numpy as np
 
 from figaroh.data.trajectory import TrajectoryData
+from figaroh.tools.stages import StageResult, record_stage
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "adopt_trajectory",
     "adopt_trajectory_for",
+    "data_stage_metrics",
     "data_stage_reason",
     "mask_rows",
     "overrides_process_torque_data",
@@ -187,27 +189,34 @@ def data_stage_reason(trajectory: TrajectoryData | None) -> str:
     return reason
 
 
-def record_data_stage(owner: Any) -> Any:
+def data_stage_metrics(samples: int | None, mask: np.ndarray | None) -> Dict[str, Any]:
+    """Metrics of the ``data`` stage record (both unitless).
+
+    Args:
+        samples: Number of samples of the run, or None when unknown.
+        mask: Valid-sample mask, or None when every sample is valid.
+
+    Returns:
+        ``{"samples": samples, "masked_samples": count of False in mask}``.
+    """
+    masked = 0 if mask is None else int(np.size(mask) - np.count_nonzero(mask))
+    return {"samples": None if samples is None else int(samples), "masked_samples": masked}
+
+
+def record_data_stage(owner: Any) -> StageResult:
     """``BaseIdentification._record_data_stage()``: record stage ``data`` as ``ok``.
 
-    Metrics ``samples`` (``owner.num_samples``) and ``masked_samples`` (count of
-    False in ``owner._sample_mask``, 0 without a mask), both unitless.
+    Reason :func:`data_stage_reason` of ``owner.trajectory``; metrics
+    :func:`data_stage_metrics` of ``owner.num_samples`` and ``owner._sample_mask``.
 
     Returns:
         The :class:`~figaroh.tools.stages.StageResult`.
     """
-    from figaroh.tools.stages import record_stage
-
-    mask = getattr(owner, "_sample_mask", None)
-    masked = 0 if mask is None else int(np.size(mask) - np.count_nonzero(mask))
-    samples = getattr(owner, "num_samples", None)
-    return record_stage(
-        owner,
-        "data",
-        "ok",
-        data_stage_reason(getattr(owner, "trajectory", None)),
-        {"samples": None if samples is None else int(samples), "masked_samples": masked},
+    metrics = data_stage_metrics(
+        getattr(owner, "num_samples", None), getattr(owner, "_sample_mask", None)
     )
+    reason = data_stage_reason(getattr(owner, "trajectory", None))
+    return record_stage(owner, "data", "ok", reason, metrics)
 
 
 def mask_rows(

@@ -48,6 +48,7 @@ import numpy as np
 from figaroh.backends import get_backend
 from figaroh.backends.base import DynamicsBackend
 from figaroh.backends.pinocchio import PinocchioBackend
+from figaroh.tools.load_robot import load_robot
 
 logger = logging.getLogger(__name__)
 
@@ -232,8 +233,6 @@ class RobotIdentificationSystem:
                 meshes), ``freeflyer_ori``, ``freeflyer_limits``, ``robot_pkg``
                 go to the loader; the rest to the backend.
         """
-        from figaroh.tools.load_robot import load_robot
-
         loader_kwargs = {k: kwargs.pop(k) for k in _LOADER_KWARGS if k in kwargs}
         loader_kwargs.setdefault("load_geometry", False)
         robot = load_robot(
