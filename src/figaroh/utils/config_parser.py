@@ -52,9 +52,17 @@ from typing import Any
 
 import yaml
 
-from figaroh.utils.error_handling import ConfigurationError
+from figaroh.utils.error_handling import MIGRATION_COMMAND, ConfigurationError
 
 logger = logging.getLogger(__name__)
+
+#: Why a legacy flat configuration is refused, and the command converting it.
+LEGACY_CONFIG_MESSAGE = (
+    "Legacy flat config format (top-level 'calibration:'/'identification:' sections with "
+    "robot_params/problem_params/processing_params lists) is deprecated and no longer "
+    "accepted by load_param(); convert the file to the unified format with: "
+    f"{MIGRATION_COMMAND}"
+)
 
 __all__ = [
     "ConfigMetadata",
@@ -782,12 +790,10 @@ def require_unified_config(config_file: str | os.PathLike) -> None:
     if is_unified_config(path):
         return
     _load_yaml_mapping(path)  # raises a precise error for bad YAML / non-mapping
-    from figaroh.identification.config import _LEGACY_CONFIG_DEPRECATION_MESSAGE
-
     suggestion = path.with_name(f"{path.stem}_unified.yaml")
     raise ConfigurationError(
         f"{path} uses the legacy flat configuration format, which is no longer supported. "
-        f"{_LEGACY_CONFIG_DEPRECATION_MESSAGE} "
+        f"{LEGACY_CONFIG_MESSAGE} "
         f"(here: python -m figaroh.utils.config_migration --input {path} --output {suggestion})"
     )
 
