@@ -41,7 +41,6 @@ one marker at one posture); per-component figures are reported separately
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
@@ -49,7 +48,7 @@ import os
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 import yaml
@@ -57,8 +56,9 @@ from scipy.optimize import least_squares
 
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration import estimation
-from figaroh.calibration._pipeline import metrics as _metrics
-from figaroh.calibration._pipeline import residuals as _residuals
+from figaroh.calibration._corrections import CalibrationCorrections, is_kinematic_correction
+from figaroh.calibration._evaluation import CalibrationEvaluation
+from figaroh.calibration._objective import CalibrationObjective
 from figaroh.calibration._pipeline.estimators import estimate
 from figaroh.calibration._pipeline.layout import structural_layout
 from figaroh.calibration._pipeline.observations import read_observations
@@ -69,18 +69,13 @@ from figaroh.calibration._pipeline.records import (
     EstimationProblem,
     EstimationResult,
     EstimationSettings,
-    FitOutcome,
-    MeasurementSpec,
-    ResidualModel,
     StructuralLayout,
 )
-from figaroh.calibration._pipeline.results import assemble_results, poses_2d
+from figaroh.calibration._pipeline.results import assemble_results
 from figaroh.calibration._pipeline.uncertainty import (
     CORRELATION_THRESHOLD,
-    correlated_pairs,
-    parameter_uncertainty,
 )
-from figaroh.calibration._pipeline.validation import fit_frames_only, validation_metrics
+from figaroh.calibration._plots import CalibrationPlots
 from figaroh.calibration._report import format_quality_report as _format_quality_report
 from figaroh.calibration.calibration_tools import (
     calc_updated_fkm,
@@ -97,7 +92,6 @@ from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.run_archive import archive_run as _archive_run
 from figaroh.tools.run_archive import compute_run_dir
 from figaroh.tools.stages import drop_stage, record_stage, stages_as_dicts, stages_line
-from figaroh.tools.urdf_exporter import is_kinematic_correction as _exporter_kinematic
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
     create_task_config,
@@ -158,7 +152,9 @@ def _run_of(obj: Any) -> CalibrationRun:
     return run
 
 
-class BaseCalibration:
+class BaseCalibration(
+    CalibrationObjective, CalibrationEvaluation, CalibrationCorrections, CalibrationPlots
+):
     """Geometric calibration of a kinematic chain from measured poses or points.
 
     Robot-specific subclasses usually override only :meth:`cost_function`
@@ -442,29 +438,6 @@ class BaseCalibration:
         cfg["base_mapping_row_names_full"] = list(layout.row_names)
         cfg["base_frame_row_names"] = list(layout.base_frame_row_names)
 
-    def _frame_param_names(self) -> List[str]:
-        return ct.frame_names(self.calib_config["param_name"])
-
-    def initial_frame_guess(self) -> Dict[str, float]:
-        """Closed-form base/tip frames for the nominal kinematics (see
-        :func:`~figaroh.calibration.calibration_tools.estimate_frames_closed_form`)."""
-        if self.PEE_measured is None or self.q_measured is None:
-            return {}
-        try:
-            return ct.estimate_frames_closed_form(
-                self.model, self.data, self.q_measured, self.PEE_measured, self.calib_config
-            )
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            logger.warning("closed-form frame estimate failed (%s); frames start at 0", exc)
-            return {}
-
-    def _initial_vector(self) -> np.ndarray:
-        names = list(self.calib_config["param_name"])
-        x0 = np.zeros(len(names))
-        for k, v in self.initial_frame_guess().items():
-            x0[names.index(k)] = v
-        return x0
-
     def eliminate_absorbed_parameters(self, tol: float = 1e-4) -> List[str]:
         """Drop joint parameters that the estimated frames absorb on the measured data.
 
@@ -566,339 +539,6 @@ class BaseCalibration:
         self.estimation_report = result.report
         self._layout_cache = None
         self.nvars = len(result.param_name)
-
-    # ------------------------------------------------------------------ residual model
-    def _residual_model(self) -> ResidualModel:
-        """The objective of this instance (its hooks) for the estimators."""
-        return ResidualModel(
-            initial_vector=self._initial_vector_of,
-            jacobian=self._jacobian_of,
-            fit=self._fit_subset,
-            score=self._score_subset,
-            n_samples=self.n_samples,
-            n_rows=len(self.PEE_measured),
-        )
-
-    def _params_context(self, names: Sequence[str]):
-        """``names`` as the parameter layout (a no-op when it already is)."""
-        if list(names) == list(self.calib_config["param_name"]):
-            return contextlib.nullcontext()
-        return self._temporary_params(list(names), None)
-
-    def _initial_vector_of(self, names: Sequence[str]) -> np.ndarray:
-        with self._params_context(names):
-            return self._initial_vector()
-
-    def _jacobian_of(self, names: Sequence[str], x: np.ndarray) -> np.ndarray:
-        with self._params_context(names):
-            return self._identifiability_jacobian(x)
-
-    def _split_samples(self, idx: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Postures and flat measurements of the posture indices ``idx``."""
-        N = self.n_samples
-        rows = np.arange(len(self.PEE_measured))
-        keep = np.isin(rows % N, idx)
-        return self.q_measured[:N][idx], self.PEE_measured[keep]
-
-    def _fit_subset(
-        self,
-        names: Sequence[str],
-        x0: np.ndarray,
-        prior_weights: np.ndarray | None = None,
-        samples: np.ndarray | None = None,
-        max_nfev: int = 2000,
-    ) -> FitOutcome:
-        """Least-squares fit of ``names`` (optionally on the postures ``samples``)."""
-        if samples is not None:
-            ctx_data = self._temporary_data(*self._split_samples(samples))
-        else:
-            ctx_data = contextlib.nullcontext()
-        with ctx_data, self._temporary_params(list(names), prior_weights):
-            n_rows = len(self._objective(x0))
-            method = "lm" if n_rows >= len(names) else "trf"
-            mode = self._jacobian_mode()
-            jac = "2-point" if mode == "2-point" else self._objective_jacobian
-            res = least_squares(self._objective, x0, jac=jac, method=method, max_nfev=max_nfev)
-            n_meas = len(self.PEE_measured)
-            J = res.jac[:n_meas] if res.jac is not None else None
-        return FitOutcome(res.x, res.fun, J)
-
-    def _score_subset(self, names: Sequence[str], x: np.ndarray, samples: np.ndarray) -> float:
-        """RMS of the cost's measurement rows at ``x`` on the postures ``samples``."""
-        q, pee = self._split_samples(samples)
-        with self._temporary_data(q, pee), self._temporary_params(list(names), None):
-            r = np.asarray(self.cost_function(x), dtype=float)[: len(pee)]
-        return float(np.sqrt(np.mean(r**2)))
-
-    def _identifiability_jacobian(self, var: np.ndarray) -> np.ndarray:
-        """Jacobian of the predicted measurements at ``var`` (rows: flat layout).
-
-        Used to decide which parameters the data determine. It is the
-        derivative of :func:`~figaroh.calibration.calibration_tools.calc_updated_fkm`
-        (world-frame positions and RPY angles), which depends on the
-        parameters only: an exact dependency (e.g. a joint offset about the
-        tool axis and the marker offsets with position-only markers) stays
-        exact. The Jacobian of the body-frame residuals would not do: at the
-        non-zero residuals of the initial guess it also rotates with the
-        estimated orientation, which breaks such dependencies. Rows of
-        entries that were not observed (NaN in ``PEE_measured``) are zero.
-        """
-        q = self.q_measured[: self.n_samples]
-        J = ct.measurement_jacobian(self.model, self.data, var, q, self.calib_config)
-        observed = np.isfinite(np.asarray(self.PEE_measured, dtype=float))
-        if not observed.all():
-            J = np.where(observed[:, None], J, 0.0)
-        return J
-
-    def _n_observations(self, excluded_rows: np.ndarray | None = None) -> int:
-        """Number of observed (finite) measurement entries, excluded rows not counted."""
-        return _residuals.n_observations(self.PEE_measured, excluded_rows)
-
-    # ------------------------------------------------------------------ residuals (step residuals)
-    def _layout(self):
-        names = tuple(self.calib_config["param_name"])
-        if self._layout_cache is None or self._layout_cache[0] != names:
-            self._layout_cache = (names, ct._layout(self.model, self.calib_config))
-        return self._layout_cache[1]
-
-    @property
-    def n_samples(self) -> int:
-        """Number of loaded postures (``calib_config["NbSample"]``)."""
-        return int(self.calib_config.get("NbSample", 0))
-
-    def _spec(self, n_samples: int | None = None) -> MeasurementSpec:
-        n = self.n_samples if n_samples is None else n_samples
-        return MeasurementSpec.from_config(self.calib_config, n)
-
-    def measurement_residuals(
-        self,
-        var: Sequence[float],
-        jacobian: bool = False,
-        *,
-        position_frame: str = "body",
-        q: np.ndarray | None = None,
-        measured: Sequence[float] | None = None,
-    ) -> Tuple[np.ndarray, np.ndarray | None]:
-        """Unweighted log-map residuals (flat layout) and, optionally, their Jacobian.
-
-        Args:
-            var: Parameter values (``param_name`` order) [m, rad].
-            jacobian: Also return the analytic (rows, n_param) Jacobian.
-            position_frame: ``"body"`` (default) or ``"world"``.
-            q: Postures (default ``q_measured[:NbSample]``).
-            measured: Flat measured vector matching ``q`` (default
-                ``PEE_measured``).
-
-        Returns:
-            ``(r, J)`` with ``J`` None unless requested [m, rad].
-        """
-        if q is None:
-            if self.q_measured is None or self.PEE_measured is None:
-                raise CalibrationError("Call load_data_set() first")
-            q = self.q_measured[: self.n_samples]
-            measured = self.PEE_measured
-        return _residuals.measurement_residuals(
-            self.model,
-            self.data,
-            var,
-            q,
-            measured,
-            self.calib_config,
-            jacobian=jacobian,
-            position_frame=position_frame,
-            layout=self._layout(),
-        )
-
-    def _compute_logmap_residuals(
-        self,
-        measured_flat: Sequence[float],
-        estimated_flat: Sequence[float],
-        *,
-        position_frame: str = "body",
-        n_samples: int | None = None,
-    ) -> np.ndarray:
-        """Hook: log-map residuals between two flat measurement vectors.
-
-        ``ξ = log6(M_meas⁻¹ · M_est)`` per marker and posture, restricted to
-        the measured components [m, rad]; ``position_frame="world"`` replaces
-        the linear part by ``p_est − p_meas``. Components that are not
-        measured are taken as 0 in both poses (the flat vectors do not carry
-        them): with position-only data the body and world frames then
-        coincide.
-
-        Robot subclasses call it from :meth:`cost_function`; a subclass that
-        overrides it (same arguments, same flat return layout) changes the
-        default :meth:`cost_function` too, which then predicts with
-        :func:`~figaroh.calibration.calibration_tools.calc_updated_fkm` and
-        passes the result through this method (finite-difference Jacobian).
-        The default cost without overrides uses the full estimated poses
-        (:meth:`measurement_residuals`), which gives the same per-point norms.
-        """
-        return ct.logmap_residuals(
-            measured_flat,
-            estimated_flat,
-            self.calib_config,
-            position_frame=position_frame,
-            n_samples=n_samples,
-        )
-
-    def apply_measurement_weighting(
-        self,
-        residuals: Sequence[float],
-        pos_weight: float | None = None,
-        orient_weight: float | None = None,
-    ) -> np.ndarray:
-        """Hook: weight the flat residual vector of the cost.
-
-        Multiplies position rows by ``pos_weight`` [1/m] and orientation rows
-        by ``orient_weight`` [1/rad]; defaults ``1/measurement_std.position``
-        (1/0.001 m) and ``1/measurement_std.orientation`` (1/0.01 rad).
-
-        The default :meth:`cost_function` returns
-        ``apply_measurement_weighting(residuals)``; a subclass override (same
-        arguments, an array of rows in return) is what the solver minimises
-        (finite-difference Jacobian, since an arbitrary weighting has no
-        known derivative).
-        """
-        r = np.asarray(residuals, dtype=float)
-        n = r.size // max(1, self._rows_per_sample())
-        return r * ct.measurement_weights(self.calib_config, n, pos_weight, orient_weight)
-
-    def _rows_per_sample(self) -> int:
-        return int(self.calib_config.get("NbMarkers", 1)) * int(
-            np.count_nonzero(self.calib_config["measurability"])
-        )
-
-    def _overridden(self, name: str) -> bool:
-        """Whether the class of this instance overrides the base method ``name``."""
-        return getattr(type(self), name) is not getattr(BaseCalibration, name)
-
-    def cost_function(self, var: Sequence[float]) -> np.ndarray:
-        """Hook: the residual rows the solver minimises (override per robot).
-
-        Default: ``apply_measurement_weighting(r)`` with ``r`` the
-        body-frame log-map residuals of the predicted poses (the same per-point
-        norms as ``_compute_logmap_residuals(PEE_measured,
-        calc_updated_fkm(var))``). When a subclass overrides
-        :meth:`_compute_logmap_residuals`, ``r`` is exactly
-        ``self._compute_logmap_residuals(self.PEE_measured,
-        calc_updated_fkm(self.model, self.data, var, self.q_measured,
-        self.calib_config))``.
-
-        :meth:`solve` minimises whatever this method returns (outlier rows
-        zeroed, prior rows appended); overriding it without
-        :meth:`cost_jacobian` makes the solver use finite differences.
-
-        Emits a ``UserWarning`` (once per instance) naming the class.
-
-        Args:
-            var: Parameter values in ``calib_config["param_name"]`` order [m, rad].
-
-        Returns:
-            Flat residual rows (dimensionless after the default weighting).
-        """
-        if not self._warned_default_cost:
-            warnings.warn(
-                f"Using default cost function for {type(self).__name__}: weighted log-map "
-                "residuals (override cost_function for robot-specific terms)",
-                UserWarning,
-                stacklevel=2,
-            )
-            self._warned_default_cost = True
-        if self._overridden("_compute_logmap_residuals"):
-            est = ct.calc_updated_fkm(
-                self.model, self.data, var, self.q_measured, self.calib_config
-            )
-            r = np.asarray(self._compute_logmap_residuals(self.PEE_measured, est), dtype=float)
-        else:
-            r, _ = self.measurement_residuals(var)
-        try:
-            return self.apply_measurement_weighting(r)
-        except (KeyError, AttributeError):
-            return r
-
-    def cost_jacobian(self, var: Sequence[float]) -> np.ndarray:
-        """Analytic Jacobian of the default :meth:`cost_function`.
-
-        A subclass that overrides :meth:`cost_function` (or one of its hooks
-        :meth:`_compute_logmap_residuals`, :meth:`apply_measurement_weighting`)
-        should override this too to keep an analytic Jacobian (see
-        :meth:`measurement_residuals`); otherwise the solver falls back to
-        finite differences.
-        """
-        r, J = self.measurement_residuals(var, jacobian=True)
-        w = ct.measurement_weights(self.calib_config, r.size // max(1, self._rows_per_sample()))
-        return J * w[:, None]
-
-    def _jacobian_mode(self) -> str:
-        if self._overridden("cost_jacobian"):
-            return "analytic (user)"
-        hooks = ("cost_function", "_compute_logmap_residuals", "apply_measurement_weighting")
-        if not any(self._overridden(h) for h in hooks):
-            return "analytic"
-        return "2-point"
-
-    def get_pose_from_measure(self, res_: Sequence[float]) -> np.ndarray:
-        """Poses predicted by a parameter vector, in the layout of the measurements.
-
-        ``calc_updated_fkm(model, data, res_, q_measured, calib_config)``:
-        the measured components of every marker at every loaded posture, flat
-        like ``PEE_measured`` (marker-major, then component, then posture)
-        [m, rad]. At the solution of a noise-free calibration it reproduces
-        ``PEE_measured``.
-
-        Args:
-            res_: Parameter values in ``calib_config["param_name"]`` order
-                (e.g. ``solve(...).x``) [m, rad].
-
-        Returns:
-            Flat predicted measurement vector, same shape as ``PEE_measured``.
-
-        Raises:
-            CalibrationError: data not loaded, or ``res_`` does not match
-                ``param_name``.
-        """
-        if self.q_measured is None:
-            raise CalibrationError("get_pose_from_measure: call load_data_set() first")
-        x = np.asarray(res_, dtype=float).ravel()
-        names = list(self.calib_config.get("param_name", []))
-        if x.size != len(names):
-            raise CalibrationError(
-                f"get_pose_from_measure: {x.size} values for {len(names)} parameters "
-                f"(calib_config['param_name'])"
-            )
-        return ct.calc_updated_fkm(self.model, self.data, x, self.q_measured, self.calib_config)
-
-    def _prior_rows(self, var: np.ndarray) -> np.ndarray | None:
-        w = self.calib_config.get("prior_weights")
-        if w is None:
-            return None
-        w = np.asarray(w, dtype=float)
-        if w.size != var.size:
-            raise CalibrationError(
-                f"prior_weights has {w.size} entries for {var.size} parameters; rerun "
-                "create_param_list()"
-            )
-        return w * var
-
-    def _objective(self, var: Sequence[float]) -> np.ndarray:
-        """What the solver minimises: cost rows (excluded outlier rows zeroed) + prior rows."""
-        var = np.asarray(var, dtype=float)
-        r = np.array(self.cost_function(var), dtype=float, copy=True).ravel()
-        if self._excluded_rows.size:
-            r[self._excluded_rows] = 0.0
-        p = self._prior_rows(var)
-        return r if p is None else np.concatenate([r, p])
-
-    def _objective_jacobian(self, var: Sequence[float]) -> np.ndarray:
-        var = np.asarray(var, dtype=float)
-        J = np.array(self.cost_jacobian(var), dtype=float, copy=True)
-        if self._excluded_rows.size:
-            J[self._excluded_rows] = 0.0
-        w = self.calib_config.get("prior_weights")
-        if w is not None:
-            J = np.vstack([J, np.diag(np.asarray(w, dtype=float))])
-        return J
 
     # ------------------------------------------------------------------ solving (step outliers)
     def solve(
@@ -1120,84 +760,6 @@ class BaseCalibration:
         self._excluded_rows = out.excluded_rows
         return out.result, out.excluded, out.residuals
 
-    def _sample_position_errors(self, residuals: Sequence[float]) -> np.ndarray | None:
-        """Per-sample position error [m]: worst marker's norm of the measured x/y/z rows."""
-        return _residuals.sample_position_errors(residuals, self._spec())
-
-    def _sample_rows(self, samples: Sequence[int]) -> np.ndarray:
-        """Flat rows of the given samples (rows whose index modulo NbSample is listed)."""
-        return _residuals.sample_rows(samples, len(self.PEE_measured), self.n_samples)
-
-    # ---------------------------------------------- evaluation (steps uncertainty, metrics)
-    def _residual_array(self, var: np.ndarray, q=None, measured=None) -> np.ndarray:
-        r, _ = self.measurement_residuals(var, q=q, measured=measured)
-        n = len(q) if q is not None else self.n_samples
-        return _residuals.residual_array(r, self._spec(n))
-
-    def _dof_names(self) -> List[str]:
-        return _metrics.dof_names(self.calib_config)
-
-    def _per_dof_stats(self, res: np.ndarray, meas: np.ndarray) -> Dict[str, Any]:
-        """Per-component statistics on (n, K, c) residuals of kept samples."""
-        return _metrics.per_dof_stats(res, meas, self.calib_config)
-
-    def _evaluate_solution(self, result, outliers: Sequence[int]) -> Dict[str, Any]:
-        N = self.n_samples
-        res = self._residual_array(result.x)  # (N,K,c)
-        std = self.calc_stddev(result)
-        meas = ct.measured_values(self.PEE_measured, self.calib_config, N)
-        errors = self._sample_position_errors(ct._to_flat(res))
-        return _metrics.evaluation_metrics(
-            result,
-            res,
-            meas,
-            outliers,
-            std,
-            errors,
-            self._n_observations(self._excluded_rows),
-            self._outlier_threshold,
-            self._jacobian_mode(),
-            self._correlated_pairs(),
-            self.calib_config,
-        )
-
-    def calc_stddev(self, result) -> Tuple[np.ndarray, np.ndarray]:
-        """Parameter standard deviations from the fit.
-
-        ``σ² = Σ r² / (n − p)`` over the measurement rows of ``result.fun``
-        (excluded rows not counted), or ``prior_noise²`` with MAP priors;
-        ``C = σ² · pinv(JᵀJ)`` with the full ``result.jac``.
-
-        Returns:
-            ``(std_dev, std_pctg)`` (std in parameter units; ``|σ/x|`` ratio).
-
-        Raises:
-            CalibrationError: ``"Standard deviation calculation failed: …"``.
-        """
-        try:
-            x = np.asarray(result.x, dtype=float)
-            self.nvars = x.size
-            noise = self.calib_config.get("prior_noise")
-            if self.calib_config.get("prior_weights") is None:
-                noise = None
-            u = parameter_uncertainty(
-                x,
-                result.fun,
-                result.jac,
-                len(self.PEE_measured),
-                self._n_observations(self._excluded_rows),
-                noise,
-            )
-            self._C_param = u.covariance
-            self.std_dev, self.std_pctg = u.std_dev, u.std_pctg
-            return self.std_dev, self.std_pctg
-        except Exception as exc:
-            raise CalibrationError(f"Standard deviation calculation failed: {exc}") from exc
-
-    def _correlated_pairs(self) -> List[Dict[str, Any]]:
-        """Pairs with ``|ρ| > 0.8`` from the parameter covariance (after :meth:`calc_stddev`)."""
-        return correlated_pairs(self._C_param, self.calib_config.get("param_name", []))
-
     # ---------------------------------------------- storing (steps validation, results)
     def _store_optimization_results(self, result, evaluation, outliers) -> None:
         self.LM_result = result
@@ -1240,75 +802,6 @@ class BaseCalibration:
             or self.__class__.__name__.lower().replace("calibration", "")
         )
         return ResultsManager("calibration", name, self.results_data)
-
-    def _validation_set(self) -> Tuple[np.ndarray, np.ndarray, str] | None:
-        """Postures, measurements and source label the validation metrics use."""
-        if self._val_available and self._q_val is not None:
-            return self._q_val, self._PEE_val, "validation_data"
-        if self.q_measured is None:
-            return None
-        if getattr(self, "_fallback_warned", None) is not self.LM_result:
-            logger.warning(
-                "No held-out validation data: validation metrics are computed on the "
-                "calibration data (not an independent test). Set data.validation_data_file."
-            )
-            self._fallback_warned = self.LM_result
-        return self.q_measured[: self.n_samples], self.PEE_measured, "calibration_data_fallback"
-
-    def _compute_validation_metrics(self) -> Dict[str, Any] | None:
-        """Nominal (all parameters 0) vs calibrated errors."""
-        if self.LM_result is None:
-            return None
-        chosen = self._validation_set()
-        if chosen is None:
-            return None
-        q, pee, source = chosen
-        x = np.asarray(self.LM_result.x, dtype=float)
-        r_nom = self._residual_array(np.zeros_like(x), q=q, measured=pee)  # (n,K,c)
-        r_cal = self._residual_array(x, q=q, measured=pee)
-        x_ff = self._fit_frames_only()
-        r_ff = None if x_ff is None else self._residual_array(x_ff, q=q, measured=pee)
-        mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-        out = validation_metrics(r_nom, r_cal, r_ff, mask, self._dof_names(), source)
-        pc, n = out["pos_rmse_calibrated_mm"], len(q)
-        details = {"position_rmse": (pc / 1e3 if np.isfinite(pc) else pc, "m"), "samples": n}
-        if source == "validation_data":
-            record_stage(self, "validation", "ok", "held-out postures", details)
-        else:
-            record_stage(
-                self,
-                "validation",
-                "fallback",
-                "no held-out data: evaluated on the calibration data, not an independent test",
-                details,
-            )
-        return out
-
-    def _fit_frames_only(self) -> np.ndarray | None:
-        """Nominal joints with best-fit metrology frames (training data, kept samples).
-
-        This is the fair "before" reference: the nominal model still needs its
-        base and tip frames to be compared with measurements. Returns the full
-        parameter vector (joint parameters 0), or None without frame
-        parameters. Cached per fit.
-        """
-        cache = getattr(self, "_frames_only_cache", None)
-        if cache is not None and cache[0] is self.LM_result:
-            return cache[1]
-        names = list(self.calib_config["param_name"])
-        frames = self._frame_param_names()
-        if not frames or self.q_measured is None:
-            return None
-        x = fit_frames_only(
-            lambda v: self.measurement_residuals(v, jacobian=True),
-            names,
-            frames,
-            self._initial_vector(),
-            ct.measurement_weights(self.calib_config, self.n_samples),
-            self._excluded_rows,
-        )
-        self._frames_only_cache = (self.LM_result, x)
-        return x
 
     # ------------------------------------------------------------------ reports
     def _require_solved(self) -> None:
@@ -1417,151 +910,7 @@ class BaseCalibration:
         """One-line stage summary (``data ok · fit ok · …``)."""
         return stages_line(self)
 
-    # ------------------------------------------------------------------ corrections (step lift)
-    def redistribute_parameters(self) -> Dict[str, Dict[str, float]]:
-        """Joint corrections with their standard deviations.
-
-        Structural fits are lifted back to every mapped joint parameter
-        (:func:`figaroh.calibration.estimation.lift_structural`); other
-        methods report every candidate (0 when not fitted).
-
-        Returns:
-            ``{name: {"value": v, "std_dev": s}}`` (no frame parameters).
-
-        Raises:
-            CalibrationError: no fit / no covariance / no base mapping.
-        """
-        if self.var_ is None or self._C_param is None:
-            raise CalibrationError(
-                "redistribute_parameters needs a fit with a parameter covariance: run solve() "
-                "(the covariance is unavailable when the residual degrees of freedom are ≤ 0)"
-            )
-        cfg = self.calib_config
-        method = estimation.settings(cfg)["method"]
-        names = list(cfg["param_name"])
-        if method != "structural":
-            report = cfg.get("estimation_report") or {}
-            out = {}
-            for nm in report.get("candidates", []):
-                if nm in names:
-                    i = names.index(nm)
-                    out[nm] = {
-                        "value": float(self.var_[i]),
-                        "std_dev": float(np.sqrt(abs(self._C_param[i, i]))),
-                    }
-                else:
-                    out[nm] = {"value": 0.0, "std_dev": 0.0}
-            return out
-        if "base_mapping_matrix" not in cfg or "base_mapping_param_names" not in cfg:
-            raise CalibrationError(
-                "no base mapping in calib_config: was create_param_list() run with the "
-                "structural method?"
-            )
-        lnames, theta, cov = estimation.lift_structural(self)
-        return {
-            nm: {"value": float(theta[i]), "std_dev": float(np.sqrt(abs(cov[i, i])))}
-            for i, nm in enumerate(lnames)
-        }
-
-    def require_exportable(self, allow_failed_fit: bool = False) -> None:
-        """Refuse to export corrections that no successful fit produced.
-
-        Exports (:meth:`joint_corrections`, the URDF and PAL overlays) call
-        it first. A run without :meth:`solve`, or whose optimiser reported
-        failure (``LM_result.success`` False: the values are wherever the
-        solver stopped), is refused; ``allow_failed_fit=True`` exports the
-        values of a failed fit anyway, with a warning.
-
-        Args:
-            allow_failed_fit: Accept a fit whose optimiser did not converge.
-
-        Raises:
-            CalibrationError: no fit yet, or a failed fit without
-                ``allow_failed_fit``; records stage ``export`` = failed.
-        """
-        if self.var_ is None or self.LM_result is None:
-            raise CalibrationError("Calibration not performed yet: run solve()")
-        if bool(getattr(self.LM_result, "success", True)):
-            return
-        message = str(getattr(self.LM_result, "message", "no message"))
-        if allow_failed_fit:
-            logger.warning(
-                "exporting the values of a calibration whose optimiser did not converge (%s)",
-                message,
-            )
-            return
-        record_stage(self, "export", "failed", f"the fit did not converge: {message}")
-        raise CalibrationError(
-            f"the calibration fit did not converge ({message}): its values are not a solution. "
-            "Fix the fit (data, parameters, max_iterations), or pass allow_failed_fit=True to "
-            "export them anyway"
-        )
-
-    def joint_corrections(
-        self, lift: bool = True, drop_unsupported: bool = False, allow_failed_fit: bool = False
-    ) -> Dict[str, float]:
-        """Joint-level corrections for the URDF exporter.
-
-        Args:
-            lift: Lifted corrections (:meth:`redistribute_parameters`); False
-                gives the fitted non-frame parameters as estimated (these
-                reproduce the calibrated model exactly).
-            drop_unsupported: Omit names the exporter cannot write into joint
-                origins instead of raising.
-            allow_failed_fit: Export the values of a fit whose optimiser did
-                not converge (see :meth:`require_exportable`).
-
-        Returns:
-            ``{name: value}`` [m, rad].
-
-        Raises:
-            CalibrationError: no successful fit (see :meth:`require_exportable`);
-                unsupported names (e.g. elastic ``k_*``) unless
-                ``drop_unsupported``; records stage ``export`` = failed.
-        """
-        self.require_exportable(allow_failed_fit=allow_failed_fit)
-        if lift:
-            values = {k: v["value"] for k, v in self.redistribute_parameters().items()}
-        else:
-            frames = set(self._frame_param_names())
-            values = {
-                n: float(v)
-                for n, v in zip(self.calib_config["param_name"], self.var_, strict=True)
-                if n not in frames
-            }
-        bad = [n for n in values if not is_kinematic_correction(n, self.model)]
-        if bad and not drop_unsupported:
-            record_stage(
-                self,
-                "export",
-                "failed",
-                f"not joint-origin corrections: {bad[:6]}",
-            )
-            raise CalibrationError(
-                f"parameters {bad[:6]}{' ...' if len(bad) > 6 else ''} cannot be written into "
-                "joint origins (elastic or non-kinematic); pass drop_unsupported=True to omit them"
-            )
-        return {n: v for n, v in values.items() if n not in bad}
-
-    def metrology_frames(self) -> Dict[str, float]:
-        """Fitted base (``base_*``) and tip (``pEE*``/``phiEE*``) values.
-
-        They describe the measurement setup and are never written into the
-        URDF.
-
-        Raises:
-            CalibrationError: before :meth:`solve`.
-        """
-        if self.var_ is None:
-            raise CalibrationError("Calibration not performed yet: run solve()")
-        frames = set(self._frame_param_names())
-        return {
-            n: float(v)
-            for n, v in zip(self.calib_config["param_name"], self.var_, strict=True)
-            if n in frames
-        }
-
-    # ------------------------------------------------------------------ saving / plotting
+    # ------------------------------------------------------ saving / plotting (see _plots)
     def save_results(self, output_dir: str = "results"):
         """Save through the results manager (upstream quirk: needs an attribute ``result``).
 
@@ -1581,10 +930,6 @@ class BaseCalibration:
         return self.results_manager.save_results(
             output_dir=output_dir, save_formats=["yaml", "csv", "npz"]
         )
-
-    def _require_calibrated(self) -> None:
-        if self.STATUS != "CALIBRATED":
-            raise CalibrationError("Calibration not performed yet")
 
     def plot_results(self):
         """Results-manager plots with fallback to the basic plots, then ``plt.show()``."""
@@ -1610,62 +955,6 @@ class BaseCalibration:
             pass
         return out
 
-    def plot_errors_distribution(self):
-        """Bar chart of the per-sample residual norm of each marker [m]."""
-        self._require_calibrated()
-        import matplotlib.pyplot as plt
-
-        K = self._PEE_dist.shape[0]
-        fig, axes = plt.subplots(K, 1, squeeze=False)
-        for k in range(K):
-            axes[k, 0].bar(np.arange(self._PEE_dist.shape[1]), self._PEE_dist[k])
-            axes[k, 0].set_ylabel(f"marker {k + 1} error [m]")
-        axes[-1, 0].set_xlabel("sample")
-        return fig
-
-    def plot_3d_poses(self, INCLUDE_UNCALIB: bool = False):
-        """Measured vs estimated marker positions in 3-D (position components)."""
-        self._require_calibrated()
-        import matplotlib.pyplot as plt
-
-        meas = np.asarray(self.results_data["PEE measured (2D array)"])
-        est = np.asarray(self.results_data["PEE estimated (2D array)"])
-        fig = plt.figure()
-        ax = fig.add_subplot(projection="3d")
-        if meas.shape[1] >= 3:
-            ax.scatter(*meas[:, :3].T, marker="o", label="measured")
-            ax.scatter(*est[:, :3].T, marker="x", label="calibrated")
-            if INCLUDE_UNCALIB:
-                nom = ct.calc_updated_fkm(
-                    self.model,
-                    self.data,
-                    np.zeros_like(self.var_),
-                    self.q_measured,
-                    self.calib_config,
-                )
-                n2 = poses_2d(nom, self._spec())
-                ax.scatter(*n2[:, :3].T, marker="^", label="nominal")
-        ax.legend()
-        return fig
-
-    def plot_joint_configurations(self):
-        """Active joint values of every posture against their limits."""
-        if self.q_measured is None:
-            raise CalibrationError("Call load_data_set() first")
-        import matplotlib.pyplot as plt
-
-        idx = self.calib_config["config_idx"]
-        fig, ax = plt.subplots()
-        for a, i in enumerate(idx):
-            ax.plot(np.full(len(self.q_measured), a), self.q_measured[:, i], "o", ms=3)
-            ax.plot([a - 0.3, a + 0.3], [self.model.lowerPositionLimit[i]] * 2, "k-")
-            ax.plot([a - 0.3, a + 0.3], [self.model.upperPositionLimit[i]] * 2, "k-")
-        ax.set_xticks(range(len(idx)))
-        ax.set_xticklabels(
-            [self.model.names[j] for j in self.calib_config["actJoint_idx"]], rotation=45
-        )
-        return fig
-
     # ------------------------------------------------------------------ logging helpers
     def _setup_logging(self) -> logging.Logger:
         return logging.getLogger("calibration")
@@ -1684,54 +973,6 @@ class BaseCalibration:
         if result.success:
             return result.x
         return result.x + np.random.default_rng().normal(0.0, 1e-3, result.x.shape)
-
-    @contextlib.contextmanager
-    def _temporary_data(self, q: np.ndarray, pee: np.ndarray) -> Iterator[None]:
-        """Swap the loaded postures/measurements (used by cross-validation)."""
-        saved = (
-            self.q_measured,
-            self.PEE_measured,
-            self.calib_config["NbSample"],
-            self._excluded_rows,
-        )
-        self.q_measured, self.PEE_measured = q, pee
-        self.calib_config["NbSample"] = len(q)
-        self._excluded_rows = np.zeros(0, dtype=int)
-        try:
-            yield
-        finally:
-            (
-                self.q_measured,
-                self.PEE_measured,
-                self.calib_config["NbSample"],
-                self._excluded_rows,
-            ) = saved
-
-    @contextlib.contextmanager
-    def _temporary_params(self, names: Sequence[str], prior_weights=None) -> Iterator[None]:
-        """Swap ``param_name`` (and ``prior_weights``) during an auxiliary fit."""
-        cfg = self.calib_config
-        saved = (list(cfg["param_name"]), cfg.get("prior_weights"))
-        cfg["param_name"] = list(names)
-        cfg["prior_weights"] = prior_weights
-        self._layout_cache = None
-        try:
-            yield
-        finally:
-            cfg["param_name"], cfg["prior_weights"] = saved
-            self._layout_cache = None
-
-
-def is_kinematic_correction(name: str, model: Any = None) -> bool:
-    """Whether a parameter can be written into a joint origin.
-
-    ``d_p*``/``d_phi*``/``offset*`` names the URDF exporter writes into joint
-    origins (:func:`figaroh.tools.urdf_exporter.is_kinematic_correction`), of
-    a joint of ``model`` when a model is given.
-    """
-    if model is None:
-        return bool(_exporter_kinematic(name))
-    return bool(_exporter_kinematic(name, [str(n) for n in model.names[1:]]))
 
 
 def _finite_difference(fun, x: np.ndarray, step: float = 1e-7) -> np.ndarray:
