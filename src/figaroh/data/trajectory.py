@@ -231,6 +231,105 @@ def _per_joint(name: str, value: Any, nj: int, *, kind: bool) -> Tuple[str, ...]
 # --------------------------------------------------------------------------
 
 
+def _check_joint_names(names: Any) -> Tuple[str, ...]:
+    """``joint_names`` as a tuple of distinct non-empty strings."""
+    if isinstance(names, str):
+        names = (names,)
+    try:
+        names = tuple(names)
+    except TypeError as exc:
+        raise TrajectoryDataError(
+            "joint_names: expected a sequence of joint names", "joint_names"
+        ) from exc
+    if not names:
+        raise TrajectoryDataError("joint_names: at least one joint is required", "joint_names")
+    for nm in names:
+        if not isinstance(nm, str) or not nm:
+            raise TrajectoryDataError(
+                f"joint_names: names must be non-empty strings, got {nm!r}", "joint_names"
+            )
+    dups = sorted({nm for nm in names if names.count(nm) > 1})
+    if dups:
+        raise TrajectoryDataError(
+            f"joint_names: duplicate joint names {dups}; each column must be a distinct joint",
+            "joint_names",
+        )
+    return names
+
+
+def _check_mask(mask: Any, n: int) -> np.ndarray:
+    """``(n,)`` bool valid-sample mask (all True when ``mask`` is None)."""
+    if mask is None:
+        mask = np.ones(n, dtype=bool)
+    else:
+        mask = np.array(mask)
+        if mask.dtype != np.bool_:
+            raise TrajectoryDataError(
+                f"mask: must be a bool array of shape ({n},), got dtype {mask.dtype}; "
+                "use mask.astype(bool) if 0/1 values are meant",
+                "mask",
+            )
+        if mask.shape != (n,):
+            raise TrajectoryDataError(
+                f"mask: expected shape ({n},) (one flag per sample), got {mask.shape}",
+                "mask",
+            )
+    return mask
+
+
+def _check_sample_index(sample_index: Any, n: int) -> np.ndarray:
+    """``(n,)`` strictly increasing source-row index (``arange(n)`` when None)."""
+    if sample_index is None:
+        sidx = np.arange(n)
+    else:
+        sidx = np.array(sample_index)
+        if sidx.dtype.kind not in "iu":
+            raise TrajectoryDataError(
+                f"sample_index: must be an integer array, got dtype {sidx.dtype}",
+                "sample_index",
+            )
+        if sidx.shape != (n,):
+            raise TrajectoryDataError(
+                f"sample_index: expected shape ({n},) (source row of each sample), got "
+                f"{sidx.shape}",
+                "sample_index",
+            )
+        bad = np.flatnonzero(np.diff(sidx) <= 0)
+        if bad.size:
+            i = int(bad[0])
+            raise TrajectoryDataError(
+                f"sample_index: must be strictly increasing, but sample_index[{i + 1}]="
+                f"{int(sidx[i + 1])} <= sample_index[{i}]={int(sidx[i])}",
+                "sample_index",
+            )
+    return sidx
+
+
+def _check_origin(user: Any, has_dq: bool, has_ddq: bool) -> Dict[str, str]:
+    """Signal origins: ``measured``, ``derived:<method>`` or ``absent`` per signal."""
+    origin = {
+        "q": "measured",
+        "dq": "measured" if has_dq else "absent",
+        "ddq": "measured" if has_ddq else "absent",
+    }
+    user = user or {}
+    if not isinstance(user, Mapping):
+        raise TrajectoryDataError(
+            "origin: must map a signal name to 'measured', 'derived:<method>' or 'absent'",
+            "origin",
+        )
+    for key, val in user.items():
+        if not isinstance(val, str) or not (
+            val in _ORIGIN_PLAIN or (val.startswith("derived:") and len(val) > 8)
+        ):
+            raise TrajectoryDataError(
+                f"origin: {key!r} -> {val!r} is not 'measured', 'derived:<method>' or 'absent'",
+                "origin",
+            )
+        origin[str(key)] = val
+    return origin
+
+
 @dataclass(frozen=True, eq=False)
 class TrajectoryData:
     """Sampled joint trajectory with its conventions attached.
@@ -295,28 +394,7 @@ class TrajectoryData:
         setv(self, "t", t)
         n = t.size
 
-        names = self.joint_names
-        if isinstance(names, str):
-            names = (names,)
-        try:
-            names = tuple(names)
-        except TypeError as exc:
-            raise TrajectoryDataError(
-                "joint_names: expected a sequence of joint names", "joint_names"
-            ) from exc
-        if not names:
-            raise TrajectoryDataError("joint_names: at least one joint is required", "joint_names")
-        for nm in names:
-            if not isinstance(nm, str) or not nm:
-                raise TrajectoryDataError(
-                    f"joint_names: names must be non-empty strings, got {nm!r}", "joint_names"
-                )
-        dups = sorted({nm for nm in names if names.count(nm) > 1})
-        if dups:
-            raise TrajectoryDataError(
-                f"joint_names: duplicate joint names {dups}; each column must be a distinct joint",
-                "joint_names",
-            )
+        names = _check_joint_names(self.joint_names)
         setv(self, "joint_names", names)
         nj = len(names)
 
@@ -337,6 +415,38 @@ class TrajectoryData:
 
         setv(self, "effort_kind", _per_joint("effort_kind", self.effort_kind, nj, kind=True))
         setv(self, "effort_unit", _per_joint("effort_unit", self.effort_unit, nj, kind=False))
+        self._set_raw_effort_labels(nj)
+
+        if not isinstance(self.effort_conversion, str):
+            raise TrajectoryDataError(
+                "effort_conversion: must be a string describing the conversion steps",
+                "effort_conversion",
+            )
+
+        # mask
+        mask = _check_mask(self.mask, n)
+        mask.setflags(write=False)
+        setv(self, "mask", mask)
+
+        # sample index
+        sidx = _check_sample_index(self.sample_index, n)
+        sidx.setflags(write=False)
+        setv(self, "sample_index", sidx)
+
+        # origin
+        origin = _check_origin(self.origin, self.dq is not None, self.ddq is not None)
+        setv(self, "origin", origin)
+
+        if self.source is None:
+            setv(self, "source", DataSource())
+        elif not isinstance(self.source, DataSource):
+            raise TrajectoryDataError(
+                f"source: must be a DataSource, got {type(self.source).__name__}", "source"
+            )
+
+    def _set_raw_effort_labels(self, nj: int) -> None:
+        """Per-joint kind/unit labels of ``effort_raw`` (empty without raw effort)."""
+        setv = object.__setattr__
         if self.effort_raw is not None:
             setv(
                 self,
@@ -355,88 +465,6 @@ class TrajectoryData:
                     setv(self, nm, (val,) * nj if val else ())
                 else:
                     setv(self, nm, tuple(val or ()))
-
-        if not isinstance(self.effort_conversion, str):
-            raise TrajectoryDataError(
-                "effort_conversion: must be a string describing the conversion steps",
-                "effort_conversion",
-            )
-
-        # mask
-        if self.mask is None:
-            mask = np.ones(n, dtype=bool)
-        else:
-            mask = np.array(self.mask)
-            if mask.dtype != np.bool_:
-                raise TrajectoryDataError(
-                    f"mask: must be a bool array of shape ({n},), got dtype {mask.dtype}; "
-                    "use mask.astype(bool) if 0/1 values are meant",
-                    "mask",
-                )
-            if mask.shape != (n,):
-                raise TrajectoryDataError(
-                    f"mask: expected shape ({n},) (one flag per sample), got {mask.shape}",
-                    "mask",
-                )
-        mask.setflags(write=False)
-        setv(self, "mask", mask)
-
-        # sample index
-        if self.sample_index is None:
-            sidx = np.arange(n)
-        else:
-            sidx = np.array(self.sample_index)
-            if sidx.dtype.kind not in "iu":
-                raise TrajectoryDataError(
-                    f"sample_index: must be an integer array, got dtype {sidx.dtype}",
-                    "sample_index",
-                )
-            if sidx.shape != (n,):
-                raise TrajectoryDataError(
-                    f"sample_index: expected shape ({n},) (source row of each sample), got "
-                    f"{sidx.shape}",
-                    "sample_index",
-                )
-            bad = np.flatnonzero(np.diff(sidx) <= 0)
-            if bad.size:
-                i = int(bad[0])
-                raise TrajectoryDataError(
-                    f"sample_index: must be strictly increasing, but sample_index[{i + 1}]="
-                    f"{int(sidx[i + 1])} <= sample_index[{i}]={int(sidx[i])}",
-                    "sample_index",
-                )
-        sidx.setflags(write=False)
-        setv(self, "sample_index", sidx)
-
-        # origin
-        origin = {
-            "q": "measured",
-            "dq": "measured" if self.dq is not None else "absent",
-            "ddq": "measured" if self.ddq is not None else "absent",
-        }
-        user = self.origin or {}
-        if not isinstance(user, Mapping):
-            raise TrajectoryDataError(
-                "origin: must map a signal name to 'measured', 'derived:<method>' or 'absent'",
-                "origin",
-            )
-        for key, val in user.items():
-            if not isinstance(val, str) or not (
-                val in _ORIGIN_PLAIN or (val.startswith("derived:") and len(val) > 8)
-            ):
-                raise TrajectoryDataError(
-                    f"origin: {key!r} -> {val!r} is not 'measured', 'derived:<method>' or 'absent'",
-                    "origin",
-                )
-            origin[str(key)] = val
-        setv(self, "origin", origin)
-
-        if self.source is None:
-            setv(self, "source", DataSource())
-        elif not isinstance(self.source, DataSource):
-            raise TrajectoryDataError(
-                f"source: must be a DataSource, got {type(self.source).__name__}", "source"
-            )
 
     # ------------------------------------------------------------------
     @property
