@@ -330,6 +330,118 @@ def _check_origin(user: Any, has_dq: bool, has_ddq: bool) -> Dict[str, str]:
     return origin
 
 
+def _read_csv_table(p: Path) -> Tuple[Dict[str, Any], List[str], np.ndarray]:
+    """``(metadata, header, (N, columns) table)`` of a trajectory CSV file."""
+    if not p.is_file():
+        raise FileNotFoundError(f"trajectory CSV {str(p)!r} does not exist")
+    lines = p.read_text(encoding="utf-8").splitlines()
+    meta: Dict[str, Any] = {}
+    i = 0
+    while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
+        if lines[i].startswith(_CSV_META_PREFIX):
+            try:
+                meta = json.loads(lines[i][len(_CSV_META_PREFIX) :])
+            except json.JSONDecodeError as exc:
+                raise TrajectoryDataError(
+                    f"{p}: the metadata line is not valid JSON ({exc}); rewrite the file "
+                    "with TrajectoryData.to_csv"
+                ) from exc
+        i += 1
+    if i >= len(lines):
+        raise TrajectoryDataError(f"{p}: no header row (expected 't,q:<joint>,...')")
+    header = [c.strip() for c in lines[i].split(",")]
+    body = "\n".join(lines[i + 1 :])
+    try:
+        table = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2, dtype=float)
+    except ValueError as exc:
+        raise TrajectoryDataError(
+            f"{p}: cannot parse the numeric rows ({exc}); every cell must be a number "
+            "(write 'nan' explicitly for missing values, then interpolate or cut them)"
+        ) from exc
+    if table.size == 0:
+        table = np.zeros((0, len(header)))
+    if table.shape[1] != len(header):
+        raise TrajectoryDataError(
+            f"{p}: the header names {len(header)} columns but the rows have {table.shape[1]}"
+        )
+    return meta, header, table
+
+
+def _csv_signal(
+    p: Path,
+    table: np.ndarray,
+    col: Mapping[str, int],
+    names: Sequence[str],
+    sig: str,
+    required: bool,
+) -> np.ndarray | None:
+    """The ``sig:<joint>`` columns in joint order (None when absent and optional)."""
+    want = [f"{sig}:{nm}" for nm in names]
+    have = [c for c in want if c in col]
+    if not have and not required:
+        return None
+    missing = [c for c in want if c not in col]
+    if missing:
+        raise TrajectoryDataError(
+            f"{sig}: {p} is missing columns {_fmt_names(missing)} (joints {_fmt_names(names)})",
+            sig,
+        )
+    return table[:, [col[c] for c in want]]
+
+
+def _csv_metadata(p: Path, meta: Mapping[str, Any], nm: str, given: Any, n_joints: int) -> Any:
+    """A metadata field: the argument when given (it must agree with the file), else the file's."""
+    stored = meta.get(nm)
+    if given is None:
+        return stored if stored not in (None, [], "") else None
+    if stored not in (None, [], ""):
+        g = _per_joint(nm, given, n_joints, kind=nm.endswith("kind"))
+        if list(g) != list(stored):
+            raise TrajectoryDataError(
+                f"{nm}: {p} declares {stored} but {list(g)} was passed; drop the "
+                "argument or convert the data explicitly",
+                nm,
+            )
+    return given
+
+
+def _csv_mask(p: Path, table: np.ndarray, col: Mapping[str, int]) -> np.ndarray | None:
+    """The 0/1 ``mask`` column as bools (None without the column)."""
+    if "mask" not in col:
+        return None
+    m = table[:, col["mask"]]
+    bad = np.flatnonzero((m != 0) & (m != 1))
+    if bad.size:
+        raise TrajectoryDataError(
+            f"mask: {p} column 'mask' must hold 0 or 1, row {int(bad[0])} has {float(m[bad[0]])!r}",
+            "mask",
+        )
+    return m.astype(bool)
+
+
+def _csv_sample_index(p: Path, table: np.ndarray, col: Mapping[str, int]) -> np.ndarray | None:
+    """The integer ``sample_index`` column (None without the column)."""
+    if "sample_index" not in col:
+        return None
+    s = table[:, col["sample_index"]]
+    if not np.all(np.isfinite(s)) or np.any(s != np.round(s)):
+        raise TrajectoryDataError(
+            f"sample_index: {p} column 'sample_index' must hold integers", "sample_index"
+        )
+    return s.astype(np.int64)
+
+
+def _csv_source(p: Path, meta: Mapping[str, Any]) -> DataSource:
+    """Default source of a CSV: the file hashed, with the recorded session and notes."""
+    sess = meta.get("session")
+    return DataSource.from_files(
+        [p],
+        adapter="TrajectoryData.from_csv",
+        session=Session(sess["id"], sess.get("date")) if sess else None,
+        notes=str(meta.get("source_notes") or ""),
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class TrajectoryData:
     """Sampled joint trajectory with its conventions attached.
@@ -967,39 +1079,7 @@ class TrajectoryData:
                 missing metadata, unknown joint names, or malformed data.
         """
         p = Path(path)
-        if not p.is_file():
-            raise FileNotFoundError(f"trajectory CSV {str(p)!r} does not exist")
-        text = p.read_text(encoding="utf-8")
-        lines = text.splitlines()
-        meta: Dict[str, Any] = {}
-        i = 0
-        while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
-            if lines[i].startswith(_CSV_META_PREFIX):
-                try:
-                    meta = json.loads(lines[i][len(_CSV_META_PREFIX) :])
-                except json.JSONDecodeError as exc:
-                    raise TrajectoryDataError(
-                        f"{p}: the metadata line is not valid JSON ({exc}); rewrite the file "
-                        "with TrajectoryData.to_csv"
-                    ) from exc
-            i += 1
-        if i >= len(lines):
-            raise TrajectoryDataError(f"{p}: no header row (expected 't,q:<joint>,...')")
-        header = [c.strip() for c in lines[i].split(",")]
-        body = "\n".join(lines[i + 1 :])
-        try:
-            table = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2, dtype=float)
-        except ValueError as exc:
-            raise TrajectoryDataError(
-                f"{p}: cannot parse the numeric rows ({exc}); every cell must be a number "
-                "(write 'nan' explicitly for missing values, then interpolate or cut them)"
-            ) from exc
-        if table.size == 0:
-            table = np.zeros((0, len(header)))
-        if table.shape[1] != len(header):
-            raise TrajectoryDataError(
-                f"{p}: the header names {len(header)} columns but the rows have {table.shape[1]}"
-            )
+        meta, header, table = _read_csv_table(p)
         col = {c: k for k, c in enumerate(header)}
         if "t" not in col:
             raise TrajectoryDataError(
@@ -1014,45 +1094,12 @@ class TrajectoryData:
             raise TrajectoryDataError(
                 f"q: {p} has no 'q:<joint>' columns; name the position columns q:<joint>", "q"
             )
-
-        def group(sig: str, required: bool) -> np.ndarray | None:
-            want = [f"{sig}:{nm}" for nm in names]
-            have = [c for c in want if c in col]
-            if not have and not required:
-                return None
-            missing = [c for c in want if c not in col]
-            if missing:
-                raise TrajectoryDataError(
-                    f"{sig}: {p} is missing columns {_fmt_names(missing)} (joints "
-                    f"{_fmt_names(names)})",
-                    sig,
-                )
-            return table[:, [col[c] for c in want]]
-
         arrays = {
-            "q": group("q", True),
-            "effort": group("effort", True),
-            "dq": group("dq", False),
-            "ddq": group("ddq", False),
-            "effort_raw": group("effort_raw", False),
+            sig: _csv_signal(p, table, col, names, sig, required=sig in ("q", "effort"))
+            for sig in ("q", "effort", "dq", "ddq", "effort_raw")
         }
-
-        def merged(nm: str, given: Any, default: Any = None) -> Any:
-            stored = meta.get(nm)
-            if given is None:
-                return stored if stored not in (None, [], "") else default
-            if stored not in (None, [], ""):
-                g = _per_joint(nm, given, len(names), kind=nm.endswith("kind"))
-                if list(g) != list(stored):
-                    raise TrajectoryDataError(
-                        f"{nm}: {p} declares {stored} but {list(g)} was passed; drop the "
-                        "argument or convert the data explicitly",
-                        nm,
-                    )
-            return given
-
-        kind = merged("effort_kind", effort_kind)
-        unit = merged("effort_unit", effort_unit)
+        kind = _csv_metadata(p, meta, "effort_kind", effort_kind, len(names))
+        unit = _csv_metadata(p, meta, "effort_unit", effort_unit, len(names))
         for nm, val in (("effort_kind", kind), ("effort_unit", unit)):
             if val is None:
                 raise TrajectoryDataError(
@@ -1064,38 +1111,6 @@ class TrajectoryData:
             raise TrajectoryDataError(
                 f"clock: {p} declares {meta.get('clock')!r} but {clock!r} was passed", "clock"
             )
-        clk = clock or meta.get("clock") or "recorded"
-
-        mask = None
-        if "mask" in col:
-            m = table[:, col["mask"]]
-            bad = np.flatnonzero((m != 0) & (m != 1))
-            if bad.size:
-                raise TrajectoryDataError(
-                    f"mask: {p} column 'mask' must hold 0 or 1, row {int(bad[0])} has "
-                    f"{float(m[bad[0]])!r}",
-                    "mask",
-                )
-            mask = m.astype(bool)
-        sidx = None
-        if "sample_index" in col:
-            s = table[:, col["sample_index"]]
-            if not np.all(np.isfinite(s)) or np.any(s != np.round(s)):
-                raise TrajectoryDataError(
-                    f"sample_index: {p} column 'sample_index' must hold integers",
-                    "sample_index",
-                )
-            sidx = s.astype(np.int64)
-
-        if source is None:
-            sess = meta.get("session")
-            session = Session(sess["id"], sess.get("date")) if sess else None
-            source = DataSource.from_files(
-                [p],
-                adapter="TrajectoryData.from_csv",
-                session=session,
-                notes=str(meta.get("source_notes") or ""),
-            )
         data = cls(
             t=table[:, col["t"]],
             joint_names=tuple(names),
@@ -1103,7 +1118,7 @@ class TrajectoryData:
             effort=arrays["effort"],
             effort_kind=kind,
             effort_unit=unit,
-            clock=clk,
+            clock=clock or meta.get("clock") or "recorded",
             dq=arrays["dq"],
             ddq=arrays["ddq"],
             origin=dict(meta.get("origin") or {}),
@@ -1111,9 +1126,9 @@ class TrajectoryData:
             effort_raw=arrays["effort_raw"],
             effort_raw_kind=tuple(meta.get("effort_raw_kind") or ()),
             effort_raw_unit=tuple(meta.get("effort_raw_unit") or ()),
-            mask=mask,
-            sample_index=sidx,
-            source=source,
+            mask=_csv_mask(p, table, col),
+            sample_index=_csv_sample_index(p, table, col),
+            source=source if source is not None else _csv_source(p, meta),
         )
         if joint_names is not None:
             data = data.select_joints(joint_names)
