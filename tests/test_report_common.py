@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 import html
 import json
 import math
+import re
 import shutil
 import subprocess
 import types
 from html.parser import HTMLParser
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +24,7 @@ from figaroh._run import git as run_git
 from figaroh._run import html as run_html
 from figaroh._run import provenance as run_prov
 from figaroh._run import verdict as run_verdict
+from figaroh._run.resources import read_asset
 from figaroh.tools._report_common import (
     CALIBRATION_DEFAULT_THRESHOLDS,
     IDENTIFICATION_DEFAULT_THRESHOLDS,
@@ -31,6 +36,7 @@ from figaroh.tools._report_common import (
     verification_json_data,
     write_verification_json,
 )
+from figaroh.tools.stages import apply_to_verdict, record_stage, with_schema
 
 XSS = "<script>alert(1)</script>"
 
@@ -375,9 +381,7 @@ def test_strict_json_round_trip(tmp_path):
     assert v.to_json_data() == back
 
 
-def test_verdict_with_stage_records_exports_spec_keys(tmp_path):
-    from figaroh.tools.stages import apply_to_verdict, record_stage, with_schema
-
+def test_verdict_with_stage_records_exports_schema_keys(tmp_path):
     obj = types.SimpleNamespace(stages=[], num_samples=400, _sample_mask=None, trajectory=None)
     record_stage(obj, "data", "ok", "legacy dict", {"samples": 400})
     record_stage(obj, "fit", "ok", "least squares", {"effort_rmse": (float("nan"), "N·m")})
@@ -605,3 +609,21 @@ def test_series_panel_domains_and_subsampling():
     assert payload["time"] == list(range(0, n, step))
     assert payload["measured"]["x1"] == [0.0] * len(payload["time"])
     assert f"{n} samples subsampled" in doc
+
+
+def test_assets_ship_as_package_data():
+    """Every file of figaroh/_run/assets is read through importlib.resources and is
+    matched by a pyproject package-data pattern (so wheels ship it)."""
+    assets = [p.name for p in resources.files("figaroh._run").joinpath("assets").iterdir()]
+    assert {"report.css", "charts.js", "series_panel.js", "compare.css", "compare.js"} <= set(
+        assets
+    )
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text("utf-8")
+    line = re.search(r"^figaroh = \[(.*)\]$", pyproject, re.M).group(1)
+    patterns = re.findall(r'"([^"]+)"', line)
+    for name in assets:
+        assert read_asset(name).strip()
+        assert any(fnmatch.fnmatch(f"_run/assets/{name}", p) for p in patterns), name
+    assert run_charts._SERIES_CHART_SCRIPT == read_asset("charts.js") + read_asset(
+        "series_panel.js"
+    )
