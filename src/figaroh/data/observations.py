@@ -37,6 +37,132 @@ def _rows_str(rows: np.ndarray, limit: int = 10) -> str:
     return str(rows[:limit])[:-1] + f", ... ({len(rows)} in all)]"
 
 
+def _check_joint_names(joint_names: Any) -> Tuple[str, ...]:
+    """``joint_names`` as a tuple of distinct non-empty strings."""
+    names = (joint_names,) if isinstance(joint_names, str) else joint_names
+    names = tuple(names)
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError("joint_names: expected a non-empty sequence of non-empty strings")
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise ValueError(f"joint_names: duplicate joint names {dups}")
+    return names
+
+
+def _check_postures(q: Any, names: Tuple[str, ...]) -> np.ndarray:
+    """``(n_postures, n_joints)`` float joint configurations [rad or m]."""
+    try:
+        q = np.array(q, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"q: cannot convert to a float array ({exc})") from exc
+    if q.ndim == 1 and len(names) == 1:
+        q = q.reshape(-1, 1)
+    if q.ndim != 2 or q.shape[1] != len(names):
+        raise ValueError(
+            f"q: expected shape (n_postures, {len(names)}) with columns {list(names)}, "
+            f"got {q.shape}"
+        )
+    if q.shape[0] < 1:
+        raise ValueError("q: at least one posture is required")
+    return q
+
+
+def _check_mask(mask: Any, n: int) -> np.ndarray:
+    """``(n,)`` bool valid-posture mask (all True when ``mask`` is None)."""
+    if mask is None:
+        mask = np.ones(n, dtype=bool)
+    else:
+        mask = np.array(mask)
+        if mask.dtype != np.bool_ or mask.shape != (n,):
+            raise ValueError(
+                f"mask: must be a bool array of shape ({n},), got dtype {mask.dtype} and "
+                f"shape {mask.shape}"
+            )
+    return mask
+
+
+def _check_values(
+    values: Any, point_names: Any, measurability: Any, mask: np.ndarray
+) -> Tuple[np.ndarray, Tuple[str, ...], np.ndarray]:
+    """Measured values ``(n, n_points, 6)``, point names and measurability ``(n_points, 6)``.
+
+    Unmeasured components are set to NaN; the observed ones must be finite on
+    the valid postures of ``mask``.
+    """
+    try:
+        vals = np.array(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"values: cannot convert to a float array ({exc})") from exc
+    if vals.ndim == 2 and vals.shape == (mask.size, 6):
+        vals = vals.reshape(mask.size, 1, 6)
+    if vals.ndim != 3 or vals.shape[0] != mask.size or vals.shape[2] != 6:
+        raise ValueError(
+            f"values: expected shape (n_postures={mask.size}, n_points, 6) with components "
+            f"{list(DOF)}, got {vals.shape}"
+        )
+    npts = vals.shape[1]
+    pnames = tuple(str(p) for p in point_names) or tuple(str(k + 1) for k in range(npts))
+    if len(pnames) != npts or len(set(pnames)) != npts:
+        raise ValueError(f"point_names: expected {npts} distinct names, got {list(pnames)}")
+    if measurability is None:
+        meas = np.ones((npts, 6), dtype=bool)
+    else:
+        meas = np.array(measurability)
+        if meas.dtype != np.bool_:
+            raise ValueError(
+                f"measurability: must be bool (True = component measured), got dtype {meas.dtype}"
+            )
+        if meas.shape == (6,):
+            meas = np.tile(meas, (npts, 1))
+        if meas.shape != (npts, 6):
+            raise ValueError(f"measurability: expected shape ({npts}, 6) or (6,), got {meas.shape}")
+    vals[:, ~meas] = np.nan
+    observed = vals[:, meas]  # (n, n_observed)
+    bad = np.flatnonzero(~np.isfinite(observed).all(axis=1) & mask)
+    if bad.size:
+        which = np.argwhere(meas)[~np.isfinite(observed[bad[0]])][0]
+        raise ValueError(
+            f"values: observed values contain non-finite entries in rows "
+            f"{_rows_str(bad)} (first: point {pnames[which[0]]!r}, component "
+            f"{DOF[which[1]]!r}); mask those postures (del_list) or fix the data"
+        )
+    return vals, pnames, meas
+
+
+def _check_sample_index(sample_index: Any, n: int) -> np.ndarray:
+    """``(n,)`` unique source-row index (``arange(n)`` when None)."""
+    if sample_index is None:
+        sidx = np.arange(n)
+    else:
+        sidx = np.array(sample_index)
+        if sidx.dtype.kind not in "iu" or sidx.shape != (n,):
+            raise ValueError(
+                f"sample_index: expected {n} integers, got dtype {sidx.dtype} shape {sidx.shape}"
+            )
+        if np.unique(sidx).size != n:
+            raise ValueError("sample_index: entries must be unique (one source row each)")
+    return sidx
+
+
+def _check_session(session: Any, source: DataSource, n: int) -> np.ndarray:
+    """``(n,)`` object array of session ids (default: the source's session id)."""
+    if session is None or isinstance(session, str):
+        default = (
+            session
+            if isinstance(session, str)
+            else (source.session.id if source.session is not None else "")
+        )
+        sess = np.empty(n, dtype=object)
+        sess[:] = default
+    else:
+        sess = np.empty(n, dtype=object)
+        given = list(session)
+        if len(given) != n:
+            raise ValueError(f"session: expected {n} entries (one per posture), got {len(given)}")
+        sess[:] = given
+    return sess
+
+
 @dataclass(frozen=True, eq=False)
 class PoseObservations:
     """Measured point poses at a set of robot postures.
@@ -83,39 +209,13 @@ class PoseObservations:
 
     def __post_init__(self) -> None:
         setv = object.__setattr__
-        names = (self.joint_names,) if isinstance(self.joint_names, str) else self.joint_names
-        names = tuple(names)
-        if not names or not all(isinstance(n, str) and n for n in names):
-            raise ValueError("joint_names: expected a non-empty sequence of non-empty strings")
-        dups = sorted({n for n in names if names.count(n) > 1})
-        if dups:
-            raise ValueError(f"joint_names: duplicate joint names {dups}")
+        names = _check_joint_names(self.joint_names)
         setv(self, "joint_names", names)
-        nj = len(names)
 
-        try:
-            q = np.array(self.q, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"q: cannot convert to a float array ({exc})") from exc
-        if q.ndim == 1 and nj == 1:
-            q = q.reshape(-1, 1)
-        if q.ndim != 2 or q.shape[1] != nj:
-            raise ValueError(
-                f"q: expected shape (n_postures, {nj}) with columns {list(names)}, got {q.shape}"
-            )
+        q = _check_postures(self.q, names)
         n = q.shape[0]
-        if n < 1:
-            raise ValueError("q: at least one posture is required")
 
-        if self.mask is None:
-            mask = np.ones(n, dtype=bool)
-        else:
-            mask = np.array(self.mask)
-            if mask.dtype != np.bool_ or mask.shape != (n,):
-                raise ValueError(
-                    f"mask: must be a bool array of shape ({n},), got dtype {mask.dtype} and "
-                    f"shape {mask.shape}"
-                )
+        mask = _check_mask(self.mask, n)
         mask.setflags(write=False)
         setv(self, "mask", mask)
 
@@ -139,65 +239,16 @@ class PoseObservations:
             setv(self, "point_names", tuple(self.point_names or ()))
             setv(self, "measurability", np.zeros((len(self.point_names), 6), dtype=bool))
         else:
-            try:
-                vals = np.array(self.values, dtype=float)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"values: cannot convert to a float array ({exc})") from exc
-            if vals.ndim == 2 and vals.shape == (n, 6):
-                vals = vals.reshape(n, 1, 6)
-            if vals.ndim != 3 or vals.shape[0] != n or vals.shape[2] != 6:
-                raise ValueError(
-                    f"values: expected shape (n_postures={n}, n_points, 6) with components "
-                    f"{list(DOF)}, got {vals.shape}"
-                )
-            npts = vals.shape[1]
-            pnames = tuple(str(p) for p in self.point_names) or tuple(
-                str(k + 1) for k in range(npts)
+            vals, pnames, meas = _check_values(
+                self.values, self.point_names, self.measurability, mask
             )
-            if len(pnames) != npts or len(set(pnames)) != npts:
-                raise ValueError(f"point_names: expected {npts} distinct names, got {list(pnames)}")
             setv(self, "point_names", pnames)
-            if self.measurability is None:
-                meas = np.ones((npts, 6), dtype=bool)
-            else:
-                meas = np.array(self.measurability)
-                if meas.dtype != np.bool_:
-                    raise ValueError(
-                        f"measurability: must be bool (True = component measured), got dtype "
-                        f"{meas.dtype}"
-                    )
-                if meas.shape == (6,):
-                    meas = np.tile(meas, (npts, 1))
-                if meas.shape != (npts, 6):
-                    raise ValueError(
-                        f"measurability: expected shape ({npts}, 6) or (6,), got {meas.shape}"
-                    )
-            vals[:, ~meas] = np.nan
-            observed = vals[:, meas]  # (n, n_observed)
-            bad = np.flatnonzero(~np.isfinite(observed).all(axis=1) & mask)
-            if bad.size:
-                which = np.argwhere(meas)[~np.isfinite(observed[bad[0]])][0]
-                raise ValueError(
-                    f"values: observed values contain non-finite entries in rows "
-                    f"{_rows_str(bad)} (first: point {pnames[which[0]]!r}, component "
-                    f"{DOF[which[1]]!r}); mask those postures (del_list) or fix the data"
-                )
             vals.setflags(write=False)
             meas.setflags(write=False)
             setv(self, "values", vals)
             setv(self, "measurability", meas)
 
-        if self.sample_index is None:
-            sidx = np.arange(n)
-        else:
-            sidx = np.array(self.sample_index)
-            if sidx.dtype.kind not in "iu" or sidx.shape != (n,):
-                raise ValueError(
-                    f"sample_index: expected {n} integers, got dtype {sidx.dtype} shape "
-                    f"{sidx.shape}"
-                )
-            if np.unique(sidx).size != n:
-                raise ValueError("sample_index: entries must be unique (one source row each)")
+        sidx = _check_sample_index(self.sample_index, n)
         sidx.setflags(write=False)
         setv(self, "sample_index", sidx)
 
@@ -205,22 +256,7 @@ class PoseObservations:
             setv(self, "source", DataSource())
         elif not isinstance(self.source, DataSource):
             raise ValueError(f"source: must be a DataSource, got {type(self.source).__name__}")
-        if self.session is None or isinstance(self.session, str):
-            default = (
-                self.session
-                if isinstance(self.session, str)
-                else (self.source.session.id if self.source.session is not None else "")
-            )
-            sess = np.empty(n, dtype=object)
-            sess[:] = default
-        else:
-            sess = np.empty(n, dtype=object)
-            given = list(self.session)
-            if len(given) != n:
-                raise ValueError(
-                    f"session: expected {n} entries (one per posture), got {len(given)}"
-                )
-            sess[:] = given
+        sess = _check_session(self.session, self.source, n)
         sess.setflags(write=False)
         setv(self, "session", sess)
 
@@ -346,18 +382,7 @@ class PoseObservations:
             )
         joints = cls._active_joint_names(model, calib_config)
 
-        with open(p, newline="", encoding="utf-8") as fh:
-            rows = [r for r in csv.reader(fh) if r]
-        if not rows:
-            raise ValueError(f"{p}: empty file (expected a header row)")
-        header = [c.strip() for c in rows[0]]
-        body = rows[1:]
-        lens = np.fromiter((len(r) for r in body), dtype=int, count=len(body))
-        ragged = np.flatnonzero(lens != len(header))
-        if ragged.size:
-            raise ValueError(
-                f"{p}: rows {_rows_str(ragged)} do not have {len(header)} cells like the header"
-            )
+        header, body = _read_csv_rows(p)
         marker_cols = [
             f"{d}{i}" for i in range(1, nmark + 1) for d, m in zip(DOF, meas6, strict=True) if m
         ]
@@ -368,25 +393,10 @@ class PoseObservations:
         n = len(body)
         if n == 0:
             raise ValueError(f"{p}: no data rows")
-        cells = np.array(body, dtype=str)
-        cells = np.char.strip(cells)
+        cells = np.char.strip(np.array(body, dtype=str))
 
         def numeric(names: List[str]) -> np.ndarray:
-            sub = cells[:, [col[c] for c in names]]
-            sub = np.where(sub == "", "nan", sub)
-            try:
-                return sub.astype(float)
-            except ValueError:
-                for k, c in enumerate(names):  # error path: find the culprit column
-                    try:
-                        sub[:, k].astype(float)
-                    except ValueError:
-                        bad_rows = [i for i, v in enumerate(sub[:, k]) if not _is_float(v)]
-                        raise ValueError(
-                            f"{p}: column {c!r} has non-numeric cells in rows "
-                            f"{_rows_str(np.array(bad_rows))}"
-                        ) from None
-                raise
+            return _numeric_columns(p, cells, [col[c] for c in names], names)
 
         q = numeric(joints)
         values = np.full((n, nmark, 6), np.nan)
@@ -394,13 +404,7 @@ class PoseObservations:
             measured = numeric(marker_cols).reshape(n, nmark, int(meas6.sum()))
             values[:, :, meas6] = measured
 
-        mask = np.ones(n, dtype=bool)
-        dl = np.asarray(list(del_list), dtype=int).ravel()
-        if dl.size:
-            out = dl[(dl < 0) | (dl >= n)]
-            if out.size:
-                raise ValueError(f"del_list: rows {out.tolist()} are outside 0..{n - 1}")
-            mask[dl] = False
+        mask = _mask_of_del_list(del_list, n)
         session = None
         if "session_id" in col:
             session = cells[:, col["session_id"]].astype(object)
@@ -486,6 +490,56 @@ class PoseObservations:
         q_measured = np.tile(q0, (int(valid.sum()), 1))
         q_measured[:, cidx] = self.q[valid]
         return pee, q_measured
+
+
+def _read_csv_rows(p: Path) -> Tuple[List[str], List[List[str]]]:
+    """``(header, data rows)`` of a calibration CSV (every row as long as the header)."""
+    with open(p, newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.reader(fh) if r]
+    if not rows:
+        raise ValueError(f"{p}: empty file (expected a header row)")
+    header = [c.strip() for c in rows[0]]
+    body = rows[1:]
+    lens = np.fromiter((len(r) for r in body), dtype=int, count=len(body))
+    ragged = np.flatnonzero(lens != len(header))
+    if ragged.size:
+        raise ValueError(
+            f"{p}: rows {_rows_str(ragged)} do not have {len(header)} cells like the header"
+        )
+    return header, body
+
+
+def _numeric_columns(
+    p: Path, cells: np.ndarray, columns: List[int], names: List[str]
+) -> np.ndarray:
+    """The float values of ``columns`` (empty cells → NaN); names the first bad column."""
+    sub = cells[:, columns]
+    sub = np.where(sub == "", "nan", sub)
+    try:
+        return sub.astype(float)
+    except ValueError:
+        for k, c in enumerate(names):  # error path: find the culprit column
+            try:
+                sub[:, k].astype(float)
+            except ValueError:
+                bad_rows = [i for i, v in enumerate(sub[:, k]) if not _is_float(v)]
+                raise ValueError(
+                    f"{p}: column {c!r} has non-numeric cells in rows "
+                    f"{_rows_str(np.array(bad_rows))}"
+                ) from None
+        raise
+
+
+def _mask_of_del_list(del_list: Sequence[int], n: int) -> np.ndarray:
+    """``(n,)`` valid-posture mask with the 0-based rows of ``del_list`` set False."""
+    mask = np.ones(n, dtype=bool)
+    dl = np.asarray(list(del_list), dtype=int).ravel()
+    if dl.size:
+        out = dl[(dl < 0) | (dl >= n)]
+        if out.size:
+            raise ValueError(f"del_list: rows {out.tolist()} are outside 0..{n - 1}")
+        mask[dl] = False
+    return mask
 
 
 def _is_float(v: str) -> bool:
