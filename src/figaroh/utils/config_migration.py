@@ -246,6 +246,68 @@ def _nonzero_regularization(value: Any) -> bool:
         return True
 
 
+def _calib_measurements(cal: Mapping[str, Any]) -> dict[str, Any]:
+    """``measurements`` of a legacy section: markers (measurable DOFs), poses [m, rad]."""
+    raw_markers = cal.get("markers") or []
+    if not isinstance(raw_markers, list):
+        raise ValueError(f"legacy calibration.markers must be a list, got {raw_markers!r}")
+    markers = []
+    for i, marker in enumerate(raw_markers, start=1):
+        marker = marker or {}
+        if not isinstance(marker, Mapping):
+            raise ValueError(
+                f"legacy calibration.markers[{i - 1}] must be a mapping, got {marker!r}"
+            )
+        entry: dict[str, Any] = {"name": f"marker_{i}"}
+        if marker.get("ref_joint") is not None:
+            entry["reference_joint"] = marker["ref_joint"]
+        measure = marker.get("measure")
+        entry["measurable_dof"] = list(measure) if measure else list(_DEFAULT_MEASURE)
+        markers.append(entry)
+    if not markers:
+        markers = [{"name": "marker_1", "measurable_dof": list(_DEFAULT_MEASURE)}]
+    measurements: dict[str, Any] = {"markers": markers}
+    poses = {}
+    if cal.get("base_pose") is not None:
+        poses["base_pose"] = cal["base_pose"]
+    if cal.get("tip_pose") is not None:
+        poses["tool_pose"] = cal["tip_pose"]
+    if poses:
+        measurements["poses"] = poses
+    return measurements
+
+
+def _calib_data(cal: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` (source file, sample configurations, number of samples) of a legacy section."""
+    data: dict[str, Any] = {}
+    if "data_file" in cal:
+        data["source_file"] = cal["data_file"]
+    if "sample_configs_file" in cal:
+        data["sample_configurations_file"] = cal["sample_configs_file"]
+    data["number_of_samples"] = int(cal["nb_sample"]) if cal.get("nb_sample") is not None else 500
+    return data
+
+
+def _calib_leftovers(calib_data: Mapping[str, Any], refused_regularization: bool) -> dict:
+    """Legacy keys without a unified place (and a refused ``coeff_regularize``), logged."""
+    extra = {k: v for k, v in calib_data.items() if k not in _CALIB_KEYS}
+    if refused_regularization:
+        extra["coeff_regularize"] = calib_data["coeff_regularize"]
+        logger.warning(
+            "legacy calibration.coeff_regularize = %r is not supported (the calibration "
+            "solver applies no Tikhonov penalty; use estimation.method: map for priors): "
+            "migrated as regularization_coefficient: 0",
+            calib_data["coeff_regularize"],
+        )
+    if extra:
+        logger.warning(
+            "legacy calibration keys %s have no unified equivalent; kept under "
+            "custom.legacy_calibration_params",
+            sorted(extra),
+        )
+    return extra
+
+
 def legacy_calibration_to_unified(calib_data: Mapping[str, Any]) -> dict[str, Any]:
     """Convert a legacy ``calibration:`` mapping to ``{"tasks": {"calibration": ...}}``.
 
@@ -297,39 +359,9 @@ def legacy_calibration_to_unified(calib_data: Mapping[str, Any]) -> dict[str, An
         kinematics["tool_frame"] = cal["tool_frame"]
     kinematics["free_flying_base"] = bool(cal.get("free_flyer") or False)
 
-    raw_markers = cal.get("markers") or []
-    if not isinstance(raw_markers, list):
-        raise ValueError(f"legacy calibration.markers must be a list, got {raw_markers!r}")
-    markers = []
-    for i, marker in enumerate(raw_markers, start=1):
-        marker = marker or {}
-        if not isinstance(marker, Mapping):
-            raise ValueError(
-                f"legacy calibration.markers[{i - 1}] must be a mapping, got {marker!r}"
-            )
-        entry: dict[str, Any] = {"name": f"marker_{i}"}
-        if marker.get("ref_joint") is not None:
-            entry["reference_joint"] = marker["ref_joint"]
-        measure = marker.get("measure")
-        entry["measurable_dof"] = list(measure) if measure else list(_DEFAULT_MEASURE)
-        markers.append(entry)
-    if not markers:
-        markers = [{"name": "marker_1", "measurable_dof": list(_DEFAULT_MEASURE)}]
-    measurements: dict[str, Any] = {"markers": markers}
-    poses = {}
-    if cal.get("base_pose") is not None:
-        poses["base_pose"] = cal["base_pose"]
-    if cal.get("tip_pose") is not None:
-        poses["tool_pose"] = cal["tip_pose"]
-    if poses:
-        measurements["poses"] = poses
+    measurements = _calib_measurements(cal)
 
-    data: dict[str, Any] = {}
-    if "data_file" in cal:
-        data["source_file"] = cal["data_file"]
-    if "sample_configs_file" in cal:
-        data["sample_configurations_file"] = cal["sample_configs_file"]
-    data["number_of_samples"] = int(cal["nb_sample"]) if cal.get("nb_sample") is not None else 500
+    data = _calib_data(cal)
 
     enabled = cal.get("tool_frame") is not None
     if not enabled:
@@ -352,23 +384,102 @@ def legacy_calibration_to_unified(calib_data: Mapping[str, Any]) -> dict[str, An
             "reference_frame": cal.get("ref_frame"),
         }
     result: dict[str, Any] = {"tasks": {"calibration": task}}
-    extra = {k: v for k, v in calib_data.items() if k not in _CALIB_KEYS}
-    if refused_regularization:
-        extra["coeff_regularize"] = calib_data["coeff_regularize"]
-        logger.warning(
-            "legacy calibration.coeff_regularize = %r is not supported (the calibration "
-            "solver applies no Tikhonov penalty; use estimation.method: map for priors): "
-            "migrated as regularization_coefficient: 0",
-            calib_data["coeff_regularize"],
-        )
+    extra = _calib_leftovers(calib_data, refused_regularization)
     if extra:
-        logger.warning(
-            "legacy calibration keys %s have no unified equivalent; kept under "
-            "custom.legacy_calibration_params",
-            sorted(extra),
-        )
         result["custom"] = {"legacy_calibration_params": _clean(extra)}
     return result
+
+
+def _identif_properties(
+    robot_params: Mapping[str, Any], problem_params: Mapping[str, Any], custom: dict
+) -> dict[str, Any]:
+    """``robot.properties`` of the legacy ``robot_params`` (unmapped keys into ``custom``)."""
+    properties: dict[str, Any] = {}
+    for key, path in _ROBOT_PARAM_MAP.items():
+        if robot_params.get(key) is not None:
+            _set(properties, path, robot_params[key])
+    if robot_params.get("torque_lim_def") is not None and robot_params.get("tau_lim_def") is None:
+        _set(properties, ("joints", "joint_limits", "torque"), robot_params["torque_lim_def"])
+    extra_robot = {
+        k: v for k, v in robot_params.items() if k not in _ROBOT_PARAM_MAP and k != "torque_lim_def"
+    }
+    if extra_robot:
+        custom["legacy_robot_params"] = extra_robot
+    if problem_params.get("active_joints") is not None:
+        _set(properties, ("joints", "active_joints"), list(problem_params["active_joints"]))
+    _set(
+        properties,
+        ("coupling", "has_coupled_wrist"),
+        bool(problem_params.get("has_coupled_wrist") or False),
+    )
+    return properties
+
+
+def _identif_problem(problem_params: Mapping[str, Any], custom: dict) -> dict[str, Any]:
+    """``tasks.identification.problem`` of the legacy ``problem_params``."""
+    problem: dict[str, Any] = {}
+    for key, path in _PROBLEM_MAP.items():
+        if problem_params.get(key) is not None:
+            _set(problem, path, problem_params[key])
+    if problem_params.get("force_torque") is not None:
+        problem["force_torque_sensors"] = [problem_params["force_torque"]]
+    legacy_only = {k: problem_params[k] for k in _LEGACY_PROBLEM_ONLY if k in problem_params}
+    other_problem = {
+        k: v
+        for k, v in problem_params.items()
+        if k not in _PROBLEM_MAP
+        and k not in _LEGACY_PROBLEM_ONLY
+        and k not in ("force_torque", "active_joints", "has_coupled_wrist")
+    }
+    legacy_only.update(other_problem)
+    if legacy_only:
+        custom["legacy_problem_params"] = legacy_only
+    return problem
+
+
+def _identif_signal_processing(processing: Mapping[str, Any], custom: dict) -> dict[str, Any]:
+    """``signal_processing`` [Hz] of the legacy ``processing_params`` (``ts`` [s])."""
+    ts = processing.get("ts")
+    signal_processing = {
+        "sampling_frequency": 5000.0 if ts is None else _frequency_from_period(ts),
+        "cutoff_frequency": (
+            100.0
+            if processing.get("cut_off_frequency_butterworth") is None
+            else processing["cut_off_frequency_butterworth"]
+        ),
+    }
+    extra_processing = {
+        k: v for k, v in processing.items() if k not in ("ts", "cut_off_frequency_butterworth")
+    }
+    if extra_processing:
+        custom["legacy_processing_params"] = extra_processing
+    fs = signal_processing["sampling_frequency"]
+    if not signal_processing["cutoff_frequency"] < fs / 2.0:
+        logger.warning(
+            "legacy cut_off_frequency_butterworth=%s Hz is not below the Nyquist frequency "
+            "%s Hz of ts=%s s: the migrated identification task will be refused until "
+            "signal_processing.cutoff_frequency is lowered",
+            signal_processing["cutoff_frequency"],
+            fs / 2.0,
+            ts,
+        )
+    return signal_processing
+
+
+def _identif_load(tls: Mapping[str, Any], custom: dict) -> dict[str, Any]:
+    """``load_configuration`` of the legacy ``tls_params`` (mass [kg], loaded body index)."""
+    load = {}
+    if tls.get("mass_load") is not None:
+        load["additional_mass"] = tls["mass_load"]
+    if tls.get("which_body_loaded") is not None:
+        index = tls["which_body_loaded"]
+        if isinstance(index, float) and index.is_integer():
+            index = int(index)
+        load["loaded_body_index"] = index
+    extra_tls = {k: v for k, v in tls.items() if k not in ("mass_load", "which_body_loaded")}
+    if extra_tls:
+        custom["legacy_tls_params"] = extra_tls
+    return load
 
 
 def legacy_identification_to_unified(identif_data: Mapping[str, Any]) -> dict[str, Any]:
@@ -402,67 +513,9 @@ def legacy_identification_to_unified(identif_data: Mapping[str, Any]) -> dict[st
     tls = _block(identif_data, "tls_params")
     custom: dict[str, Any] = {}
 
-    properties: dict[str, Any] = {}
-    for key, path in _ROBOT_PARAM_MAP.items():
-        if robot_params.get(key) is not None:
-            _set(properties, path, robot_params[key])
-    if robot_params.get("torque_lim_def") is not None and robot_params.get("tau_lim_def") is None:
-        _set(properties, ("joints", "joint_limits", "torque"), robot_params["torque_lim_def"])
-    extra_robot = {
-        k: v for k, v in robot_params.items() if k not in _ROBOT_PARAM_MAP and k != "torque_lim_def"
-    }
-    if extra_robot:
-        custom["legacy_robot_params"] = extra_robot
-    if problem_params.get("active_joints") is not None:
-        _set(properties, ("joints", "active_joints"), list(problem_params["active_joints"]))
-    _set(
-        properties,
-        ("coupling", "has_coupled_wrist"),
-        bool(problem_params.get("has_coupled_wrist") or False),
-    )
-
-    problem: dict[str, Any] = {}
-    for key, path in _PROBLEM_MAP.items():
-        if problem_params.get(key) is not None:
-            _set(problem, path, problem_params[key])
-    if problem_params.get("force_torque") is not None:
-        problem["force_torque_sensors"] = [problem_params["force_torque"]]
-    legacy_only = {k: problem_params[k] for k in _LEGACY_PROBLEM_ONLY if k in problem_params}
-    other_problem = {
-        k: v
-        for k, v in problem_params.items()
-        if k not in _PROBLEM_MAP
-        and k not in _LEGACY_PROBLEM_ONLY
-        and k not in ("force_torque", "active_joints", "has_coupled_wrist")
-    }
-    legacy_only.update(other_problem)
-    if legacy_only:
-        custom["legacy_problem_params"] = legacy_only
-
-    ts = processing.get("ts")
-    signal_processing = {
-        "sampling_frequency": 5000.0 if ts is None else _frequency_from_period(ts),
-        "cutoff_frequency": (
-            100.0
-            if processing.get("cut_off_frequency_butterworth") is None
-            else processing["cut_off_frequency_butterworth"]
-        ),
-    }
-    extra_processing = {
-        k: v for k, v in processing.items() if k not in ("ts", "cut_off_frequency_butterworth")
-    }
-    if extra_processing:
-        custom["legacy_processing_params"] = extra_processing
-    fs = signal_processing["sampling_frequency"]
-    if not signal_processing["cutoff_frequency"] < fs / 2.0:
-        logger.warning(
-            "legacy cut_off_frequency_butterworth=%s Hz is not below the Nyquist frequency "
-            "%s Hz of ts=%s s: the migrated identification task will be refused until "
-            "signal_processing.cutoff_frequency is lowered",
-            signal_processing["cutoff_frequency"],
-            fs / 2.0,
-            ts,
-        )
+    properties = _identif_properties(robot_params, problem_params, custom)
+    problem = _identif_problem(problem_params, custom)
+    signal_processing = _identif_signal_processing(processing, custom)
 
     task: dict[str, Any] = {
         "enabled": True,
@@ -470,19 +523,9 @@ def legacy_identification_to_unified(identif_data: Mapping[str, Any]) -> dict[st
         "problem": problem,
         "signal_processing": signal_processing,
     }
-    load = {}
-    if tls.get("mass_load") is not None:
-        load["additional_mass"] = tls["mass_load"]
-    if tls.get("which_body_loaded") is not None:
-        index = tls["which_body_loaded"]
-        if isinstance(index, float) and index.is_integer():
-            index = int(index)
-        load["loaded_body_index"] = index
+    load = _identif_load(tls, custom)
     if load:
         task["load_configuration"] = load
-    extra_tls = {k: v for k, v in tls.items() if k not in ("mass_load", "which_body_loaded")}
-    if extra_tls:
-        custom["legacy_tls_params"] = extra_tls
 
     known_blocks = {"robot_params", "problem_params", "processing_params", "tls_params"}
     for key, value in identif_data.items():
@@ -838,6 +881,34 @@ def _atomic_write_text(path: Path, text: str) -> Path:
     return Path(tmp)
 
 
+def _ordered_document(doc: Mapping[str, Any], name: str, extends: str | None) -> dict:
+    """The unified document in file order (extends, meta, robot, tasks, custom)."""
+    ordered: dict[str, Any] = {}
+    if extends is not None:
+        ordered["extends"] = extends
+    ordered["meta"] = doc["meta"]
+    ordered["robot"] = {"name": name, **doc.get("robot", {})}
+    for key in ("tasks", "custom"):
+        if key in doc:
+            ordered[key] = doc[key]
+    return ordered
+
+
+def _write_checked(src: Path, dst: Path, ordered: Mapping[str, Any]) -> None:
+    """Write ``ordered`` to ``dst`` atomically, only once the written file parses."""
+    header = (
+        f"# Unified configuration migrated from {src.name}\n"
+        "# by python -m figaroh.utils.config_migration (review before use).\n"
+    )
+    tmp = _atomic_write_text(dst, header + _dump_yaml(ordered))
+    try:
+        UnifiedConfigParser(tmp).parse()
+    except ConfigurationError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ConfigurationError(f"Migrated configuration for {src} does not parse: {exc}") from exc
+    os.replace(tmp, dst)
+
+
 def migrate_file(
     input_path: str | os.PathLike,
     output_path: str | os.PathLike,
@@ -893,34 +964,14 @@ def migrate_file(
 
     dst.parent.mkdir(parents=True, exist_ok=True)
     extends = _locate_template(template, dst.parent)
-    ordered: dict[str, Any] = {}
-    if extends is not None:
-        ordered["extends"] = extends
-    else:
+    if extends is None:
         logger.warning(
             "template '%s' not found relative to %s: writing a self-contained file without "
             "'extends'",
             template,
             dst,
         )
-    ordered["meta"] = doc["meta"]
-    ordered["robot"] = {"name": name, **doc.get("robot", {})}
-    for key in ("tasks", "custom"):
-        if key in doc:
-            ordered[key] = doc[key]
-
-    header = (
-        f"# Unified configuration migrated from {src.name}\n"
-        "# by python -m figaroh.utils.config_migration (review before use).\n"
-    )
-    text = header + _dump_yaml(ordered)
-    tmp = _atomic_write_text(dst, text)
-    try:
-        UnifiedConfigParser(tmp).parse()
-    except ConfigurationError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ConfigurationError(f"Migrated configuration for {src} does not parse: {exc}") from exc
-    os.replace(tmp, dst)
+    _write_checked(src, dst, _ordered_document(doc, name, extends))
     logger.info("Wrote unified configuration %s (extends: %s)", dst, extends)
 
     report: dict[str, Any] = {
