@@ -695,6 +695,89 @@ def _joint_q_writer(model: Any, name: str) -> Tuple[int, int]:
     return int(jm.idx_q), int(jm.nq)
 
 
+def _candidate_columns(
+    model: Any, joint_names: Any, ignore_unknown: bool
+) -> Tuple[List[str], List[int]]:
+    """``(names, indices of the used columns)`` of candidate joint names, checked on ``model``."""
+    if isinstance(joint_names, str) or not isinstance(joint_names, Sequence):
+        raise ValueError(
+            f"calibration_joint_names must be a list of joint names, got {joint_names!r}"
+        )
+    names = [str(n) for n in joint_names]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"calibration_joint_names: duplicated joints {dup}")
+    cols = list(range(len(names)))
+    if ignore_unknown:
+        cols = [i for i, n in enumerate(names) if model.existJointName(n)]
+        if not cols:
+            raise ValueError(
+                f"no column is named after a model joint (columns {names}; joints "
+                f"{list(model.names[1:])})"
+            )
+    unknown = [names[i] for i in cols if not model.existJointName(names[i])]
+    if unknown:
+        raise ValueError(
+            f"calibration_joint_names: {unknown} are not joints of model "
+            f"{model.name!r} (joints: {list(model.names[1:])})"
+        )
+    return names, cols
+
+
+def _candidate_values(configurations: Any, n_names: int, cols: List[int]) -> np.ndarray:
+    """``(n, len(cols))`` finite float values of the candidate rows (columns ``cols``)."""
+    if isinstance(configurations, (str, bytes)) or not isinstance(
+        configurations, (Sequence, np.ndarray)
+    ):
+        raise ValueError(
+            "calibration_joint_configurations must be a list of configurations, got "
+            f"{type(configurations).__name__}"
+        )
+    bad = [i for i, row in enumerate(configurations) if len(row) != n_names]
+    if bad:
+        raise ValueError(
+            f"calibration_joint_configurations: rows {bad[:10]} do not have "
+            f"{n_names} values (one per name in calibration_joint_names)"
+        )
+    try:
+        vals = np.asarray([[row[i] for i in cols] for row in configurations], dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"calibration_joint_configurations: non-numeric value ({exc})") from exc
+    if vals.ndim != 2 or vals.shape[0] == 0:
+        raise ValueError("calibration_joint_configurations is empty: give one row per posture")
+    if not np.all(np.isfinite(vals)):
+        rows = sorted({int(r) for r in np.argwhere(~np.isfinite(vals))[:, 0]})
+        raise ValueError(f"calibration_joint_configurations: NaN/inf in rows {rows[:10]}")
+    return vals
+
+
+def _design_message(
+    n_chosen: int,
+    min_nb_chosen: int,
+    rank: int,
+    n_params: int,
+    n_candidates: int,
+    method: str,
+    log_det: float,
+) -> str:
+    """One-line outcome of a posture selection (why it is infeasible, or its log det)."""
+    if n_chosen < min_nb_chosen:
+        return (
+            f"Infeasible design, try to increase NbSample: {n_chosen} postures selected "
+            f"(method {method!r}) but at least minNbChosen={min_nb_chosen} are required"
+        )
+    if rank < n_params:
+        return (
+            f"Infeasible design: the {n_chosen} selected postures give an information "
+            f"matrix of rank {rank} < {n_params} base parameters; increase NbSample or use "
+            "selection_method='threshold'"
+        )
+    return (
+        f"{n_chosen} postures selected out of {n_candidates} (method {method!r}), "
+        f"log det of the information matrix {log_det:.6g}"
+    )
+
+
 class BaseOptimalCalibration:
     """D-optimal selection of calibration postures from a candidate pool.
 
@@ -959,52 +1042,8 @@ class BaseOptimalCalibration:
         Raises:
             ValueError: unknown/duplicate joint names, ragged or non-finite values.
         """
-        if isinstance(joint_names, str) or not isinstance(joint_names, Sequence):
-            raise ValueError(
-                f"calibration_joint_names must be a list of joint names, got {joint_names!r}"
-            )
-        names = [str(n) for n in joint_names]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"calibration_joint_names: duplicated joints {dup}")
-        cols = list(range(len(names)))
-        if ignore_unknown:
-            cols = [i for i, n in enumerate(names) if self.model.existJointName(n)]
-            if not cols:
-                raise ValueError(
-                    f"no column is named after a model joint (columns {names}; joints "
-                    f"{list(self.model.names[1:])})"
-                )
-        unknown = [names[i] for i in cols if not self.model.existJointName(names[i])]
-        if unknown:
-            raise ValueError(
-                f"calibration_joint_names: {unknown} are not joints of model "
-                f"{self.model.name!r} (joints: {list(self.model.names[1:])})"
-            )
-        if isinstance(configurations, (str, bytes)) or not isinstance(
-            configurations, (Sequence, np.ndarray)
-        ):
-            raise ValueError(
-                "calibration_joint_configurations must be a list of configurations, got "
-                f"{type(configurations).__name__}"
-            )
-        bad = [i for i, row in enumerate(configurations) if len(row) != len(names)]
-        if bad:
-            raise ValueError(
-                f"calibration_joint_configurations: rows {bad[:10]} do not have "
-                f"{len(names)} values (one per name in calibration_joint_names)"
-            )
-        try:
-            vals = np.asarray([[row[i] for i in cols] for row in configurations], dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"calibration_joint_configurations: non-numeric value ({exc})"
-            ) from exc
-        if vals.ndim != 2 or vals.shape[0] == 0:
-            raise ValueError("calibration_joint_configurations is empty: give one row per posture")
-        if not np.all(np.isfinite(vals)):
-            rows = sorted({int(r) for r in np.argwhere(~np.isfinite(vals))[:, 0]})
-            raise ValueError(f"calibration_joint_configurations: NaN/inf in rows {rows[:10]}")
+        names, cols = _candidate_columns(self.model, joint_names, ignore_unknown)
+        vals = _candidate_values(configurations, len(names), cols)
         used = [names[i] for i in cols]
         q = np.tile(np.asarray(pin.neutral(self.model), dtype=float), (vals.shape[0], 1))
         for k, n in enumerate(used):
@@ -1271,23 +1310,9 @@ class BaseOptimalCalibration:
         ld, rank = _batched_logdet(X[chosen].sum(axis=0)) if chosen else (-np.inf, 0)
         rank = int(rank)
         feasible = len(chosen) >= self.minNbChosen and rank == n_p
-        if len(chosen) < self.minNbChosen:
-            message = (
-                f"Infeasible design, try to increase NbSample: {len(chosen)} postures selected "
-                f"(method {selection_method!r}) but at least minNbChosen={self.minNbChosen} "
-                "are required"
-            )
-        elif rank < n_p:
-            message = (
-                f"Infeasible design: the {len(chosen)} selected postures give an information "
-                f"matrix of rank {rank} < {n_p} base parameters; increase NbSample or use "
-                "selection_method='threshold'"
-            )
-        else:
-            message = (
-                f"{len(chosen)} postures selected out of {len(X)} (method {selection_method!r}), "
-                f"log det of the information matrix {float(ld):.6g}"
-            )
+        message = _design_message(
+            len(chosen), int(self.minNbChosen), rank, n_p, len(X), selection_method, float(ld)
+        )
         self.results_data = {
             "feasible": bool(feasible),
             "message": message,
@@ -1313,6 +1338,12 @@ class BaseOptimalCalibration:
             logger.error("%s", message)
             raise InfeasibleDesignError(message)
         logger.info("%s", message)
+        self._store_selection(chosen)
+        self.optimal_weights = list(self.w_list)
+        return True
+
+    def _store_selection(self, chosen: List[int]) -> None:
+        """Set ``chosen_indices``, ``nb_chosen`` and ``optimal_configurations``."""
         self.chosen_indices = [int(i) for i in chosen]
         self.nb_chosen = len(chosen)
         src = self._configs or {}
@@ -1323,8 +1354,6 @@ class BaseOptimalCalibration:
         self.optimal_configurations["calibration_joint_configurations"] = [
             list(configs[i]) for i in chosen
         ]
-        self.optimal_weights = list(self.w_list)
-        return True
 
     def _select_by_threshold(self) -> List[int]:
         self.eps_opt = EPS_OPT
