@@ -20,6 +20,7 @@ import pytest
 from conftest import ROOT, load_example
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration import estimation
+from figaroh.calibration._parameters import _finite_difference
 from figaroh.calibration.base_calibration import BaseCalibration
 from figaroh.tools.robot import Robot
 from figaroh.utils.error_handling import CalibrationError
@@ -280,8 +281,6 @@ def test_jacobian_modes(robot, exact):
         base.cost_function(x)
     # default analytic Jacobian = weighted finite differences of the default cost
     J = base.cost_jacobian(x)
-    from figaroh.calibration.base_calibration import _finite_difference
-
     Jn = _finite_difference(base.cost_function, x, step=1e-6)
     assert np.abs(J - Jn).max() < 1e-3 * np.abs(Jn).max()
 

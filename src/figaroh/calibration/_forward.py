@@ -74,6 +74,32 @@ class _Layout:
         return any(jp.elastic >= 0 for jp in self.joints)
 
 
+def _place_joint_param(
+    model: Any, by_joint: Dict[int, _JointParams], jid: int, pp: Any, i: int, name: str
+) -> str | None:
+    """Record vector index ``i`` of a joint parameter; an error message or None."""
+    jp = by_joint.get(jid)
+    if jp is None:
+        jm = model.joints[jid]
+        jp = _JointParams(
+            jid,
+            int(model.parents[jid]),
+            -np.ones(6, dtype=int),
+            -np.ones(6, dtype=int),
+            idx_v=int(jm.idx_v),
+        )
+        by_joint[jid] = jp
+    if pp.kind == "full":
+        jp.full[pp.slot] = i
+    elif pp.kind == "offset":
+        jp.offset[pp.slot] = i
+    else:
+        jp.elastic, jp.elastic_slot = i, pp.slot
+        if model.joints[jid].nv != 1:
+            return f"elastic parameter {name!r}: joint {pp.joint!r} is not 1-DoF"
+    return None
+
+
 def _layout(
     model: Any, calib_config: Mapping[str, Any], names: Sequence[str] | None = None
 ) -> _Layout:
@@ -98,26 +124,9 @@ def _layout(
         elif pp.kind == "tip":
             tip[pp.marker, pp.slot] = i
         else:
-            jid = joints_map[pp.joint]
-            jp = by_joint.get(jid)
-            if jp is None:
-                jm = model.joints[jid]
-                jp = _JointParams(
-                    jid,
-                    int(model.parents[jid]),
-                    -np.ones(6, dtype=int),
-                    -np.ones(6, dtype=int),
-                    idx_v=int(jm.idx_v),
-                )
-                by_joint[jid] = jp
-            if pp.kind == "full":
-                jp.full[pp.slot] = i
-            elif pp.kind == "offset":
-                jp.offset[pp.slot] = i
-            else:
-                if model.joints[jid].nv != 1:
-                    errors.append(f"elastic parameter {name!r}: joint {pp.joint!r} is not 1-DoF")
-                jp.elastic, jp.elastic_slot = i, pp.slot
+            err = _place_joint_param(model, by_joint, joints_map[pp.joint], pp, i, name)
+            if err:
+                errors.append(err)
     if errors:
         raise ValueError("; ".join(errors))
     return _Layout(names, K, base, tip, [by_joint[j] for j in sorted(by_joint)])

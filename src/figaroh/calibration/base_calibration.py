@@ -45,10 +45,9 @@ import dataclasses
 import json
 import logging
 import os
-import warnings
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, List, Mapping, Sequence, Tuple
 
 import numpy as np
 import yaml
@@ -59,17 +58,15 @@ from figaroh.calibration import estimation
 from figaroh.calibration._corrections import CalibrationCorrections, is_kinematic_correction
 from figaroh.calibration._evaluation import CalibrationEvaluation
 from figaroh.calibration._objective import CalibrationObjective
+from figaroh.calibration._parameters import CalibrationParameters
 from figaroh.calibration._pipeline.estimators import estimate
 from figaroh.calibration._pipeline.layout import structural_layout
 from figaroh.calibration._pipeline.observations import read_observations
 from figaroh.calibration._pipeline.outliers import fit_with_outlier_exclusion
-from figaroh.calibration._pipeline.priors import joint_candidates, prior_group
 from figaroh.calibration._pipeline.records import (
     CalibrationRun,
     EstimationProblem,
-    EstimationResult,
     EstimationSettings,
-    StructuralLayout,
 )
 from figaroh.calibration._pipeline.results import assemble_results
 from figaroh.calibration._pipeline.uncertainty import (
@@ -153,7 +150,11 @@ def _run_of(obj: Any) -> CalibrationRun:
 
 
 class BaseCalibration(
-    CalibrationObjective, CalibrationEvaluation, CalibrationCorrections, CalibrationPlots
+    CalibrationObjective,
+    CalibrationParameters,
+    CalibrationEvaluation,
+    CalibrationCorrections,
+    CalibrationPlots,
 ):
     """Geometric calibration of a kinematic chain from measured poses or points.
 
@@ -423,21 +424,6 @@ class BaseCalibration(
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             raise CalibrationError(f"Parameter list creation failed: {msg}") from exc
 
-    def _apply_layout(self, layout: StructuralLayout) -> None:
-        """Write a structural layout into ``calib_config`` (1.0.2 keys)."""
-        cfg = self.calib_config
-        for k in [k for k in cfg if k.startswith("base_mapping")]:
-            del cfg[k]
-        cfg.pop("absorbed_param_name", None)
-        cfg["param_name"] = list(layout.param_name)
-        cfg["base_mapping_matrix"] = layout.matrix
-        cfg["base_mapping_param_names"] = list(layout.param_names)
-        cfg["base_mapping_row_names"] = list(layout.row_names)
-        cfg["base_mapping_slice"] = layout.slice
-        cfg["base_mapping_matrix_full"] = np.array(layout.matrix, copy=True)
-        cfg["base_mapping_row_names_full"] = list(layout.row_names)
-        cfg["base_frame_row_names"] = list(layout.base_frame_row_names)
-
     def eliminate_absorbed_parameters(self, tol: float = 1e-4) -> List[str]:
         """Drop joint parameters that the estimated frames absorb on the measured data.
 
@@ -475,70 +461,6 @@ class BaseCalibration(
         cfg["absorbed_param_name"] = list(absorbed)
         self.nvars = len(cfg["param_name"])
         return list(absorbed)
-
-    def _configure_estimation(self) -> Dict[str, Any]:
-        """Run the non-structural estimator and write its result into ``calib_config``.
-
-        Returns:
-            The estimation report (also ``calib_config["estimation_report"]``).
-
-        Raises:
-            EstimationError: ``non_geom`` set, data not loaded, bad settings.
-        """
-        result = estimate(self._estimation_problem())
-        self._apply_estimation(result)
-        return result.report
-
-    def _estimation_problem(self) -> EstimationProblem:
-        """The estimation problem of a non-structural method (candidate layout loaded)."""
-        cfg = self.calib_config
-        st = estimation.settings(cfg)
-        method = st["method"]
-        if cfg.get("non_geom"):
-            raise estimation.EstimationError(
-                f"estimation.method {method!r} does not support include_non_geometric; use "
-                "structural"
-            )
-        if self.PEE_measured is None or self.q_measured is None:
-            raise estimation.EstimationError(
-                f"estimation.method {method!r} needs the measurements: load the data before "
-                "create_param_list()"
-            )
-        cands = joint_candidates(self.model, cfg)
-        K = int(cfg["NbMarkers"])
-        mask = list(cfg["measurability"])
-        base = [] if cfg.get("known_baseframe", False) else list(BASE_TPL)
-        tips = (
-            []
-            if cfg.get("known_tipframe", False)
-            else [f"{t}_{k}" for k in range(1, K + 1) for j, t in enumerate(EE_TPL) if mask[j]]
-        )
-        canonical = base + cands + tips
-        for k in [k for k in cfg if k.startswith("base_mapping")]:
-            del cfg[k]
-        cfg["param_name"] = list(canonical)
-        cfg["prior_weights"] = None
-        cfg["prior_noise"] = None
-        self._layout_cache = None
-        return EstimationProblem(
-            names=tuple(canonical),
-            frames=tuple(base + tips),
-            joint_names=tuple(cands),
-            prior_groups={n: prior_group(n, self.model) for n in canonical},
-            settings=EstimationSettings.from_mapping(st),
-            model=self._residual_model(),
-        )
-
-    def _apply_estimation(self, result: EstimationResult) -> None:
-        cfg = self.calib_config
-        cfg["param_name"] = list(result.param_name)
-        cfg["prior_weights"] = result.prior_weights
-        cfg["prior_noise"] = result.prior_noise
-        cfg["absorbed_param_name"] = list(result.absorbed)
-        cfg["estimation_report"] = result.report
-        self.estimation_report = result.report
-        self._layout_cache = None
-        self.nvars = len(result.param_name)
 
     # ------------------------------------------------------------------ solving (step outliers)
     def solve(
@@ -651,71 +573,6 @@ class BaseCalibration(
         except Exception as exc:
             raise CalibrationError(f"Optimization failed: {exc}") from exc
         return result, excluded
-
-    def _check_problem_size(self, n_params: int) -> None:
-        m = self._n_observations()
-        w = self.calib_config.get("prior_weights")
-        if w is not None:  # Gaussian priors are observations of the parameters too
-            m += int(np.count_nonzero(np.asarray(w, dtype=float)))
-        n_samples = self.n_samples
-        rows = self._rows_per_sample()
-        if m <= n_params:
-            need = n_params // max(1, rows) + 1
-            raise CalibrationError(
-                f"{n_samples} postures give {m} measurement rows for {n_params} parameters: "
-                f"collect at least {need} postures, or reduce the parameter set "
-                "(calibration_level: joint_offset, known frames, or estimation.method: map)"
-            )
-
-    def _dependent_parameters(self, x0: np.ndarray, tol: float = 1e-6) -> List[str]:
-        names = list(self.calib_config["param_name"])
-        if self._jacobian_mode() == "2-point":
-            J = _finite_difference(self._objective, x0)
-        else:
-            J = self._objective_jacobian(x0)
-        J = J[: len(self.PEE_measured)]
-        _, dependent = ct.select_identifiable_parameters(J, names, tol=tol)
-        return dependent
-
-    def _check_structural_identifiability(self, x0: np.ndarray, tol: float = 1e-6) -> None:
-        try:
-            dependent = self._dependent_parameters(x0, tol)
-        except Exception as exc:  # noqa: BLE001 - diagnostic only
-            logger.debug("identifiability check skipped: %s", exc)
-            return
-        if dependent:
-            warnings.warn(
-                f"structurally singular parameter set: {dependent} are linear combinations of "
-                "other parameters on these postures (not identifiable). Remove them with "
-                "drop_unidentifiable_parameters() (or calibration_tools."
-                "drop_calibration_parameters), or use estimation.method: map",
-                UserWarning,
-                stacklevel=3,
-            )
-
-    def drop_unidentifiable_parameters(self, tol: float = 1e-6) -> List[str]:
-        """Remove parameters that are linear combinations of the others on the loaded postures.
-
-        Scans the objective's measurement-row Jacobian at the initial vector
-        (closed-form frames, joint parameters 0) in ``param_name`` order —
-        frames included — and drops every dependent column (see
-        :func:`~figaroh.calibration.calibration_tools.select_identifiable_parameters`).
-
-        Returns:
-            The dropped names (logged).
-
-        Raises:
-            CalibrationError: data or parameter list missing.
-        """
-        if self.PEE_measured is None or not self.calib_config.get("param_name"):
-            raise CalibrationError("drop_unidentifiable_parameters: call initialize() first")
-        dependent = self._dependent_parameters(self._initial_vector(), tol)
-        if dependent:
-            ct.drop_calibration_parameters(self.calib_config, dependent)
-            self._layout_cache = None
-            self.nvars = len(self.calib_config["param_name"])
-            logger.info("dropped unidentifiable parameters: %s", dependent)
-        return dependent
 
     def _least_squares(self, x0: np.ndarray, method: str):
         mode = self._jacobian_mode()
@@ -973,16 +830,6 @@ class BaseCalibration(
         if result.success:
             return result.x
         return result.x + np.random.default_rng().normal(0.0, 1e-3, result.x.shape)
-
-
-def _finite_difference(fun, x: np.ndarray, step: float = 1e-7) -> np.ndarray:
-    f0 = np.asarray(fun(x), dtype=float)
-    J = np.empty((f0.size, x.size))
-    for i in range(x.size):
-        dx = np.zeros_like(x)
-        dx[i] = step * max(1.0, abs(x[i]))
-        J[:, i] = (np.asarray(fun(x + dx), dtype=float) - f0) / dx[i]
-    return J
 
 
 # BASE_TPL / EE_TPL are re-exported for subclasses that slice the parameter vector.

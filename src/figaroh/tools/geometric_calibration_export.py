@@ -92,6 +92,28 @@ def _urdf_origins(path: str | os.PathLike) -> Dict[str, tuple[np.ndarray, np.nda
     return out
 
 
+def _joint_values(
+    params: Mapping[str, Mapping[str, float]], min_sigma: float | None
+) -> Dict[str, Dict[str, np.ndarray]]:
+    """``{joint: {"full": (6,), "offset": (6,)}}`` of the (significant) joint corrections."""
+    per_joint: Dict[str, Dict[str, np.ndarray]] = defaultdict(
+        lambda: {"full": np.zeros(6), "offset": np.zeros(6)}
+    )
+    for name, entry in params.items():
+        parsed = _classify(name)
+        if parsed is None:
+            continue
+        value = float(entry["value"])
+        std = float(entry.get("std_dev", 0.0))
+        if min_sigma is not None:
+            ratio = math.inf if std == 0 else abs(value) / std
+            if ratio < min_sigma:
+                continue
+        kind, joint, slot = parsed
+        per_joint[joint][kind][slot] += value
+    return per_joint
+
+
 def build_geometric_calibration(
     calibrator: Any,
     *,
@@ -127,21 +149,7 @@ def build_geometric_calibration(
     params = calibrator.redistribute_parameters()
     model = getattr(calibrator, "model", None)
     origins = _urdf_origins(nominal_urdf) if nominal_urdf else {}
-    per_joint: Dict[str, Dict[str, np.ndarray]] = defaultdict(
-        lambda: {"full": np.zeros(6), "offset": np.zeros(6)}
-    )
-    for name, entry in params.items():
-        parsed = _classify(name)
-        if parsed is None:
-            continue
-        value = float(entry["value"])
-        std = float(entry.get("std_dev", 0.0))
-        if min_sigma is not None:
-            ratio = math.inf if std == 0 else abs(value) / std
-            if ratio < min_sigma:
-                continue
-        kind, joint, slot = parsed
-        per_joint[joint][kind][slot] += value
+    per_joint = _joint_values(params, min_sigma)
     out: Dict[str, float] = {}
     for joint, vals in per_joint.items():
         P = pin.SE3.Identity()
