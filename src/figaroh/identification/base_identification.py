@@ -55,30 +55,78 @@ import numpy as np
 
 from figaroh.data.adoption import (
     adopt_trajectory_for,
-    mask_rows,
     record_data_stage,
     trajectory_mask,
 )
 from figaroh.identification import _metrics, _signal
+from figaroh.identification._pipeline.base_fit import (
+    coulomb_at_rest,
+    custom_solver_fit,
+    estimate_pair,
+    fit_quality,
+    fit_results,
+    qr_base_fit,
+    variance_pair,
+    with_estimate,
+)
+from figaroh.identification._pipeline.conditioning import (
+    apply_filters,
+    condition_kinematics,
+    differentiate,
+    full_configuration,
+    make_settings,
+    signal_set,
+)
+from figaroh.identification._pipeline.export import base_result
+from figaroh.identification._pipeline.fit_rows import (
+    active_blocks,
+    build_fit_problem,
+    decimated_rows,
+    eliminate_zero_columns,
+    fit_blocks,
+    fit_joint_names,
+    mask_fit_rows,
+    select_fit_joint_rows,
+    undecimated_rows,
+)
+from figaroh.identification._pipeline.records import (
+    BaseFit,
+    FitOptions,
+    FitProblem,
+    Settings,
+    SignalSet,
+)
+from figaroh.identification._pipeline.validation import (
+    identified_standard_vector,
+    validation_metrics,
+    validation_stage,
+)
+from figaroh.identification._pipeline_physical import (
+    apply_physical_consistency_if_enabled,
+    apply_reconstruction_if_enabled,
+    record_physical_stage,
+    run_physical_fit_if_wanted,
+    select_if_requested,
+    validation_estimate,
+)
 from figaroh.identification.config import unified_to_legacy_identif_config
 from figaroh.identification.exceptions import (
-    IdentificationConfigError,
     IdentificationDataError,
     IdentificationStateError,
 )
-from figaroh.identification.identification_tools import relative_stdev
 from figaroh.identification.parameter import (
     add_custom_parameters,
     add_standard_additional_parameters,
     get_standard_parameters,
 )
-from figaroh.tools.qrdecomposition import QRDecomposer
+from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.regressor import (
     build_regressor_basic,
     build_regressor_reduced,
     get_index_eliminate,
 )
 from figaroh.tools.solver import LinearSolver
+from figaroh.tools.stages import drop_stage, record_stage, stages_as_dicts
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
     create_task_config,
@@ -359,26 +407,9 @@ class BaseIdentification(ABC):
         Raises:
             ValueError: Missing timestamps/positions or bad filter parameters.
         """
-        filter_config = filter_config or self.filter_config
-        if self.raw_data.get("timestamps") is None:
-            raise IdentificationDataError("Timestamps are required for data processing")
-        if self.raw_data.get("positions") is None:
-            raise IdentificationDataError("Position data is required for processing")
-        params = dict(filter_config.get("filter_params", {}))
-        method = filter_config.get("differentiation_method", "gradient")
-        self.processed_data = {"timestamps": np.asarray(self.raw_data["timestamps"], dtype=float)}
-        previous = None
-        for name in ("positions", "velocities", "accelerations"):
-            raw = self.raw_data.get(name)
-            if raw is not None:
-                self.processed_data[name] = self._apply_filters(np.asarray(raw, float), **params)
-            elif previous is not None:
-                self.processed_data[name] = self._differentiate_signal(
-                    self.processed_data["timestamps"], self.processed_data[previous], method=method
-                )
-            else:
-                raise IdentificationDataError(f"Cannot process {name}: no data or dependency")
-            previous = name
+        self.processed_data = condition_kinematics(
+            self.raw_data, filter_config or self.filter_config
+        )
 
     @staticmethod
     def _apply_filters(
@@ -402,24 +433,18 @@ class BaseIdentification(ABC):
         Returns:
             The filtered array for one signal, else a tuple.
         """
-        out = tuple(
-            None
-            if s is None
-            else _signal.low_pass(
-                s,
-                nbutter=nbutter,
-                f_butter=f_butter,
-                med_fil=med_fil,
-                f_sample=f_sample,
-                median_padding=median_padding,
-            )
-            for s in signals
+        return apply_filters(
+            *signals,
+            nbutter=nbutter,
+            f_butter=f_butter,
+            med_fil=med_fil,
+            f_sample=f_sample,
+            median_padding=median_padding,
         )
-        return out[0] if len(out) == 1 else out
 
     @staticmethod
     def _differentiate_signal(time_vector, signal, method="gradient"):
-        return _signal.differentiate(time_vector, signal, method)
+        return differentiate(time_vector, signal, method)
 
     def process_torque_data(self, **kwargs):
         """Hook: joint efforts (N, n_active) [N·m or N] from ``raw_data["torques"]``.
@@ -447,28 +472,16 @@ class BaseIdentification(ABC):
         Inactive joints stay at ``robot.q0`` with zero velocity; an active
         continuous joint (cos/sin configuration) gets ``(cos θ, sin θ)``.
         """
-        for key in ("positions", "velocities", "accelerations"):
-            if self.processed_data.get(key) is None:
-                raise IdentificationDataError(f"Missing required data: {key}")
-        n = self.num_samples
-        cfg = self.identif_config
-        q = np.tile(np.asarray(self.robot.q0, dtype=float), (n, 1))
-        v = np.zeros((n, self.model.nv))
-        a = np.zeros((n, self.model.nv))
-        pos = np.asarray(self.processed_data["positions"], float).reshape(n, -1)
-        jids = cfg.get("act_Jid") or [None] * len(cfg["act_idxq"])
-        for col, (iq, jid) in enumerate(zip(cfg["act_idxq"], jids, strict=True)):
-            if jid is not None and self.model.joints[jid].nq == 2:
-                q[:, iq] = np.cos(pos[:, col])
-                q[:, iq + 1] = np.sin(pos[:, col])
-            else:
-                q[:, iq] = pos[:, col]
-        idxv = list(cfg["act_idxv"])
-        v[:, idxv] = np.asarray(self.processed_data["velocities"], float).reshape(n, -1)
-        a[:, idxv] = np.asarray(self.processed_data["accelerations"], float).reshape(n, -1)
+        q, v, a = full_configuration(self.processed_data, self._settings(), self.num_samples)
         self.processed_data["positions"] = q
         self.processed_data["velocities"] = v
         self.processed_data["accelerations"] = a
+
+    def _settings(self) -> Settings:
+        """The :class:`~figaroh.identification._pipeline.records.Settings` of the current config."""
+        return make_settings(
+            self.identif_config, self.model, self.robot.q0, getattr(self, "tol_qr", 1e-6)
+        )
 
     # ------------------------------------------------------------------ model
     def build_regressor(self, positions, velocities, accelerations):
@@ -592,33 +605,13 @@ class BaseIdentification(ABC):
         Raises:
             IdentificationConfigError: unknown or empty ``torque_fit_joints``.
         """
-        active = list(self.identif_config.get("active_joints", []))
-        chosen = self.identif_config.get("torque_fit_joints")
-        if chosen is None:
-            return active
-        unknown = [j for j in chosen if j not in active]
-        if unknown:
-            raise IdentificationConfigError(
-                f"torque_fit_joints {unknown} are not active joints {active} "
-                "(problem.torque_fit_joints)"
-            )
-        if not chosen:
-            raise IdentificationConfigError("torque_fit_joints is empty: nothing to fit")
-        return [j for j in active if j in chosen]
+        return fit_joint_names(self._settings())
 
     def _fit_blocks(self):
-        active = list(self.identif_config.get("active_joints", []))
-        fit = set(self.fit_joints())
-        return [i for i, name in enumerate(active) if name in fit]
+        return fit_blocks(self._settings())
 
     def _select_fit_rows(self, tau, W):
-        if self.identif_config.get("torque_fit_joints") is None:
-            return tau, W
-        n_active = len(self.identif_config["act_idxv"])
-        blocks = self._fit_blocks()
-        L = len(tau) // n_active
-        rows = np.concatenate([np.arange(b * L, (b + 1) * L) for b in blocks])
-        return tau[rows], W[rows]
+        return select_fit_joint_rows(tau, W, self._settings())
 
     # ------------------------------------------------------------------ solve
     def _validate_prerequisites(self):
@@ -634,36 +627,26 @@ class BaseIdentification(ABC):
             )
 
     def _eliminate_zero_columns(self, zero_tolerance):
-        idx_e, params_r = get_index_eliminate(
-            self.dynamic_regressor, self.standard_parameter, tol_e=zero_tolerance
+        W_red, params_r, idx_e = eliminate_zero_columns(
+            self.dynamic_regressor, self.standard_parameter, zero_tolerance
         )
-        keep = np.setdiff1d(np.arange(self.dynamic_regressor.shape[1]), idx_e)
-        self.regressor_reduced = self.dynamic_regressor[:, keep]
+        self.regressor_reduced = W_red
         self.active_parameters = params_r
-        self._idx_eliminated = list(idx_e)
+        self._idx_eliminated = idx_e
         return self.regressor_reduced, self.active_parameters
 
     def _active_blocks(self, W: np.ndarray, n: int) -> np.ndarray:
-        """(n_active, n, p) array of the active DOF blocks of a stacked regressor.
-
-        A view (no copy) when every DOF is active in model order.
-        """
-        idx = np.asarray(self.identif_config["act_idxv"], dtype=int)
-        blocks = W.reshape(self.model.nv, n, W.shape[1])
-        if idx.size == self.model.nv and np.array_equal(idx, np.arange(self.model.nv)):
-            return blocks
-        return blocks[idx]
+        """(n_active, n, p) array of the active DOF blocks of a stacked regressor."""
+        return active_blocks(W, n, self._settings())
 
     def _apply_decimation(self, regressor_reduced, decimation_factor):
-        n = self.num_samples
-        torques = np.asarray(self.processed_data["torques"], float).reshape(n, -1)
-        tau_dec = _signal.decimate_blocks(torques, decimation_factor, axis=0)
-        tau = tau_dec.T.reshape(-1)
-        W = self._decimate_regressor_matrix(regressor_reduced, decimation_factor)
-        if W.shape[0] != tau.shape[0]:
-            raise ValueError(
-                f"Decimated data size mismatch: {W.shape[0]} regressor rows, {tau.shape[0]} torques"
-            )
+        tau, W = decimated_rows(
+            self.processed_data["torques"],
+            regressor_reduced,
+            self.num_samples,
+            decimation_factor,
+            self._settings(),
+        )
         self.tau_decimated, self.regressor_decimated = tau, W
         return tau, W
 
@@ -673,21 +656,42 @@ class BaseIdentification(ABC):
         return dec.reshape(-1, dec.shape[2])
 
     def _prepare_undecimated_data(self, regressor_reduced):
-        n = self.num_samples
-        tau = np.asarray(self.processed_data["torques"], float).reshape(n, -1).T.reshape(-1)
-        W = self._active_blocks(regressor_reduced, n).reshape(-1, regressor_reduced.shape[1])
-        return tau, W
-
-    def _mask_rows(self, tau, regressor, factor=1):
-        return mask_rows(
-            tau, regressor, self._sample_mask, len(self.identif_config["act_idxv"]), factor
+        return undecimated_rows(
+            self.processed_data["torques"], regressor_reduced, self.num_samples, self._settings()
         )
 
-    def _reset_solve_state(self, tau, W, active_params):
-        from figaroh.tools.stages import drop_stage
+    def _mask_rows(self, tau, regressor, factor=1):
+        return mask_fit_rows(tau, regressor, self._sample_mask, self._settings(), factor)
 
-        self._solve_tau = tau
-        self._solve_W = W
+    def _signals(self) -> SignalSet:
+        """The training :class:`~figaroh.identification._pipeline.records.SignalSet`."""
+        return signal_set(self.processed_data, self._sample_mask)
+
+    def _build_fit_problem(self, options: FitOptions) -> FitProblem:
+        """Fit rows of ``solve`` and ``solve_with_custom_solver`` (one step, one place)."""
+        problem = build_fit_problem(
+            self.dynamic_regressor,
+            self.standard_parameter,
+            self._signals(),
+            self._settings(),
+            options,
+        )
+        self.regressor_reduced = problem.W_reduced
+        self.active_parameters = list(problem.active_params)
+        self._idx_eliminated = list(problem.idx_eliminated)
+        if options.decimate:
+            self.tau_decimated, self.regressor_decimated = (
+                problem.tau_decimated,
+                problem.W_decimated,
+            )
+        self._reset_solve_state(problem)
+        return problem
+
+    def _reset_solve_state(self, problem: FitProblem):
+        self._problem = problem
+        self._run = None
+        self._solve_tau = problem.tau
+        self._solve_W = problem.W
         self._wls_row_weight = None
         self._recon_result = None
         self._physical_fit = None
@@ -695,40 +699,31 @@ class BaseIdentification(ABC):
         for stage in ("export", "physical", "validation"):
             drop_stage(self, stage)
 
+    def _publish_fit(self, fit: BaseFit) -> None:
+        """Expose a :class:`~figaroh.identification._pipeline.records.BaseFit` as attributes."""
+        self._fit = fit
+        if fit.qr is not None:
+            self._qr = fit.qr
+            self._M_matrix = fit.M
+            self._params_r_for_recon = list(fit.params_r)
+            self._base_indices = list(fit.base_indices)
+        self.dynamic_regressor_base = fit.W_b
+        self.phi_base = fit.phi_base
+        self.params_base = list(fit.params_base)
+        self.tau_identif = fit.tau_identif
+        self.tau_noised = fit.tau_noised
+
     def _calculate_base_parameters(self, tau, W, active_params) -> dict:
-        decomposer = QRDecomposer(
-            tolerance=getattr(self, "tol_qr", 1e-6),
-            relative_tolerance=self.identif_config.get("qr_relative_tolerance"),
+        problem = FitProblem(
+            tau=tau,
+            W=W,
+            W_reduced=getattr(self, "regressor_reduced", None),
+            active_params=tuple(active_params),
+            idx_eliminated=tuple(self._idx_eliminated or ()),
         )
-        qr = decomposer.decompose(
-            W, list(active_params), tau, self.standard_parameter, method="double"
-        )
-        if qr.cond_R1 > 1e6:
-            logger.warning(
-                "The base regressor is ill-conditioned (cond(R1) = %.3g); consider setting "
-                "tasks.identification.problem.qr_relative_tolerance (e.g. 1e-4)",
-                qr.cond_R1,
-            )
-        self._qr = qr
-        self._M_matrix = qr.M
-        self._params_r_for_recon = list(active_params)
-        self._base_indices = list(qr.base_indices)
-        self.dynamic_regressor_base = qr.W_b
-        self.phi_base = qr.phi_b
-        self.params_base = list(qr.base_param_expressions)
-        self.tau_identif = qr.W_b @ qr.phi_b
-        self.tau_noised = tau
-        base_param_dict = dict(zip(self.params_base, self.phi_base.tolist(), strict=True))
-        return {
-            "base_regressor": qr.W_b,
-            "base_param_dict": base_param_dict,
-            "base_parameters": self.params_base,
-            "phi_base": self.phi_base,
-            "tau_estimated": self.tau_identif,
-            "tau_processed": tau,
-            "M": qr.M,
-            "params_r": list(active_params),
-        }
+        fit = qr_base_fit(problem, self.standard_parameter, self._settings())
+        self._publish_fit(fit)
+        return fit_results(fit)
 
     def _n_fit_blocks(self) -> int:
         return len(self._fit_blocks())
@@ -757,10 +752,10 @@ class BaseIdentification(ABC):
         """
         W_b, tau = self.dynamic_regressor_base, self.tau_noised
         variances = self._calculate_joint_variances(W_b, tau, self._n_fit_blocks())
-        sig_ro_joint, diag_SIGMA = _variance_pair(variances, len(tau))
+        sig_ro_joint, diag_SIGMA = variance_pair(variances, len(tau))
         self._sig_ro_joint = sig_ro_joint
         self._joint_variances = diag_SIGMA
-        phi_wls, C_X = _estimate_pair(
+        phi_wls, C_X = estimate_pair(
             self._solve_weighted_least_squares(W_b, tau, diag_SIGMA), W_b, tau, diag_SIGMA
         )
         self._wls_covariance = C_X
@@ -853,51 +848,27 @@ class BaseIdentification(ABC):
             IdentificationStateError: (an ``AssertionError``) before :meth:`initialize`.
             ValueError: Inconsistent shapes or configuration.
         """
-        from figaroh.tools.stages import record_stage
-
         logger.info("Starting %s dynamic parameter identification...", self.__class__.__name__)
         self._run_started_at = datetime.now(timezone.utc).isoformat()
         self._decimate_used = bool(decimate)
         self._validate_prerequisites()
-        W_red, active_params = self._eliminate_zero_columns(zero_tolerance)
-        if decimate:
-            tau, W = self._apply_decimation(W_red, decimation_factor)
-        else:
-            tau, W = self._prepare_undecimated_data(W_red)
-        tau, W = self._mask_rows(tau, W, decimation_factor if decimate else 1)
-        tau, W = self._select_fit_rows(tau, W)
-        self._reset_solve_state(tau, W, active_params)
+        problem = self._build_fit_problem(
+            FitOptions(bool(decimate), decimation_factor, zero_tolerance, apply_mask=True)
+        )
         try:
-            results = self._calculate_base_parameters(tau, W, active_params)
+            self._calculate_base_parameters(problem.tau, problem.W, problem.active_params)
         except Exception as exc:
             record_stage(self, "fit", "failed", f"{type(exc).__name__}: {exc}")
             raise
         wls_std = None
         if wls:
             phi_wls, wls_std = self._apply_weighted_least_squares()
-            self.phi_base = phi_wls
-            results["phi_base"] = phi_wls
-            results["base_param_dict"] = dict(zip(self.params_base, phi_wls.tolist(), strict=True))
-            results["tau_estimated"] = self.dynamic_regressor_base @ phi_wls
-            self.tau_identif = results["tau_estimated"]
+            self._publish_fit(with_estimate(self._fit, phi_wls))
         self._run_finished_at = datetime.now(timezone.utc).isoformat()
         self._compute_quality_metrics()
-        fit_metrics = {
-            "effort_rmse": (float(self.rms_error), "N·m or N (stacked joints)"),
-            "rows": len(self.tau_noised),
-            "base_parameters": len(self.phi_base),
-        }
         at_rest = self._coulomb_at_rest()
-        if at_rest is not None:
-            fit_metrics["coulomb_rows_at_rest"] = (at_rest["rows_at_rest"], "rows")
-        record_stage(
-            self,
-            "fit",
-            "ok",
-            "weighted least squares" if wls else "least squares",
-            fit_metrics,
-        )
-        self._store_results(results)
+        self._record_fit_stage(at_rest, wls)
+        self._store_results(fit_results(self._fit))
         if wls_std is not None:
             self.result["wls_std_deviations"] = wls_std
         if at_rest is not None:
@@ -910,6 +881,23 @@ class BaseIdentification(ABC):
         if html_report:
             self.export_html_report()
         return self.phi_base
+
+    def _record_fit_stage(self, at_rest: dict | None, wls: bool) -> None:
+        """Record stage ``fit`` ``ok`` with the effort RMSE, rows and parameter count."""
+        fit_metrics = {
+            "effort_rmse": (float(self.rms_error), "N·m or N (stacked joints)"),
+            "rows": len(self.tau_noised),
+            "base_parameters": len(self.phi_base),
+        }
+        if at_rest is not None:
+            fit_metrics["coulomb_rows_at_rest"] = (at_rest["rows_at_rest"], "rows")
+        record_stage(
+            self,
+            "fit",
+            "ok",
+            "weighted least squares" if wls else "least squares",
+            fit_metrics,
+        )
 
     def solve_with_custom_solver(
         self,
@@ -937,14 +925,9 @@ class BaseIdentification(ABC):
         """
         logger.info("Starting %s identification with custom solver...", self.__class__.__name__)
         self._validate_prerequisites()
-        W_red, active_params = self._eliminate_zero_columns(zero_tolerance)
-        if decimate:
-            tau, W = self._apply_decimation(W_red, decimation_factor)
-        else:
-            tau, W = self._prepare_undecimated_data(W_red)
-        tau, W = self._select_fit_rows(tau, W)
-        self._reset_solve_state(tau, W, active_params)
-        qr = QRDecomposer().decompose(W, list(active_params), tau, self.standard_parameter)
+        problem = self._build_fit_problem(
+            FitOptions(bool(decimate), decimation_factor, zero_tolerance, apply_mask=False)
+        )
         solver = LinearSolver(
             method=method,
             regularization=regularization,
@@ -954,28 +937,12 @@ class BaseIdentification(ABC):
             verbose=True,
             **solver_kwargs,
         )
-        phi_base = solver.solve(qr.W_b, tau)
-        base_parameters = list(qr.base_param_expressions)
-        base_param_dict = dict(zip(base_parameters, np.asarray(phi_base).tolist(), strict=True))
-        self.dynamic_regressor_base = qr.W_b
-        self.phi_base = phi_base
-        self.params_base = base_parameters
-        self.tau_identif = qr.W_b @ phi_base
-        self.tau_noised = tau
+        extra = {"solver_method": method, "regularization": regularization, "alpha": alpha}
+        fit = custom_solver_fit(problem, self.standard_parameter, solver, extra)
+        fit = dataclasses.replace(fit, extra={"solver_info": solver.solver_info, **extra})
+        self._publish_fit(fit)
         self._compute_quality_metrics()
-        results = {
-            "base_regressor": qr.W_b,
-            "base_param_dict": base_param_dict,
-            "base_parameters": base_parameters,
-            "phi_base": phi_base,
-            "tau_estimated": self.tau_identif,
-            "tau_processed": tau,
-            "solver_info": solver.solver_info,
-            "solver_method": method,
-            "regularization": regularization,
-            "alpha": alpha,
-        }
-        self._store_results(results)
+        self._store_results(fit_results(fit))
         if plotting:
             self.plot_results()
         if save_results:
@@ -998,66 +965,35 @@ class BaseIdentification(ABC):
         rest (the zero crossings of a moving trajectory); logs a warning when
         rows at rest keep a random sign.
         """
-        cfg = self.identif_config
-        if not cfg.get("has_friction") or self.processed_data is None:
+        if not self.identif_config.get("has_friction") or self.processed_data is None:
             return None
-        deadband = float(cfg.get("coulomb_deadband") or 0.0)
-        fit = self._fit_blocks()
-        idxv = np.asarray(cfg["act_idxv"], dtype=int)[fit]
-        active = list(cfg["active_joints"])
-        v = np.asarray(self.processed_data["velocities"], dtype=float)[:, idxv]
-        summary = _metrics.coulomb_at_rest(v, [active[b] for b in fit], deadband)
-        if deadband <= 0 and summary["rows_at_rest"] < _metrics.REST_FRACTION * summary["rows"]:
-            return None  # zero crossings of a moving trajectory only
-        summary["message"] = _metrics.coulomb_at_rest_message(summary)
-        if deadband <= 0:
-            logger.warning("Coulomb friction: %s", summary["message"])
-        else:
-            logger.info("Coulomb friction: %s", summary["message"])
-        return summary
+        settings = self._settings()
+        blocks = fit_blocks(settings)
+        names = [settings.active_joints[b] for b in blocks]
+        return coulomb_at_rest(self.processed_data["velocities"], settings, blocks, names)
 
     def _compute_quality_metrics(self):
-        qr = getattr(self, "_qr", None)
-        r1 = qr.R1 if qr is not None and qr.W_b is self.dynamic_regressor_base else None
-        self.std_relative = relative_stdev(
-            self.dynamic_regressor_base, self.phi_base, self.tau_noised, r_factor=r1
+        fit = BaseFit(
+            W_b=self.dynamic_regressor_base,
+            phi_base=self.phi_base,
+            params_base=tuple(self.params_base or ()),
+            tau_noised=self.tau_noised,
+            tau_identif=self.tau_identif,
+            qr=getattr(self, "_qr", None),
         )
-        residual = self.tau_noised - self.tau_identif
-        self.rms_error = float(np.sqrt(np.mean(residual**2)))
-        if self.tau_noised.size > 1:
-            self.correlation = _metrics._pearson(self.tau_noised, self.tau_identif)
-        else:
-            self.correlation = 1.0
+        self._quality = fit_quality(fit)
+        self.std_relative = self._quality.std_relative
+        self.rms_error = self._quality.rms_error
+        self.correlation = self._quality.correlation
 
     def _condition_number(self) -> float:
-        qr = getattr(self, "_qr", None)
-        if qr is not None and qr.W_b is self.dynamic_regressor_base:
-            return float(qr.cond_R1)  # cond(Q1 R1) = cond(R1): no SVD of the tall matrix
-        return float(np.linalg.cond(self.dynamic_regressor_base))
+        return self._quality.condition_number
 
     def _store_results(self, identif_results):
-        from figaroh.tools.stages import stages_as_dicts
-
-        self.result = {
-            "base regressor": identif_results["base_regressor"],
-            "base parameters": identif_results["base_param_dict"],
-            "base parameters values": identif_results["phi_base"],
-            "base parameters names": identif_results["base_parameters"],
-            "condition number": self._condition_number(),
-            "torque estimated": identif_results["tau_estimated"],
-            "torque processed": identif_results["tau_processed"],
-            "std dev of estimated param": self.std_relative,
-            "effort rmse": self.rms_error,
-            "rmse norm (N/m)": self.rms_error,
-            "num samples": self.num_samples,
-            "identification config": self.identif_config,
-            "task type": "identification",
-        }
-        from figaroh.identification._pipeline_physical import (
-            run_physical_fit_if_wanted,
-            select_if_requested,
+        """Build ``result`` and run the physical, validation and provenance steps."""
+        self.result = base_result(
+            identif_results, self._quality, self.num_samples, self.identif_config
         )
-
         self._apply_physical_consistency_if_enabled(identif_results)
         self._apply_reconstruction_if_enabled(identif_results)
         run_physical_fit_if_wanted(self)  # result["physical_fit"], self._physical_fit
@@ -1067,31 +1003,18 @@ class BaseIdentification(ABC):
             self.result["validation_metrics"] = validation
         self._record_physical_stage()
         self.result["stages"] = stages_as_dicts(self)
-        try:
-            from figaroh.tools.provenance import collect_run_provenance
-
-            self._run_provenance = collect_run_provenance(self, "identification")
-        except ImportError:
-            self._run_provenance = None
+        self._run_provenance = collect_run_provenance(self, "identification")
         self.results_manager = self._make_results_manager()
 
     def _apply_physical_consistency_if_enabled(self, identif_results):
         """Per-link feasibility check / LMI projection when ``physical_consistency`` is enabled."""
-        from figaroh.identification._pipeline_physical import (
-            apply_physical_consistency_if_enabled,
-        )
-
         return apply_physical_consistency_if_enabled(self, identif_results)
 
     def _apply_reconstruction_if_enabled(self, identif_results):
         """Base → full standard parameters when ``reconstruction`` is enabled or selected."""
-        from figaroh.identification._pipeline_physical import apply_reconstruction_if_enabled
-
         return apply_reconstruction_if_enabled(self, identif_results)
 
     def _record_physical_stage(self):
-        from figaroh.identification._pipeline_physical import record_physical_stage
-
         record_physical_stage(self)
 
     def _make_results_manager(self):
@@ -1107,8 +1030,6 @@ class BaseIdentification(ABC):
         return ResultsManager("identification", robot_name, self.result)
 
     def _refresh_result_stages(self):
-        from figaroh.tools.stages import stages_as_dicts
-
         if self.result is not None:
             self.result["stages"] = stages_as_dicts(self)
 
@@ -1139,25 +1060,18 @@ class BaseIdentification(ABC):
             self.raw_data, self.processed_data, self.num_samples = saved
 
     def _compute_validation_metrics(self):
-        from figaroh.tools.stages import record_stage
-
+        """Held-out metrics (else on the training data); records stage ``validation``."""
         if self._idx_eliminated is None or self._base_indices is None:
             return None
         if self._val_available:
-            data, n, mask, source = (
-                self._val_processed_data,
-                self._val_num_samples,
-                self._val_sample_mask,
-                "validation_data",
-            )
+            data, mask, source = self._val_processed_data, self._val_sample_mask, "validation_data"
         else:
             logger.warning(
                 "No held-out validation data: evaluating on the identification data "
                 "(not an independent test). Set validation_data_file to a held-out trajectory."
             )
-            data, n, mask, source = (
+            data, mask, source = (
                 self.processed_data,
-                self.num_samples,
                 self._sample_mask,
                 "identification_data_fallback",
             )
@@ -1167,60 +1081,22 @@ class BaseIdentification(ABC):
             W_full = self.build_regressor(
                 data["positions"], data["velocities"], data["accelerations"]
             )
-        keep = np.setdiff1d(np.arange(W_full.shape[1]), self._idx_eliminated)
-        phi_std = np.fromiter(self.standard_parameter.values(), dtype=float)
-        from figaroh.identification._pipeline_physical import validation_estimate
-
         values, estimate_stage = validation_estimate(self)
-        if values is not None:  # an accepted standard-space estimate predicts directly
-            x = np.asarray(values, dtype=float)
-        else:  # W_base @ phi_base == W_full @ x with phi_base scattered on the base columns
-            x = np.zeros(W_full.shape[1])
-            x[keep[self._base_indices]] = self.phi_base
-        both = (W_full @ np.column_stack([phi_std, x])).reshape(self.model.nv, n, 2)
-        idx = np.asarray(self.identif_config["act_idxv"], dtype=int)
-        tau_nominal, tau_identified = both[idx, :, 0], both[idx, :, 1]  # (n_active, n)
-        tau_measured = np.asarray(data["torques"], float).reshape(n, -1).T
-        fit = self._fit_blocks()
-        active = list(self.identif_config["active_joints"])
-        names = [active[b] for b in fit]
-        units = [_metrics.effort_unit(self.model, name) for name in names]
-        metrics = _metrics.validation_metrics(
-            tau_measured[fit].ravel(),
-            tau_nominal[fit].ravel(),
-            tau_identified[fit].ravel(),
-            names,
-            units,
-            mask,
-            source,
+        x = identified_standard_vector(
+            W_full.shape[1], self._idx_eliminated, self._base_indices, self.phi_base, values
         )
-        left_out = [name for name in active if name not in names]
-        if left_out:
-            metrics["not_fitted_joints"] = left_out
-        if estimate_stage is not None:
-            metrics["estimate_stage"] = estimate_stage
-        if source == "validation_data":
-            record_stage(
-                self,
-                "validation",
-                "ok",
-                "held-out trajectory",
-                {
-                    "effort_rmse": (metrics["rmse_identified"], "N·m or N"),
-                    "samples": metrics["n_val_samples"],
-                },
-            )
-        else:
-            record_stage(
-                self,
-                "validation",
-                "fallback",
-                "no held-out data: evaluated on the identification data, not an independent test",
-                {
-                    "effort_rmse": (metrics["rmse_identified"], "N·m or N"),
-                    "samples": metrics["n_val_samples"],
-                },
-            )
+        settings = self._settings()
+        metrics = validation_metrics(
+            W_full,
+            signal_set(data, mask),
+            np.fromiter(self.standard_parameter.values(), dtype=float),
+            x,
+            settings,
+            fit_blocks(settings),
+            source,
+            estimate_stage,
+        )
+        record_stage(self, "validation", *validation_stage(metrics))
         return metrics
 
     # ------------------------------------------------------------------ reports
@@ -1385,37 +1261,3 @@ class BaseIdentification(ABC):
         for fmt, path in saved.items():
             logger.info("  %s: %s", fmt, path)
         return saved
-
-
-def _variance_pair(variances, rows: int) -> tuple[np.ndarray | None, np.ndarray]:
-    """``(sig_ro_joint, diag_SIGMA)`` from a :meth:`_calculate_joint_variances` result."""
-    if isinstance(variances, tuple) and len(variances) == 2:
-        sig, diag = variances
-        sig = None if sig is None else np.asarray(sig, dtype=float).ravel()
-    else:
-        sig, diag = None, variances
-    diag = np.asarray(diag, dtype=float).ravel()
-    if diag.shape != (rows,):
-        raise ValueError(
-            f"_calculate_joint_variances must return (sig_ro_joint, diag_SIGMA) with one "
-            f"variance per fitted row ({rows}), got diag_SIGMA of shape {diag.shape}"
-        )
-    return sig, diag
-
-
-def _estimate_pair(out, W_b, tau, diag_SIGMA) -> tuple[np.ndarray, np.ndarray]:
-    """``(phi_wls, C_X)`` from a :meth:`_solve_weighted_least_squares` result."""
-    if isinstance(out, tuple) and len(out) == 2:
-        first, second = (np.asarray(v, dtype=float) for v in out)
-        phi, cov = (second, first) if first.ndim == 2 else (first, second)
-    else:
-        phi = np.asarray(out, dtype=float)
-        cov = _metrics.weighted_solve(W_b, tau, diag_SIGMA)[1]
-    n_base = W_b.shape[1]
-    phi = phi.ravel()
-    if phi.shape != (n_base,) or cov.shape != (n_base, n_base):
-        raise ValueError(
-            f"_solve_weighted_least_squares must return (phi_wls ({n_base},), C_X "
-            f"({n_base}, {n_base})), got {phi.shape} and {cov.shape}"
-        )
-    return phi, cov

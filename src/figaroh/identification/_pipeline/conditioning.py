@@ -1,0 +1,189 @@
+"""Step 1 — data conditioning: filtering, differentiation, full configurations.
+
+Positions, velocities and accelerations of the active joints are low-passed
+(median + zero-phase Butterworth); a missing derivative is the time
+derivative of the already conditioned previous signal. The active-joint
+arrays are then expanded to the full ``(N, nq)`` / ``(N, nv)`` model arrays
+the regressor needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Sequence
+
+import numpy as np
+
+from figaroh.identification import _metrics, _signal
+from figaroh.identification._pipeline.records import Settings, SignalSet
+from figaroh.identification.exceptions import IdentificationDataError
+
+__all__ = [
+    "apply_filters",
+    "condition_kinematics",
+    "differentiate",
+    "full_configuration",
+    "make_settings",
+    "signal_set",
+]
+
+_KINEMATIC_KEYS = ("positions", "velocities", "accelerations")
+
+
+def make_settings(
+    config: Mapping[str, Any], model: Any, q0: Sequence[float], tol_qr: float
+) -> Settings:
+    """The :class:`Settings` of a Pinocchio ``model`` and flat identification settings.
+
+    Args:
+        config: Flat identification settings (``act_idxq``, ``act_idxv``,
+            ``active_joints``, optional ``act_Jid`` …).
+        model: Pinocchio model (joint types and ``nv``).
+        q0: Neutral configuration (nq,).
+        tol_qr: Absolute QR rank tolerance.
+    """
+    idxq = tuple(int(i) for i in config.get("act_idxq", []))
+    jids = config.get("act_Jid") or [None] * len(idxq)
+    continuous = tuple(jid is not None and model.joints[jid].nq == 2 for jid in jids)
+    names = tuple(str(n) for n in config.get("active_joints", []))
+    return Settings(
+        config=config,
+        nv=int(model.nv),
+        q0=np.asarray(q0, dtype=float),
+        act_idxq=idxq,
+        act_idxv=tuple(int(i) for i in config.get("act_idxv", [])),
+        continuous=continuous,
+        active_joints=names,
+        effort_units=tuple(_metrics.effort_unit(model, n) for n in names),
+        tol_qr=float(tol_qr),
+    )
+
+
+def apply_filters(
+    *signals: np.ndarray | None,
+    nbutter: int = 4,
+    f_butter: float = 2,
+    med_fil: int = 5,
+    f_sample: float = 100,
+    median_padding: str = "zero",
+):
+    """Median + zero-phase Butterworth low-pass of each signal, column by column.
+
+    Per column: ``scipy.signal.medfilt`` (window ``med_fil``, zero-padded
+    edges unless ``median_padding="nearest"``), then ``filtfilt(b, a, x,
+    padtype="odd", padlen=3·(max(len(b), len(a)) − 1))`` with ``(b, a) =
+    butter(nbutter, f_butter / (f_sample / 2))``.
+
+    Args:
+        *signals: Arrays (N,) or (N, n), or None (passed through).
+        nbutter: Butterworth order.
+        f_butter: Cut-off [Hz].
+        med_fil: Median window [samples] (odd).
+        f_sample: Sampling frequency [Hz].
+        median_padding: ``"zero"`` (figaroh 1.0.2) or ``"nearest"``.
+
+    Returns:
+        The filtered array for one signal, else a tuple.
+    """
+    out = tuple(
+        None
+        if s is None
+        else _signal.low_pass(
+            s,
+            nbutter=nbutter,
+            f_butter=f_butter,
+            med_fil=med_fil,
+            f_sample=f_sample,
+            median_padding=median_padding,
+        )
+        for s in signals
+    )
+    return out[0] if len(out) == 1 else out
+
+
+def differentiate(
+    time_vector: np.ndarray, signal: np.ndarray, method: str = "gradient"
+) -> np.ndarray:
+    """Time derivative of ``signal`` (N, n) sampled at ``time_vector`` [s] (see ``_signal``)."""
+    return _signal.differentiate(time_vector, signal, method)
+
+
+def condition_kinematics(
+    raw: Mapping[str, Any], filter_config: Mapping[str, Any]
+) -> Dict[str, np.ndarray]:
+    """Filter the kinematic signals and differentiate the missing derivatives.
+
+    Args:
+        raw: Raw data with ``"timestamps"`` [s], ``"positions"`` and optional
+            ``"velocities"`` / ``"accelerations"`` (N, n_active).
+        filter_config: ``{"differentiation_method", "filter_params": {nbutter,
+            f_butter [Hz], med_fil, f_sample [Hz], median_padding}}``.
+
+    Returns:
+        ``{"timestamps", "positions", "velocities", "accelerations"}``.
+
+    Raises:
+        IdentificationDataError: Missing timestamps or positions.
+    """
+    if raw.get("timestamps") is None:
+        raise IdentificationDataError("Timestamps are required for data processing")
+    if raw.get("positions") is None:
+        raise IdentificationDataError("Position data is required for processing")
+    params = dict(filter_config.get("filter_params", {}))
+    method = filter_config.get("differentiation_method", "gradient")
+    processed = {"timestamps": np.asarray(raw["timestamps"], dtype=float)}
+    previous = None
+    for name in _KINEMATIC_KEYS:
+        value = raw.get(name)
+        if value is not None:
+            processed[name] = apply_filters(np.asarray(value, float), **params)
+        elif previous is not None:
+            processed[name] = differentiate(processed["timestamps"], processed[previous], method)
+        else:
+            raise IdentificationDataError(f"Cannot process {name}: no data or dependency")
+        previous = name
+    return processed
+
+
+def full_configuration(
+    processed: Mapping[str, Any], settings: Settings, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Expand active-joint arrays to full ``(N, nq)`` / ``(N, nv)`` model arrays.
+
+    Inactive joints stay at ``settings.q0`` with zero velocity; an active
+    continuous joint (cos/sin configuration) gets ``(cos θ, sin θ)``.
+
+    Returns:
+        ``(q, v, a)``.
+
+    Raises:
+        IdentificationDataError: A kinematic signal is missing.
+    """
+    for key in _KINEMATIC_KEYS:
+        if processed.get(key) is None:
+            raise IdentificationDataError(f"Missing required data: {key}")
+    q = np.tile(np.asarray(settings.q0, dtype=float), (n, 1))
+    v = np.zeros((n, settings.nv))
+    a = np.zeros((n, settings.nv))
+    pos = np.asarray(processed["positions"], float).reshape(n, -1)
+    for col, (iq, cont) in enumerate(zip(settings.act_idxq, settings.continuous, strict=True)):
+        if cont:
+            q[:, iq] = np.cos(pos[:, col])
+            q[:, iq + 1] = np.sin(pos[:, col])
+        else:
+            q[:, iq] = pos[:, col]
+    idxv = list(settings.act_idxv)
+    v[:, idxv] = np.asarray(processed["velocities"], float).reshape(n, -1)
+    a[:, idxv] = np.asarray(processed["accelerations"], float).reshape(n, -1)
+    return q, v, a
+
+
+def signal_set(processed: Mapping[str, Any], mask: np.ndarray | None = None) -> SignalSet:
+    """The :class:`SignalSet` of a processed-data dict (full configuration)."""
+    return SignalSet(
+        timestamps=processed.get("timestamps"),
+        positions=processed["positions"],
+        velocities=processed["velocities"],
+        accelerations=processed["accelerations"],
+        torques=processed["torques"],
+        mask=mask,
+    )
