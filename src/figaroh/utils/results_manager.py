@@ -414,6 +414,49 @@ def _per_joint_columns(vec: np.ndarray, n_joints: int, name: str = "torque") -> 
 # ---------------------------------------------------------------------------
 
 
+def _effort_columns(
+    tm_raw: Any, te_raw: Any, n_joints: int | None, joint_names: Sequence[str] | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """``(tm, te, measured (L, n), identified (L, n), names)`` of stacked joint-major efforts."""
+    tm = _as_float_vector("tau_measured", tm_raw)
+    te = _as_float_vector("tau_identified", te_raw)
+    if tm.size == 0 or tm.size != te.size:
+        raise ValueError(
+            f"tau_measured has {tm.size} entries and tau_identified {te.size}: they "
+            "must be the same non-empty stacked vector layout"
+        )
+    nj = n_joints if n_joints is not None else (len(joint_names) if joint_names else 1)
+    m_cols = _per_joint_columns(tm, nj, "tau_measured")
+    e_cols = _per_joint_columns(te, nj, "tau_identified")
+    names = list(joint_names) if joint_names is not None else []
+    if len(names) != nj:
+        if names:
+            logger.warning(
+                "joint_names has %d names for %d joint blocks: using generic names",
+                len(names),
+                nj,
+            )
+        names = [f"joint {j + 1}" for j in range(nj)]
+    return tm, te, m_cols, e_cols, names
+
+
+def _time_axis(time_vector: Any, n_samples: int) -> tuple[np.ndarray, str]:
+    """``(x, label)``: the time stamps [s] when they match ``n_samples``, else the sample index."""
+    x = np.arange(n_samples)
+    xlabel = "Sample"
+    if time_vector is not None:
+        t = _as_float_vector("time_vector", time_vector)
+        if t.size == n_samples:
+            x, xlabel = t, "Time [s]"
+        else:
+            logger.warning(
+                "time_vector has %d entries, expected %d per joint: using sample index",
+                t.size,
+                n_samples,
+            )
+    return x, xlabel
+
+
 class ResultsManager:
     """Plot and save the results dictionary of one task.
 
@@ -817,59 +860,11 @@ class ResultsManager:
                     "no effort data: pass tau_measured/tau_identified or store "
                     "'torque processed'/'torque estimated' in the results"
                 )
-            tm = _as_float_vector("tau_measured", tm_raw)
-            te = _as_float_vector("tau_identified", te_raw)
-            if tm.size == 0 or tm.size != te.size:
-                raise ValueError(
-                    f"tau_measured has {tm.size} entries and tau_identified {te.size}: they "
-                    "must be the same non-empty stacked vector layout"
-                )
-            nj = n_joints if n_joints is not None else (len(joint_names) if joint_names else 1)
-            m_cols = _per_joint_columns(tm, nj, "tau_measured")
-            e_cols = _per_joint_columns(te, nj, "tau_identified")
-            names = list(joint_names) if joint_names is not None else []
-            if len(names) != nj:
-                if names:
-                    logger.warning(
-                        "joint_names has %d names for %d joint blocks: using generic names",
-                        len(names),
-                        nj,
-                    )
-                names = [f"joint {j + 1}" for j in range(nj)]
-            n_samples = m_cols.shape[0]
-            x = np.arange(n_samples)
-            xlabel = "Sample"
-            if time_vector is not None:
-                t = _as_float_vector("time_vector", time_vector)
-                if t.size == n_samples:
-                    x, xlabel = t, "Time [s]"
-                else:
-                    logger.warning(
-                        "time_vector has %d entries, expected %d per joint: using sample index",
-                        t.size,
-                        n_samples,
-                    )
-            residual = m_cols - e_cols
-            rmse_j = np.sqrt(np.nanmean(residual**2, axis=0))
-
-            fig, axes = plt.subplots(nj, 2, figsize=self._figsize(nj), squeeze=False, sharex=True)
-            for j in range(nj):
-                ax = axes[j, 0]
-                ax.plot(x, m_cols[:, j], color=self.COLORS["measured"], lw=1, label="Measured")
-                ax.plot(x, e_cols[:, j], color=self.COLORS["identified"], lw=1, label="Identified")
-                ax.set_ylabel(f"{names[j]}\n[N·m]")
-                ax.grid(True, alpha=0.3)
-                ax_r = axes[j, 1]
-                ax_r.plot(x, residual[:, j], color=self.COLORS["residual"], lw=1)
-                ax_r.axhline(0.0, color=self.COLORS["reference"], lw=0.8)
-                ax_r.set_title(f"{names[j]} residual, RMSE {rmse_j[j]:.4g}", fontsize=9)
-                ax_r.grid(True, alpha=0.3)
-            axes[0, 0].legend(loc="upper right", fontsize=8)
-            axes[0, 0].set_title("Effort comparison", fontsize=10)
-            axes[-1, 0].set_xlabel(xlabel)
-            axes[-1, 1].set_xlabel(xlabel)
-            fig.suptitle(self._identification_title(title, tm, te))
-            fig.tight_layout()
+            tm, te, m_cols, e_cols, names = _effort_columns(tm_raw, te_raw, n_joints, joint_names)
+            x, xlabel = _time_axis(time_vector, m_cols.shape[0])
+            fig = self._effort_figure(
+                plt, x, xlabel, m_cols, e_cols, names, self._identification_title(title, tm, te)
+            )
             figures = [("torques", fig)]
 
             values = self._pick(parameter_values, "base parameters values")
@@ -885,6 +880,41 @@ class ResultsManager:
             file_prefix=file_prefix,
             show=show,
         )
+
+    def _effort_figure(
+        self,
+        plt: Any,
+        x: np.ndarray,
+        xlabel: str,
+        m_cols: np.ndarray,
+        e_cols: np.ndarray,
+        names: Sequence[str],
+        suptitle: str,
+    ) -> Any:
+        """One row per joint: measured vs identified effort [N·m] and the residual with its RMSE."""
+        nj = m_cols.shape[1]
+        residual = m_cols - e_cols
+        rmse_j = np.sqrt(np.nanmean(residual**2, axis=0))
+
+        fig, axes = plt.subplots(nj, 2, figsize=self._figsize(nj), squeeze=False, sharex=True)
+        for j in range(nj):
+            ax = axes[j, 0]
+            ax.plot(x, m_cols[:, j], color=self.COLORS["measured"], lw=1, label="Measured")
+            ax.plot(x, e_cols[:, j], color=self.COLORS["identified"], lw=1, label="Identified")
+            ax.set_ylabel(f"{names[j]}\n[N·m]")
+            ax.grid(True, alpha=0.3)
+            ax_r = axes[j, 1]
+            ax_r.plot(x, residual[:, j], color=self.COLORS["residual"], lw=1)
+            ax_r.axhline(0.0, color=self.COLORS["reference"], lw=0.8)
+            ax_r.set_title(f"{names[j]} residual, RMSE {rmse_j[j]:.4g}", fontsize=9)
+            ax_r.grid(True, alpha=0.3)
+        axes[0, 0].legend(loc="upper right", fontsize=8)
+        axes[0, 0].set_title("Effort comparison", fontsize=10)
+        axes[-1, 0].set_xlabel(xlabel)
+        axes[-1, 1].set_xlabel(xlabel)
+        fig.suptitle(suptitle)
+        fig.tight_layout()
+        return fig
 
     def _identification_title(self, title: str, tm: np.ndarray, te: np.ndarray) -> str:
         parts = []
@@ -975,74 +1005,19 @@ class ResultsManager:
             figures: list[tuple[str, Any]] = []
             dist = self._residual_norms(residuals)
             if dist is not None:
-                d = dist * 1e3
-                outliers = self._pick(outlier_indices, "outlier indices")
-                bad = {int(i) for i in (outliers if outliers is not None else [])}
-                fig, ax = plt.subplots(figsize=self.style["figsize"])
-                samples = np.arange(d.shape[1])
-                width = 0.8 / d.shape[0]
-                grey = [k for k in samples if k in bad]
-                for k in range(d.shape[0]):
-                    ax.bar(samples + k * width, d[k], width=width, label=f"marker {k + 1}")
-                    if grey:
-                        ax.bar(
-                            np.asarray(grey) + k * width,
-                            d[k, grey],
-                            width=width,
-                            color=self.COLORS["reference"],
-                            hatch="//",
-                            label="excluded sample" if k == 0 else None,
-                        )
-                ax.set_xlabel("Sample")
-                ax.set_ylabel("Residual norm [mm]")
-                ax.set_title(f"{title} ({self.robot_name}): residual per sample")
-                ax.legend(fontsize=8)
-                ax.grid(True, axis="y", alpha=0.3)
-                fig.tight_layout()
-                figures.append(("errors", fig))
+                figures.append(
+                    ("errors", self._calibration_error_figure(plt, dist, outlier_indices, title))
+                )
             meas = self._pick(measured_poses, "PEE measured (2D array)")
             est = self._pick(estimated_poses, "PEE estimated (2D array)")
             if meas is not None and est is not None and np.size(meas) > 0:
-                m = np.atleast_2d(np.asarray(meas, dtype=float))
-                e = np.atleast_2d(np.asarray(est, dtype=float))
-                if m.shape != e.shape:
-                    raise ValueError(
-                        f"measured_poses has shape {m.shape} but estimated_poses {e.shape}"
-                    )
-                n_rows = m.shape[0]
-                fig, axes = plt.subplots(
-                    n_rows, 1, figsize=self._figsize(n_rows), squeeze=False, sharex=True
-                )
-                for i in range(n_rows):
-                    ax = axes[i, 0]
-                    ax.plot(m[i], "o", ms=3, color=self.COLORS["measured"], label="Measured")
-                    ax.plot(e[i], "x", ms=3, color=self.COLORS["calibrated"], label="Estimated")
-                    rmse = float(np.sqrt(np.nanmean((m[i] - e[i]) ** 2)))
-                    ax.set_ylabel(f"component {i + 1}")
-                    ax.set_title(f"component {i + 1}: RMSE {rmse:.4g}", fontsize=9)
-                    ax.grid(True, alpha=0.3)
-                axes[0, 0].legend(fontsize=8)
-                axes[-1, 0].set_xlabel("Point × sample")
-                fig.suptitle(f"{title} ({self.robot_name}): measured vs estimated")
-                fig.tight_layout()
-                figures.append(("poses", fig))
+                figures.append(("poses", self._calibration_pose_figure(plt, meas, est, title)))
             values = self._pick(parameter_values, "calibrated parameters values")
             if values is not None and np.size(values) > 0:
                 names = self._pick(parameter_names, "calibrated parameters names")
-                phi = _as_float_vector("parameter_values", values)
-                labels = [str(n) for n in names] if names is not None else []
-                if len(labels) != phi.size:
-                    labels = [str(i) for i in range(phi.size)]
-                fig, ax = plt.subplots(figsize=self.style["figsize"])
-                idx = np.arange(phi.size)
-                ax.bar(idx, phi, color=self.COLORS["calibrated"], alpha=0.8)
-                ax.set_xticks(idx)
-                ax.set_xticklabels(labels, rotation=90, fontsize=7 if phi.size > 20 else 9)
-                ax.set_ylabel("Value [m or rad]")
-                ax.set_title(f"Calibrated parameters (n = {phi.size})")
-                ax.grid(True, axis="y", alpha=0.3)
-                fig.tight_layout()
-                figures.append(("parameters", fig))
+                figures.append(
+                    ("parameters", self._calibration_parameter_figure(plt, values, names))
+                )
             if not figures:
                 raise ValueError(
                     "no calibration data to plot: pass the arrays or store 'rms residuals by "
@@ -1058,6 +1033,77 @@ class ResultsManager:
             file_prefix=file_prefix,
             show=show,
         )
+
+    def _calibration_error_figure(
+        self, plt: Any, dist: np.ndarray, outlier_indices: Any, title: str
+    ) -> Any:
+        """Bar chart of the residual norm [mm] of each marker at each sample (outliers hatched)."""
+        d = dist * 1e3
+        outliers = self._pick(outlier_indices, "outlier indices")
+        bad = {int(i) for i in (outliers if outliers is not None else [])}
+        fig, ax = plt.subplots(figsize=self.style["figsize"])
+        samples = np.arange(d.shape[1])
+        width = 0.8 / d.shape[0]
+        grey = [k for k in samples if k in bad]
+        for k in range(d.shape[0]):
+            ax.bar(samples + k * width, d[k], width=width, label=f"marker {k + 1}")
+            if grey:
+                ax.bar(
+                    np.asarray(grey) + k * width,
+                    d[k, grey],
+                    width=width,
+                    color=self.COLORS["reference"],
+                    hatch="//",
+                    label="excluded sample" if k == 0 else None,
+                )
+        ax.set_xlabel("Sample")
+        ax.set_ylabel("Residual norm [mm]")
+        ax.set_title(f"{title} ({self.robot_name}): residual per sample")
+        ax.legend(fontsize=8)
+        ax.grid(True, axis="y", alpha=0.3)
+        fig.tight_layout()
+        return fig
+
+    def _calibration_pose_figure(self, plt: Any, meas: Any, est: Any, title: str) -> Any:
+        """Measured vs estimated value of each measured component, one panel per row."""
+        m = np.atleast_2d(np.asarray(meas, dtype=float))
+        e = np.atleast_2d(np.asarray(est, dtype=float))
+        if m.shape != e.shape:
+            raise ValueError(f"measured_poses has shape {m.shape} but estimated_poses {e.shape}")
+        n_rows = m.shape[0]
+        fig, axes = plt.subplots(
+            n_rows, 1, figsize=self._figsize(n_rows), squeeze=False, sharex=True
+        )
+        for i in range(n_rows):
+            ax = axes[i, 0]
+            ax.plot(m[i], "o", ms=3, color=self.COLORS["measured"], label="Measured")
+            ax.plot(e[i], "x", ms=3, color=self.COLORS["calibrated"], label="Estimated")
+            rmse = float(np.sqrt(np.nanmean((m[i] - e[i]) ** 2)))
+            ax.set_ylabel(f"component {i + 1}")
+            ax.set_title(f"component {i + 1}: RMSE {rmse:.4g}", fontsize=9)
+            ax.grid(True, alpha=0.3)
+        axes[0, 0].legend(fontsize=8)
+        axes[-1, 0].set_xlabel("Point × sample")
+        fig.suptitle(f"{title} ({self.robot_name}): measured vs estimated")
+        fig.tight_layout()
+        return fig
+
+    def _calibration_parameter_figure(self, plt: Any, values: Any, names: Any) -> Any:
+        """Bar chart of the calibrated parameters [m or rad]."""
+        phi = _as_float_vector("parameter_values", values)
+        labels = [str(n) for n in names] if names is not None else []
+        if len(labels) != phi.size:
+            labels = [str(i) for i in range(phi.size)]
+        fig, ax = plt.subplots(figsize=self.style["figsize"])
+        idx = np.arange(phi.size)
+        ax.bar(idx, phi, color=self.COLORS["calibrated"], alpha=0.8)
+        ax.set_xticks(idx)
+        ax.set_xticklabels(labels, rotation=90, fontsize=7 if phi.size > 20 else 9)
+        ax.set_ylabel("Value [m or rad]")
+        ax.set_title(f"Calibrated parameters (n = {phi.size})")
+        ax.grid(True, axis="y", alpha=0.3)
+        fig.tight_layout()
+        return fig
 
     def _residual_norms(self, residuals: Any) -> np.ndarray | None:
         """Residual norms [m] as ``(NbMarkers, NbSample)`` (see :meth:`plot_calibration_results`).
