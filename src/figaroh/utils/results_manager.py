@@ -414,6 +414,59 @@ def _per_joint_columns(vec: np.ndarray, n_joints: int, name: str = "torque") -> 
 # ---------------------------------------------------------------------------
 
 
+def _check_formats(save_formats: Any) -> list[str]:
+    """The requested formats, lower-case and without duplicates (default yaml + csv)."""
+    formats = ["yaml", "csv"] if save_formats is None else save_formats
+    if isinstance(formats, str):
+        formats = [formats]
+    formats = [str(f).lower() for f in formats]
+    unknown = [f for f in formats if f not in SUPPORTED_FORMATS]
+    if unknown:
+        raise ResultsManagerError(
+            f"save_formats contains unsupported format(s) {unknown}; "
+            f"choose from {list(SUPPORTED_FORMATS)}"
+        )
+    formats = list(dict.fromkeys(formats))
+    return formats
+
+
+def _check_prefix(file_prefix: str | None) -> None:
+    """Refuse an empty prefix or one holding path separators."""
+    if file_prefix is not None and (not str(file_prefix) or _BAD_PREFIX.search(file_prefix)):
+        raise ResultsManagerError(
+            f"file_prefix {file_prefix!r} must be a non-empty file-name stem without path "
+            "separators (use output_dir for the folder)"
+        )
+
+
+def _trajectory_panels(
+    trajectories: Any, q_indices: Sequence[int] | None, v_indices: Sequence[int] | None
+) -> list[tuple[str, np.ndarray]]:
+    """``[(name, (N, n) selected columns)]``: one panel per trajectory entry."""
+    items = (
+        list(trajectories.items()) if isinstance(trajectories, Mapping) else [("q", trajectories)]
+    )
+    arrays = []
+    for key, val in items:
+        a = np.asarray(val, dtype=float)
+        if a.ndim == 1:
+            a = a[:, None]
+        if a.ndim != 2 or a.size == 0:
+            raise ValueError(f"trajectories[{key!r}] must be a non-empty (N, n) array")
+        cols = q_indices if str(key) in ("q", "position", "positions") else v_indices
+        if cols is not None:
+            idx = [int(i) for i in cols]
+            if any(i < -a.shape[1] or i >= a.shape[1] for i in idx):
+                which = "q_indices" if cols is q_indices else "v_indices"
+                raise ValueError(
+                    f"{which} {idx} out of range for trajectories[{key!r}] with "
+                    f"{a.shape[1]} columns"
+                )
+            a = a[:, idx]
+        arrays.append((str(key), a))
+    return arrays
+
+
 def _effort_columns(
     tm_raw: Any, te_raw: Any, n_joints: int | None, joint_names: Sequence[str] | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
@@ -603,22 +656,8 @@ class ResultsManager:
             FigarohExampleError: any write failure ("Failed to save results:
                 ..."); files already written by this call are removed.
         """
-        formats = ["yaml", "csv"] if save_formats is None else save_formats
-        if isinstance(formats, str):
-            formats = [formats]
-        formats = [str(f).lower() for f in formats]
-        unknown = [f for f in formats if f not in SUPPORTED_FORMATS]
-        if unknown:
-            raise ResultsManagerError(
-                f"save_formats contains unsupported format(s) {unknown}; "
-                f"choose from {list(SUPPORTED_FORMATS)}"
-            )
-        formats = list(dict.fromkeys(formats))
-        if file_prefix is not None and (not str(file_prefix) or _BAD_PREFIX.search(file_prefix)):
-            raise ResultsManagerError(
-                f"file_prefix {file_prefix!r} must be a non-empty file-name stem without path "
-                "separators (use output_dir for the folder)"
-            )
+        formats = _check_formats(save_formats)
+        _check_prefix(file_prefix)
         data = self.result if results is None else results
         if not isinstance(data, Mapping):
             raise ResultsManagerError(f"results must be a dict, got {type(data).__name__}")
@@ -626,6 +665,15 @@ class ResultsManager:
             logger.error("No results to save (empty results dictionary): run the task first")
             return {}
 
+        saved = self._write_all(data, output_dir, file_prefix, formats)
+        for fmt, path in saved.items():
+            logger.info("Saved %s results (%s): %s", self.task_type, fmt, path)
+        return saved
+
+    def _write_all(
+        self, data: Mapping[str, Any], output_dir: Any, file_prefix: str | None, formats: list[str]
+    ) -> dict[str, str]:
+        """Write every format and the metadata file; on failure remove what was written."""
         written: list[str] = []
         try:
             folder = Path(output_dir)
@@ -652,8 +700,6 @@ class ResultsManager:
                 except OSError:
                     pass
             raise FigarohExampleError(f"Failed to save results: {exc}") from exc
-        for fmt, path in saved.items():
-            logger.info("Saved %s results (%s): %s", self.task_type, fmt, path)
         return saved
 
     @staticmethod
@@ -1256,29 +1302,7 @@ class ResultsManager:
         """
 
         def build(plt: Any) -> list[tuple[str, Any]]:
-            items = (
-                list(trajectories.items())
-                if isinstance(trajectories, Mapping)
-                else [("q", trajectories)]
-            )
-            arrays = []
-            for key, val in items:
-                a = np.asarray(val, dtype=float)
-                if a.ndim == 1:
-                    a = a[:, None]
-                if a.ndim != 2 or a.size == 0:
-                    raise ValueError(f"trajectories[{key!r}] must be a non-empty (N, n) array")
-                cols = q_indices if str(key) in ("q", "position", "positions") else v_indices
-                if cols is not None:
-                    idx = [int(i) for i in cols]
-                    if any(i < -a.shape[1] or i >= a.shape[1] for i in idx):
-                        which = "q_indices" if cols is q_indices else "v_indices"
-                        raise ValueError(
-                            f"{which} {idx} out of range for trajectories[{key!r}] with "
-                            f"{a.shape[1]} columns"
-                        )
-                    a = a[:, idx]
-                arrays.append((str(key), a))
+            arrays = _trajectory_panels(trajectories, q_indices, v_indices)
             fig, axes = plt.subplots(
                 len(arrays), 1, figsize=self._figsize(len(arrays), 3.0), squeeze=False
             )
