@@ -37,7 +37,7 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Tuple, Union
 
 import numpy as np
 
@@ -672,27 +672,7 @@ class RobotIPOPTSolver:
         if errors:
             raise ValueError(f"Invalid problem '{self.problem.name}': " + "; ".join(errors))
 
-        use_hessian = self.config.hessian_approximation == "exact"
-        options = self.config.to_ipopt_options()
-        if use_hessian and type(self.problem).hessian is BaseOptimizationProblem.hessian:
-            self.logger.warning(
-                "hessian_approximation='exact' but %s does not implement hessian(); "
-                "using IPOPT's limited-memory approximation",
-                type(self.problem).__name__,
-            )
-            use_hessian = False
-            options[b"hessian_approximation"] = b"limited-memory"
-
-        self.logger.info("Setting up IPOPT problem: %s", self.problem.name)
-        self.logger.info("Problem dimensions: %d variables, %d constraints", x0.size, cl.size)
-        self.problem.reset_iteration_data()
-        adapter = _CyipoptAdapter(self.problem, use_hessian, cl.size, x0.size)
-        adapter.iterates = [] if self.keep_iterates else None
-        nlp = cyipopt.Problem(n=x0.size, m=cl.size, problem_obj=adapter, lb=lb, ub=ub, cl=cl, cu=cu)
-        for key, value in options.items():
-            nlp.add_option(key, value)
-        if self.config.print_level == 0:
-            nlp.add_option(b"sb", b"yes")  # no banner either
+        nlp, adapter = self._create_nlp(cyipopt, x0, lb, ub, cl, cu)
 
         progress = None
         if self.progress:
@@ -734,6 +714,44 @@ class RobotIPOPTSolver:
                 close()
         solve_time = time.perf_counter() - start
 
+        results = self._solution_results(x_opt, info, solve_time)
+        success = results["success"]
+        if self.keep_iterates:
+            results["iterates"] = adapter.iterates or []
+        self.solve_history.append(results)
+        return success, results
+
+    def _create_nlp(self, cyipopt: Any, x0, lb, ub, cl, cu) -> Tuple[Any, Any]:
+        """``(cyipopt.Problem with the options set, its callback adapter)``.
+
+        An ``exact`` Hessian request falls back to IPOPT's limited-memory
+        approximation when the problem does not implement ``hessian()``.
+        """
+        use_hessian = self.config.hessian_approximation == "exact"
+        options = self.config.to_ipopt_options()
+        if use_hessian and type(self.problem).hessian is BaseOptimizationProblem.hessian:
+            self.logger.warning(
+                "hessian_approximation='exact' but %s does not implement hessian(); "
+                "using IPOPT's limited-memory approximation",
+                type(self.problem).__name__,
+            )
+            use_hessian = False
+            options[b"hessian_approximation"] = b"limited-memory"
+
+        self.logger.info("Setting up IPOPT problem: %s", self.problem.name)
+        self.logger.info("Problem dimensions: %d variables, %d constraints", x0.size, cl.size)
+        self.problem.reset_iteration_data()
+        adapter = _CyipoptAdapter(self.problem, use_hessian, cl.size, x0.size)
+        adapter.iterates = [] if self.keep_iterates else None
+        nlp = cyipopt.Problem(n=x0.size, m=cl.size, problem_obj=adapter, lb=lb, ub=ub, cl=cl, cu=cu)
+        for key, value in options.items():
+            nlp.add_option(key, value)
+        if self.config.print_level == 0:
+            nlp.add_option(b"sb", b"yes")  # no banner either
+        return nlp, adapter
+
+    def _solution_results(self, x_opt: Any, info: Mapping[str, Any], solve_time: float) -> dict:
+        """The results dictionary of a finished IPOPT run (status logged)."""
         status = int(info["status"])
         msg = info.get("status_msg", b"")
         msg = msg.decode(errors="replace") if isinstance(msg, bytes) else str(msg)
@@ -758,7 +776,7 @@ class RobotIPOPTSolver:
             )
         if not infeasible:
             self.logger.info("Final objective: %.6e", float(info["obj_val"]))
-        results = {
+        return {
             "success": success,
             "x_opt": self.last_solution,
             "obj_val": float(info["obj_val"]),
@@ -772,10 +790,6 @@ class RobotIPOPTSolver:
             "callback_data": dict(self.problem.callback_data),
             "ipopt_info": info,
         }
-        if self.keep_iterates:
-            results["iterates"] = adapter.iterates or []
-        self.solve_history.append(results)
-        return success, results
 
     def get_solution_summary(self) -> str:
         """Multi-line summary of the last solve ("No solution available" before)."""
