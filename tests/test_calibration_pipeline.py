@@ -367,3 +367,51 @@ def test_pipeline_modules_never_see_the_run_object():
     for path in files:
         found += run_object_violations(path.read_text(), str(path.relative_to(PIPELINE)))
     assert not found, found
+
+
+# ---------------------------------------------------------------------------
+# the orchestrator calls the 1.0.2 hooks through the instance
+# ---------------------------------------------------------------------------
+
+HOOKS = (
+    "load_data_set",
+    "create_param_list",
+    "eliminate_absorbed_parameters",
+    "cost_function",
+    "_compute_logmap_residuals",
+    "apply_measurement_weighting",
+    "solve_optimisation",
+    "calc_stddev",
+    "get_pose_from_measure",
+    "initial_frame_guess",
+)
+
+
+def _recording(cls):
+    """A subclass of ``cls`` whose hooks record their calls and defer to the base."""
+    calls = []
+
+    def wrap(name):
+        base = getattr(cls, name)
+
+        def hook(self, *args, **kwargs):
+            calls.append(name)
+            return base(self, *args, **kwargs)
+
+        return hook
+
+    return type("Recording", (cls,), {n: wrap(n) for n in HOOKS}), calls
+
+
+def test_initialize_and_solve_call_every_hook_through_the_instance(robot, sim):
+    cls, calls = _recording(BaseCalibration)
+    calib = cls(robot, str(CONFIG))
+    calib.calib_config.update(known_baseframe=False, known_tipframe=False)
+    calib.set_data_file(sim[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        calib.initialize()
+        calib.solve(enable_logging=False)
+    assert set(HOOKS) <= set(calls), sorted(set(HOOKS) - set(calls))
+    assert calib.STATUS == "CALIBRATED"
+    assert calib.evaluation_metrics["jacobian"] == "2-point"  # overridden cost hooks

@@ -6,7 +6,6 @@ import logging
 
 import numpy as np
 
-from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._pipeline.results import poses_2d
 from figaroh.utils.error_handling import CalibrationError
 
@@ -48,13 +47,7 @@ class CalibrationPlots:
             ax.scatter(*meas[:, :3].T, marker="o", label="measured")
             ax.scatter(*est[:, :3].T, marker="x", label="calibrated")
             if INCLUDE_UNCALIB:
-                nom = ct.calc_updated_fkm(
-                    self.model,
-                    self.data,
-                    np.zeros_like(self.var_),
-                    self.q_measured,
-                    self.calib_config,
-                )
+                nom = self.get_pose_from_measure(np.zeros_like(self.var_))
                 n2 = poses_2d(nom, self._spec())
                 ax.scatter(*n2[:, :3].T, marker="^", label="nominal")
         ax.legend()

@@ -625,9 +625,7 @@ class BaseCalibration(
         self.evaluation_metrics = evaluation
         self.outlier_indices = list(outliers)
         res = self._residual_array(self.var_)  # (N,K,c)
-        est = ct.calc_updated_fkm(
-            self.model, self.data, self.var_, self.q_measured, self.calib_config
-        )
+        est = self.get_pose_from_measure(self.var_)  # hook: predicted measurements
         self.results_data = assemble_results(
             self.calib_config["param_name"],
             self.var_,
