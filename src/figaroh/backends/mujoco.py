@@ -50,7 +50,7 @@ from __future__ import annotations
 import logging
 import os
 import xml.etree.ElementTree as ET
-from typing import Any
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -156,6 +156,58 @@ def _strip_non_rigid_effects(mujoco, model) -> None:
 
 
 # --------------------------------------------------------------------------- pinocchio mirror
+def _joint_model_and_placement(
+    pin: Any, mujoco: Any, m: Any, j: int, name: str, current: Any, not_single_root_joint: bool
+) -> Tuple[Any, Any, np.ndarray]:
+    """``(joint model, placement in the parent joint, anchor [m])`` of MuJoCo joint ``j``.
+
+    Hinge and slide joints fold ``-qpos0`` into the placement, so that
+    Pinocchio's ``q`` equals MuJoCo's ``qpos``.
+    """
+    types = mujoco.mjtJoint
+    jtype = int(m.jnt_type[j])
+    anchor = np.asarray(m.jnt_pos[j], float)
+    if jtype == int(types.mjJNT_FREE):
+        if not_single_root_joint:
+            raise NotImplementedError(
+                f"joint '{name}': a free joint is supported only as the single "
+                "joint of a child of the world body"
+            )
+        joint_model, placement, anchor = (
+            pin.JointModelFreeFlyer(),
+            pin.SE3.Identity(),
+            np.zeros(3),
+        )
+    elif jtype == int(types.mjJNT_BALL):
+        joint_model = pin.JointModelSpherical()
+        placement = current * _translation(pin, anchor)
+    else:
+        axis = np.asarray(m.jnt_axis[j], float)
+        axis = axis / np.linalg.norm(axis)
+        hinge = jtype == int(types.mjJNT_HINGE)
+        joint_model = _axis_joint(pin, axis, hinge)
+        # MuJoCo moves the body by (qpos - qpos0): fold -qpos0 into the
+        # placement so that Pinocchio's q equals MuJoCo's qpos.
+        ref = float(m.qpos0[int(m.jnt_qposadr[j])])
+        shift = (
+            pin.SE3(pin.AngleAxis(-ref, axis).matrix(), np.zeros(3))
+            if hinge
+            else _translation(pin, -ref * axis)
+        )
+        placement = current * _translation(pin, anchor) * shift
+    return joint_model, placement, anchor
+
+
+def _body_inertia(pin: Any, m: Any, b: int) -> Any:
+    """Spatial inertia of MuJoCo body ``b`` (mass [kg], com [m], rotated inertia [kg·m²])."""
+    rot = _rotation(pin, m.body_iquat[b])
+    return pin.Inertia(
+        float(m.body_mass[b]),
+        np.asarray(m.body_ipos[b], float),
+        rot @ np.diag(np.asarray(m.body_inertia[b], float)) @ rot.T,
+    )
+
+
 class _PinocchioMirror:
     """Pinocchio model of a compiled MuJoCo model, and the coordinate maps between them.
 
@@ -188,35 +240,9 @@ class _PinocchioMirror:
             for j in range(first, first + count):
                 jtype = int(m.jnt_type[j])
                 name = _name(mujoco, m, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")
-                anchor = np.asarray(m.jnt_pos[j], float)
-                if jtype == int(types.mjJNT_FREE):
-                    if parent != 0 or count != 1:
-                        raise NotImplementedError(
-                            f"joint '{name}': a free joint is supported only as the single "
-                            "joint of a child of the world body"
-                        )
-                    joint_model, placement, anchor = (
-                        pin.JointModelFreeFlyer(),
-                        pin.SE3.Identity(),
-                        np.zeros(3),
-                    )
-                elif jtype == int(types.mjJNT_BALL):
-                    joint_model = pin.JointModelSpherical()
-                    placement = current * _translation(pin, anchor)
-                else:
-                    axis = np.asarray(m.jnt_axis[j], float)
-                    axis = axis / np.linalg.norm(axis)
-                    hinge = jtype == int(types.mjJNT_HINGE)
-                    joint_model = _axis_joint(pin, axis, hinge)
-                    # MuJoCo moves the body by (qpos - qpos0): fold -qpos0 into the
-                    # placement so that Pinocchio's q equals MuJoCo's qpos.
-                    ref = float(m.qpos0[int(m.jnt_qposadr[j])])
-                    shift = (
-                        pin.SE3(pin.AngleAxis(-ref, axis).matrix(), np.zeros(3))
-                        if hinge
-                        else _translation(pin, -ref * axis)
-                    )
-                    placement = current * _translation(pin, anchor) * shift
+                joint_model, placement, anchor = _joint_model_and_placement(
+                    pin, mujoco, m, j, name, current, parent != 0 or count != 1
+                )
                 jid = model.addJoint(jid, joint_model, placement, name)
                 model.addJointFrame(jid, -1)
                 joint = model.joints[jid]
@@ -234,13 +260,7 @@ class _PinocchioMirror:
                 current = _translation(pin, -anchor)
             joint_of_body[b] = jid
             body_in_joint[b] = current
-            inertia = pin.Inertia(
-                float(m.body_mass[b]),
-                np.asarray(m.body_ipos[b], float),
-                _rotation(pin, m.body_iquat[b])
-                @ np.diag(np.asarray(m.body_inertia[b], float))
-                @ _rotation(pin, m.body_iquat[b]).T,
-            )
+            inertia = _body_inertia(pin, m, b)
             model.appendBodyToJoint(jid, inertia, current)
             body_name = _name(mujoco, m, mujoco.mjtObj.mjOBJ_BODY, b, "body")
             frame_of_body[b] = model.addBodyFrame(body_name, jid, current, frame_of_body[parent])
