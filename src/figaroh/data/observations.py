@@ -374,12 +374,7 @@ class PoseObservations:
         if not p.is_file():
             raise FileNotFoundError(f"calibration data file {str(p)!r} does not exist")
         nmark = int(calib_config.get("NbMarkers", 1))
-        meas6 = np.array(calib_config.get("measurability", _DEFAULT_MEASURABILITY), dtype=bool)
-        if meas6.shape != (6,):
-            raise ValueError(
-                f"calib_config['measurability']: expected 6 booleans {list(DOF)}, got "
-                f"{meas6.tolist()}"
-            )
+        meas6 = _measurability(calib_config)
         joints = cls._active_joint_names(model, calib_config)
 
         header, body = _read_csv_rows(p)
@@ -405,11 +400,6 @@ class PoseObservations:
             values[:, :, meas6] = measured
 
         mask = _mask_of_del_list(del_list, n)
-        session = None
-        if "session_id" in col:
-            session = cells[:, col["session_id"]].astype(object)
-        if source is None:
-            source = DataSource.from_files([p], adapter="PoseObservations.from_csv")
         return cls(
             joint_names=tuple(joints),
             q=q,
@@ -420,9 +410,13 @@ class PoseObservations:
             registered_to=registered_to,
             orientation=orientation,
             mask=mask,
-            session=session,
+            session=cells[:, col["session_id"]].astype(object) if "session_id" in col else None,
             sample_index=np.arange(n),
-            source=source,
+            source=(
+                source
+                if source is not None
+                else DataSource.from_files([p], adapter="PoseObservations.from_csv")
+            ),
         )
 
     def to_legacy(
@@ -490,6 +484,16 @@ class PoseObservations:
         q_measured = np.tile(q0, (int(valid.sum()), 1))
         q_measured[:, cidx] = self.q[valid]
         return pee, q_measured
+
+
+def _measurability(calib_config: Mapping[str, Any]) -> np.ndarray:
+    """The 6 measured-component flags of ``calib_config`` (``[x, y, z, phix, phiy, phiz]``)."""
+    meas6 = np.array(calib_config.get("measurability", _DEFAULT_MEASURABILITY), dtype=bool)
+    if meas6.shape != (6,):
+        raise ValueError(
+            f"calib_config['measurability']: expected 6 booleans {list(DOF)}, got {meas6.tolist()}"
+        )
+    return meas6
 
 
 def _read_csv_rows(p: Path) -> Tuple[List[str], List[List[str]]]:

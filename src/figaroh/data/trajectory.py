@@ -405,6 +405,34 @@ def _csv_metadata(p: Path, meta: Mapping[str, Any], nm: str, given: Any, n_joint
     return given
 
 
+def _csv_joint_names(p: Path, meta: Mapping[str, Any], header: Sequence[str]) -> List[str]:
+    """Joint names of a trajectory CSV: the metadata's, else the ``q:<joint>`` columns."""
+    names = list(meta.get("joint_names") or [])
+    if not names:
+        names = [c.split(":", 1)[1] for c in header if c.startswith("q:")]
+    if not names:
+        raise TrajectoryDataError(
+            f"q: {p} has no 'q:<joint>' columns; name the position columns q:<joint>", "q"
+        )
+    return names
+
+
+def _csv_effort_labels(
+    p: Path, meta: Mapping[str, Any], effort_kind: Any, effort_unit: Any, n_joints: int
+) -> Tuple[Any, Any]:
+    """``(effort_kind, effort_unit)`` agreed between the file and the arguments (both required)."""
+    kind = _csv_metadata(p, meta, "effort_kind", effort_kind, n_joints)
+    unit = _csv_metadata(p, meta, "effort_unit", effort_unit, n_joints)
+    for nm, val in (("effort_kind", kind), ("effort_unit", unit)):
+        if val is None:
+            raise TrajectoryDataError(
+                f"{nm}: {p} does not declare it; pass {nm}=... (e.g. effort_kind="
+                f"'{JOINT_TORQUE}', effort_unit='N·m')",
+                nm,
+            )
+    return kind, unit
+
+
 def _csv_mask(p: Path, table: np.ndarray, col: Mapping[str, int]) -> np.ndarray | None:
     """The 0/1 ``mask`` column as bools (None without the column)."""
     if "mask" not in col:
@@ -1087,26 +1115,12 @@ class TrajectoryData:
                 f"{_fmt_names(header)}",
                 "t",
             )
-        names = list(meta.get("joint_names") or [])
-        if not names:
-            names = [c.split(":", 1)[1] for c in header if c.startswith("q:")]
-        if not names:
-            raise TrajectoryDataError(
-                f"q: {p} has no 'q:<joint>' columns; name the position columns q:<joint>", "q"
-            )
+        names = _csv_joint_names(p, meta, header)
         arrays = {
             sig: _csv_signal(p, table, col, names, sig, required=sig in ("q", "effort"))
             for sig in ("q", "effort", "dq", "ddq", "effort_raw")
         }
-        kind = _csv_metadata(p, meta, "effort_kind", effort_kind, len(names))
-        unit = _csv_metadata(p, meta, "effort_unit", effort_unit, len(names))
-        for nm, val in (("effort_kind", kind), ("effort_unit", unit)):
-            if val is None:
-                raise TrajectoryDataError(
-                    f"{nm}: {p} does not declare it; pass {nm}=... (e.g. effort_kind="
-                    f"'{JOINT_TORQUE}', effort_unit='N·m')",
-                    nm,
-                )
+        kind, unit = _csv_effort_labels(p, meta, effort_kind, effort_unit, len(names))
         if clock is not None and meta.get("clock") not in (None, clock):
             raise TrajectoryDataError(
                 f"clock: {p} declares {meta.get('clock')!r} but {clock!r} was passed", "clock"
