@@ -330,6 +330,31 @@ def _check_origin(user: Any, has_dq: bool, has_ddq: bool) -> Dict[str, str]:
     return origin
 
 
+def _time_and_clock(t: Any, sample_period: Any, t0: float, q: Any) -> Tuple[Any, str]:
+    """``(t, "recorded")`` for recorded stamps, else ``(t0 + k·Δt [s], "assumed")``."""
+    if t is not None and sample_period is not None:
+        raise TrajectoryDataError(
+            "t: pass either recorded timestamps t or sample_period, not both", "t"
+        )
+    clock = "recorded"
+    if t is None:
+        if sample_period is None:
+            _check_time(None)
+        dt = float(sample_period)
+        if not np.isfinite(dt) or dt <= 0:
+            raise TrajectoryDataError(
+                f"sample_period: must be a finite positive period in seconds, got {dt!r}",
+                "sample_period",
+            )
+        try:
+            n = int(np.shape(q)[0])
+        except (IndexError, TypeError) as exc:
+            raise TrajectoryDataError("q: expected an (n_samples, n_joints) array", "q") from exc
+        t = float(t0) + dt * np.arange(n)
+        clock = "assumed"
+    return t, clock
+
+
 def _read_csv_table(p: Path) -> Tuple[Dict[str, Any], List[str], np.ndarray]:
     """``(metadata, header, (N, columns) table)`` of a trajectory CSV file."""
     if not p.is_file():
@@ -771,28 +796,7 @@ class TrajectoryData:
             TrajectoryDataError: both or neither of ``t``/``sample_period``, a
                 non-positive period, or any malformed field.
         """
-        if t is not None and sample_period is not None:
-            raise TrajectoryDataError(
-                "t: pass either recorded timestamps t or sample_period, not both", "t"
-            )
-        clock = "recorded"
-        if t is None:
-            if sample_period is None:
-                _check_time(None)
-            dt = float(sample_period)
-            if not np.isfinite(dt) or dt <= 0:
-                raise TrajectoryDataError(
-                    f"sample_period: must be a finite positive period in seconds, got {dt!r}",
-                    "sample_period",
-                )
-            try:
-                n = int(np.shape(q)[0])
-            except (IndexError, TypeError) as exc:
-                raise TrajectoryDataError(
-                    "q: expected an (n_samples, n_joints) array", "q"
-                ) from exc
-            t = float(t0) + dt * np.arange(n)
-            clock = "assumed"
+        t, clock = _time_and_clock(t, sample_period, t0, q)
         return cls(
             t=t,
             joint_names=tuple(joint_names),
