@@ -23,17 +23,18 @@ import pytest
 from scipy.optimize import least_squares
 
 from conftest import ROOT, load_example
-from figaroh.calibration import _pipeline
+from figaroh.calibration import _pipeline, estimation
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._pipeline import metrics, residuals, uncertainty, validation
 from figaroh.calibration._pipeline.errors import EstimationError, UnknownEstimatorError
-from figaroh.calibration._pipeline.estimators import ESTIMATORS, estimate, registered
+from figaroh.calibration._pipeline.estimators import ESTIMATORS, estimate, register, registered
 from figaroh.calibration._pipeline.estimators._common import prefit
 from figaroh.calibration._pipeline.layout import structural_layout
 from figaroh.calibration._pipeline.observations import read_observations
 from figaroh.calibration._pipeline.outliers import fit_with_outlier_exclusion
 from figaroh.calibration._pipeline.records import (
     EstimationProblem,
+    EstimationResult,
     EstimationSettings,
     MeasurementSpec,
 )
@@ -415,3 +416,27 @@ def test_initialize_and_solve_call_every_hook_through_the_instance(robot, sim):
     assert set(HOOKS) <= set(calls), sorted(set(HOOKS) - set(calls))
     assert calib.STATUS == "CALIBRATED"
     assert calib.evaluation_metrics["jacobian"] == "2-point"  # overridden cost hooks
+
+
+def test_a_registered_estimator_is_selected_by_the_config(robot, sim):
+    def frames_only(problem: EstimationProblem) -> EstimationResult:
+        names = tuple(n for n in problem.names if n in set(problem.frames))
+        return EstimationResult(names, (), report={"method": "frames_only"})
+
+    register("frames_only", frames_only)
+    try:
+        calib = BaseCalibration(robot, str(CONFIG))
+        calib.calib_config.update(
+            known_baseframe=False, known_tipframe=False, estimation={"method": "frames_only"}
+        )
+        calib.set_data_file(sim[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            calib.initialize()
+            calib.solve(enable_logging=False)
+        assert calib.calib_config["param_name"] == ct.frame_names(calib.calib_config["param_name"])
+        assert len(calib.var_) == 12 and calib.estimation_report["method"] == "frames_only"
+    finally:
+        ESTIMATORS.pop("frames_only")
+    with pytest.raises(EstimationError, match="frames_only"):
+        estimation.settings({"estimation": {"method": "frames_only"}})

@@ -11,7 +11,7 @@ them unless ``known_baseframe``, the tip names follow unless
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -25,7 +25,9 @@ __all__ = ["STRUCTURAL_TOL_QR", "base_frame_rows", "structural_layout"]
 STRUCTURAL_TOL_QR = 1e-6
 
 
-def base_frame_rows(calib_config: Mapping[str, Any], row_names, start: int) -> tuple:
+def base_frame_rows(
+    calib_config: Mapping[str, Any], row_names: Sequence[str], start: int
+) -> Tuple[str, ...]:
     """Base-representative rows the estimated base frame replaces (``full_params`` only)."""
     if calib_config.get("calib_model") == "full_params" and not calib_config.get(
         "known_baseframe", True

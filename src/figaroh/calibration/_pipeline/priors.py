@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 
 from figaroh.calibration._pipeline.errors import EstimationError
+from figaroh.calibration._pipeline.estimators import ESTIMATORS, registered
 from figaroh.calibration.parameter import BASE_TPL, FULL_PARAMTPL, get_joint_offset
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "settings",
 ]
 
+#: The built-in estimation methods (the registry may hold more, see
+#: :func:`figaroh.calibration._pipeline.estimators.register`).
 METHODS = ("structural", "excitation", "map", "map_cv", "cv_subset")
 PRIOR_GROUPS = ("translation", "rotation", "joint_offset", "prismatic_offset")
 
@@ -68,8 +71,8 @@ def settings(calib_config: Mapping[str, Any]) -> Dict[str, Any]:
     """``calib_config["estimation"]`` merged over :data:`DEFAULTS` (priors key-wise).
 
     Raises:
-        EstimationError: unknown method, unknown prior group, bad ``cv_rule``,
-            non-positive prior.
+        EstimationError: a method that is not a registered estimator, unknown
+            prior group, bad ``cv_rule``, non-positive prior.
     """
     user = calib_config.get("estimation") or {}
     if not isinstance(user, Mapping):
@@ -81,8 +84,11 @@ def settings(calib_config: Mapping[str, Any]) -> Dict[str, Any]:
             out["priors"].update(v)
         else:
             out[k] = v
-    if out["method"] not in METHODS:
-        raise EstimationError(f"estimation.method: {out['method']!r} is not one of {METHODS}")
+    if out["method"] not in ESTIMATORS:
+        raise EstimationError(
+            f"estimation.method: {out['method']!r} is not a registered estimator "
+            f"({', '.join(registered())})"
+        )
     if out["cv_rule"] not in ("min", "one_se"):
         raise EstimationError(
             f"estimation.cv_rule must be 'min' or 'one_se', got {out['cv_rule']!r}"

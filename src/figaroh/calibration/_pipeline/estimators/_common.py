@@ -24,11 +24,13 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "Prefit",
+    "base_report",
     "cross_validate",
     "finish",
     "folds",
     "identifiable_split",
     "prefit",
+    "prior_group_names",
     "prior_weights",
 ]
 

@@ -89,7 +89,11 @@ def prior_stds(problem: EstimationProblem, names: Sequence[str]) -> np.ndarray:
 
 
 def elimination_order(
-    problem: EstimationProblem, names: Sequence[str], jac: np.ndarray, noise: float, k
+    problem: EstimationProblem,
+    names: Sequence[str],
+    jac: np.ndarray,
+    noise: float,
+    k: float | None,
 ) -> List[Tuple[str, float]]:
     """:func:`excitation_order` of the identifiable candidates (frames kept)."""
     joint_set = set(problem.joint_names)
