@@ -116,6 +116,59 @@ def _effort_kinds(model, joints: Sequence[str]) -> tuple[list[str], list[str]]:
     return kinds, units
 
 
+def _numeric_table(path: Path, header_row: int, n_columns: int) -> np.ndarray:
+    """``(N, n_columns)`` float rows below the header (``#`` lines are comments)."""
+    try:
+        table = np.loadtxt(
+            path, delimiter=",", skiprows=header_row + 1, ndmin=2, dtype=float, comments="#"
+        )
+    except ValueError as exc:
+        raise ValueError(
+            f"{path}: cannot parse the numeric rows ({exc}); every cell must be a number"
+        ) from exc
+    if table.size == 0:
+        raise ValueError(f"{path} has a header but no data rows")
+    if table.shape[1] != n_columns:
+        raise ValueError(
+            f"{path}: the header names {n_columns} columns but the rows have {table.shape[1]}"
+        )
+    return table
+
+
+def _signal_blocks(
+    path: Path, table: np.ndarray, columns: Dict[str, int], joints: List[str]
+) -> Dict[str, np.ndarray | None]:
+    """``{prefix: (N, n_joints)}`` for ``q``, ``tau`` and, when present, ``dq``/``ddq``."""
+    missing: List[str] = []
+    blocks: Dict[str, np.ndarray | None] = {}
+    for prefix in _PREFIXES:
+        wanted = [f"{prefix}_{j}" for j in joints]
+        present = [c for c in wanted if c in columns]
+        if prefix in ("dq", "ddq") and not present:
+            blocks[prefix] = None
+            continue
+        missing.extend(c for c in wanted if c not in columns)
+        complete = len(present) == len(wanted)
+        blocks[prefix] = table[:, [columns[c] for c in present]] if complete else None
+    if missing:
+        raise ValueError(
+            f"{path} lacks the columns {missing} (active joints {joints}); the layout is "
+            "t, q_<joint>, [dq_<joint>], [ddq_<joint>], tau_<joint> with the URDF joint names"
+        )
+    return blocks
+
+
+def _mask_column(path: Path, table: np.ndarray, columns: Dict[str, int]) -> np.ndarray | None:
+    """The 0/1 ``mask`` column as bools (None without the column)."""
+    if "mask" not in columns:
+        return None
+    m = table[:, columns["mask"]]
+    bad = np.flatnonzero((m != 0) & (m != 1))
+    if bad.size:
+        raise ValueError(f"{path}: column 'mask' must hold 0 or 1, row {int(bad[0])} does not")
+    return m.astype(bool)
+
+
 def read_trajectory_csv(
     path: str | os.PathLike,
     joints: Sequence[str],
@@ -155,48 +208,13 @@ def read_trajectory_csv(
     if duplicated:
         raise ValueError(f"{path}: duplicated columns {duplicated}")
     columns = {name: k for k, name in enumerate(header)}
-    try:
-        table = np.loadtxt(
-            path, delimiter=",", skiprows=header_row + 1, ndmin=2, dtype=float, comments="#"
-        )
-    except ValueError as exc:
-        raise ValueError(
-            f"{path}: cannot parse the numeric rows ({exc}); every cell must be a number"
-        ) from exc
-    if table.size == 0:
-        raise ValueError(f"{path} has a header but no data rows")
-    if table.shape[1] != len(header):
-        raise ValueError(
-            f"{path}: the header names {len(header)} columns but the rows have {table.shape[1]}"
-        )
-
-    missing: List[str] = []
-    blocks: Dict[str, np.ndarray | None] = {}
-    for prefix in _PREFIXES:
-        wanted = [f"{prefix}_{j}" for j in joints]
-        present = [c for c in wanted if c in columns]
-        if prefix in ("dq", "ddq") and not present:
-            blocks[prefix] = None
-            continue
-        missing.extend(c for c in wanted if c not in columns)
-        complete = len(present) == len(wanted)
-        blocks[prefix] = table[:, [columns[c] for c in present]] if complete else None
-    if missing:
-        raise ValueError(
-            f"{path} lacks the columns {missing} (active joints {joints}); the layout is "
-            "t, q_<joint>, [dq_<joint>], [ddq_<joint>], tau_<joint> with the URDF joint names"
-        )
+    table = _numeric_table(path, header_row, len(header))
+    blocks = _signal_blocks(path, table, columns, joints)
     unused = [c for c in header if not _is_known(c, joints)]
     if unused:
         logger.debug("%s: ignoring columns %s", path, unused)
 
-    mask = None
-    if "mask" in columns:
-        m = table[:, columns["mask"]]
-        bad = np.flatnonzero((m != 0) & (m != 1))
-        if bad.size:
-            raise ValueError(f"{path}: column 'mask' must hold 0 or 1, row {int(bad[0])} does not")
-        mask = m.astype(bool)
+    mask = _mask_column(path, table, columns)
     if "t" in columns:
         timing = {"t": table[:, columns["t"]]}
     elif sample_period is not None:

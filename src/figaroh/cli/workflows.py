@@ -141,6 +141,23 @@ def write_parameter_csv(
 # ---------------------------------------------------------------------------
 # identification
 # ---------------------------------------------------------------------------
+def _configured_identification(
+    robot: Robot,
+    config: str | os.PathLike,
+    data: str | os.PathLike,
+    select_stage: str | None,
+    validation: str | os.PathLike | None,
+) -> CSVIdentification:
+    """A :class:`CSVIdentification` of ``config`` with the command-line overrides applied."""
+    with input_phase(f"invalid configuration {config}"):
+        ident = CSVIdentification(robot, config, data_dir=data)
+        if select_stage is not None:
+            ident.identif_config["select_stage"] = select_stage
+        if validation is not None:
+            ident.identif_config["validation_data_file"] = str(validation)
+    return ident
+
+
 def run_identification(
     config: str | os.PathLike,
     urdf: str | os.PathLike,
@@ -190,12 +207,7 @@ def run_identification(
     steps.start("load robot")
     robot = load_robot_model(urdf, package_dirs, free_flyer)
     steps.start("read configuration")
-    with input_phase(f"invalid configuration {config}"):
-        ident = CSVIdentification(robot, config, data_dir=data)
-        if select_stage is not None:
-            ident.identif_config["select_stage"] = select_stage
-        if validation is not None:
-            ident.identif_config["validation_data_file"] = str(validation)
+    ident = _configured_identification(robot, config, data, select_stage, validation)
     stage = str(ident.identif_config.get("select_stage") or "fit")
     if require_inertials and stage == "fit":
         raise CLIError(
