@@ -467,10 +467,25 @@ def _trajectory_panels(
     return arrays
 
 
+def _require_figures(figures: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``figures``, refused when empty (no calibration data was given or stored)."""
+    if not figures:
+        raise ValueError(
+            "no calibration data to plot: pass the arrays or store 'rms residuals by "
+            "samples' / 'PEE measured (2D array)' / 'calibrated parameters values'"
+        )
+    return figures
+
+
 def _effort_columns(
     tm_raw: Any, te_raw: Any, n_joints: int | None, joint_names: Sequence[str] | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """``(tm, te, measured (L, n), identified (L, n), names)`` of stacked joint-major efforts."""
+    if tm_raw is None or te_raw is None:
+        raise ValueError(
+            "no effort data: pass tau_measured/tau_identified or store "
+            "'torque processed'/'torque estimated' in the results"
+        )
     tm = _as_float_vector("tau_measured", tm_raw)
     te = _as_float_vector("tau_identified", te_raw)
     if tm.size == 0 or tm.size != te.size:
@@ -901,11 +916,6 @@ class ResultsManager:
         def build(plt: Any) -> list[tuple[str, Any]]:
             tm_raw = self._pick(tau_measured, "torque processed")
             te_raw = self._pick(tau_identified, "torque estimated")
-            if tm_raw is None or te_raw is None:
-                raise ValueError(
-                    "no effort data: pass tau_measured/tau_identified or store "
-                    "'torque processed'/'torque estimated' in the results"
-                )
             tm, te, m_cols, e_cols, names = _effort_columns(tm_raw, te_raw, n_joints, joint_names)
             x, xlabel = _time_axis(time_vector, m_cols.shape[0])
             fig = self._effort_figure(
@@ -1064,12 +1074,7 @@ class ResultsManager:
                 figures.append(
                     ("parameters", self._calibration_parameter_figure(plt, values, names))
                 )
-            if not figures:
-                raise ValueError(
-                    "no calibration data to plot: pass the arrays or store 'rms residuals by "
-                    "samples' / 'PEE measured (2D array)' / 'calibrated parameters values'"
-                )
-            return figures
+            return _require_figures(figures)
 
         return self._run_plot(
             "calibration",
