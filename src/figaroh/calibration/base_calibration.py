@@ -56,12 +56,12 @@ from scipy.optimize import least_squares
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration import estimation
 from figaroh.calibration._corrections import CalibrationCorrections, is_kinematic_correction
+from figaroh.calibration._data import CalibrationData
 from figaroh.calibration._evaluation import CalibrationEvaluation
 from figaroh.calibration._objective import CalibrationObjective
 from figaroh.calibration._parameters import CalibrationParameters
 from figaroh.calibration._pipeline.estimators import estimate
 from figaroh.calibration._pipeline.layout import structural_layout
-from figaroh.calibration._pipeline.observations import read_observations
 from figaroh.calibration._pipeline.outliers import fit_with_outlier_exclusion
 from figaroh.calibration._pipeline.records import (
     CalibrationRun,
@@ -150,6 +150,7 @@ def _run_of(obj: Any) -> CalibrationRun:
 
 
 class BaseCalibration(
+    CalibrationData,
     CalibrationObjective,
     CalibrationParameters,
     CalibrationEvaluation,
@@ -296,86 +297,7 @@ class BaseCalibration(
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             raise CalibrationError(f"Failed to load configuration: {msg}") from exc
 
-    def _resolve_path(self, value: Any, key: str) -> str:
-        if value is None or not str(value).strip():
-            raise CalibrationError(
-                f"{key} is not set in {self._config_file_path}: name the calibration CSV "
-                "(or call set_data_file(path) on a configured instance)"
-            )
-        p = Path(str(value)).expanduser()
-        if p.is_absolute() or p.exists():
-            return os.path.abspath(p)
-        alt = Path(self._config_file_path).resolve().parent / p
-        if alt.exists():
-            return str(alt)
-        return os.path.abspath(p)
-
-    def set_data_file(self, path: str | os.PathLike, validation: bool = False) -> str:
-        """Point the calibration (or its validation set) at another CSV.
-
-        Args:
-            path: CSV file (layout of).
-            validation: Set the held-out validation file instead.
-
-        Returns:
-            The absolute path used.
-        """
-        resolved = self._resolve_path(str(path), "data file")
-        if validation:
-            self.calib_config["validation_data_file"] = resolved
-        else:
-            self.calib_config["data_file"] = resolved
-            self._data_path = resolved
-        return resolved
-
-    # ------------------------------------------------------------------ data (step observations)
-    def load_data_set(self) -> None:
-        """Read the measured poses and postures.
-
-        Sets ``observations``, ``PEE_measured``, ``q_measured`` and
-        ``calib_config["NbSample"]``, records the ``data`` stage and loads the
-        validation set when ``validation_data_file`` is configured.
-
-        Raises:
-            CalibrationError: ``"Data loading failed: …"`` naming the file and
-                the missing columns / NaN rows.
-        """
-        try:
-            obs = read_observations(self._data_path, self.model, self.calib_config, self.del_list_)
-        except Exception as exc:
-            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            record_stage(self, "data", "failed", f"{type(exc).__name__}: {msg}")
-            raise CalibrationError(f"Data loading failed: {msg}") from exc
-        self.observations = obs.source
-        self.PEE_measured, self.q_measured = obs.measured, obs.q
-        self.calib_config["NbSample"] = int(len(obs.q))
-        record_stage(
-            self,
-            "data",
-            "ok",
-            f"PoseObservations from {Path(self._data_path).name}",
-            {"samples": len(obs.q), "masked_samples": obs.masked_samples},
-        )
-        val = self.calib_config.get("validation_data_file")
-        if val:
-            self._load_validation_data(val)
-
-    def _load_validation_data(self, path: str) -> None:
-        try:
-            resolved = self._resolve_path(path, "data.validation_data_file")
-            obs = read_observations(resolved, self.model, self.calib_config)
-        except Exception as exc:  # noqa: BLE001 - documented: warning only
-            logger.warning(
-                "validation data file %s could not be loaded (%s); validation falls back to the "
-                "training data",
-                path,
-                exc,
-            )
-            return
-        self._val_observations = obs.source
-        self._PEE_val, self._q_val = obs.measured, obs.q
-        self._val_available = True
-
+    # ------------------------------------------------------------------ data (see _data)
     def initialize(self) -> None:
         """:meth:`load_data_set` then :meth:`create_param_list`.
 
