@@ -34,6 +34,7 @@ from figaroh.identification.selection import (  # noqa: E402
     physical_fit_config,
     select_estimate,
 )
+from figaroh.tools.identification_report import consistency_source_label  # noqa: E402
 
 N = 2000
 HAS_CLARABEL = "clarabel" in _conic.available_solvers()
@@ -74,8 +75,8 @@ def run_pipeline(ident, **cfg):
         "params_r": ident._params_r_for_recon,
         "phi_base": ident.phi_base,
     }
-    pp.store_physical_results(ident, results)
-    pp.record_physical_stage(ident)
+    ident._store_physical_results(results)
+    ident._record_physical_stage()
     return ident.selected
 
 
@@ -120,13 +121,13 @@ def test_physical_fit_accepted_feasible_and_close_to_base_fit(ident):
     assert rmse == pytest.approx(ident.result["selected"]["effort_rmse_fit"], rel=1e-12)
     assert ident.rms_error <= rmse * (1 + 1e-9) <= 1.05 * ident.rms_error
     assert set(ident.result["selected"]["effort_rmse_fit_per_joint"]) == set(ident.fit_joints())
-    values, estimate_stage = pp.validation_estimate(ident)
+    values, estimate_stage = ident._validation_estimate()
     assert estimate_stage == "physical_fit" and values is sel.values
     np.testing.assert_array_equal(
         sel.predict(ident.dynamic_regressor), ident.dynamic_regressor @ sel.values
     )
     assert any(
-        "Selected estimate: physical_fit" in line for line in pp.selection_report_lines(ident)
+        "Selected estimate: physical_fit" in line for line in ident._selection_report_lines()
     )
 
 
@@ -215,7 +216,7 @@ def test_broken_solver_is_a_hard_reject(ident):
     assert not sel.accepted and sel.stage == "none" and sel.status == "rejected"
     assert "no_such_solver" in sel.reason and sel.values is None
     assert stage(ident, "physical").status == "failed"
-    assert pp.validation_estimate(ident) == (None, "fit")
+    assert ident._validation_estimate() == (None, "fit")
     assert ident.result["physical_fit"]["status"] == "rejected"
     with pytest.raises(ValueError, match="rejected"):
         pp.export_selected_urdf(ident, ur10_urdf())
@@ -226,7 +227,7 @@ def test_physical_fit_enabled_without_selection(ident):
     assert sel is None and ident.selected is None and "selected" not in ident.result
     assert ident.result["physical_fit"]["status"] == "accepted"
     assert stage(ident, "physical").status == "ok"
-    assert pp.validation_estimate(ident) == (None, None)
+    assert ident._validation_estimate() == (None, None)
     with pytest.raises(ValueError, match="base-parameter fit has no link inertials"):
         pp.export_selected_urdf(ident, ur10_urdf())
     assert stage(ident, "export").status == "failed"
@@ -260,7 +261,7 @@ def test_infeasible_reconstruction_is_rejected_and_not_exported(ident, tmp_path,
         pp.export_selected_urdf(ident, ur10_urdf(), output_path=str(out))
     assert not out.exists() and list(tmp_path.iterdir()) == []
     assert stage(ident, "export").status == "failed"
-    assert pp.validation_estimate(ident) == (None, "fit")
+    assert ident._validation_estimate() == (None, "fit")
 
 
 @pytest.mark.parametrize("method", ["sdp", "auto"])
@@ -385,13 +386,13 @@ def test_build_problem_validation_and_extras(ident):
 def test_selection_contracts(ident):
     ident.identif_config.pop("select_stage", None)
     with pytest.raises(ValueError, match="nothing to select"):
-        select_estimate(ident)
+        select_estimate(ident._physical_inputs())
     ident.identif_config["select_stage"] = "projected"
     with pytest.raises(ValueError, match="not selectable"):
-        select_estimate(ident)
+        select_estimate(ident._physical_inputs())
     ident.identif_config.pop("select_stage")
     ident.identif_config["physical_fit"] = {"solver": "clarabel"}
-    cfg = physical_fit_config(ident)
+    cfg = physical_fit_config(ident.identif_config)
     assert cfg["solver"] == "clarabel" and cfg["mass_min"] == 1e-6 and "second_solver" in cfg
     ident.identif_config.pop("physical_fit")
     est = SelectedEstimate("none", "physical_fit", "rejected", "x", "joint")
@@ -404,14 +405,14 @@ def test_selection_contracts(ident):
     assert d["values"] == [1.0] and d["feasibility"] == {}
     # reconstruction needs the QR products (absent e.g. after solve_with_custom_solver)
     ident.identif_config["select_stage"] = "reconstruction"
-    out = pp.apply_reconstruction_if_enabled(ident, {"phi_base": ident.phi_base})
+    out = ident._apply_reconstruction_if_enabled({"phi_base": ident.phi_base})
     assert out == {
         "enabled": True,
         "status": "skipped",
         "reason": "M matrix not available; run solve() first",
     }
     ident.identif_config.pop("select_stage")
-    assert pp.apply_reconstruction_if_enabled(ident, {}) is None  # not enabled, not selected
+    assert ident._apply_reconstruction_if_enabled({}) is None  # not enabled, not selected
     sel = run_pipeline(ident, reconstruction={"enabled": True})
     rec = ident.result["reconstruction"]
     assert sel is None and rec["status"] == "ok" and rec["effective_method"] == "nullspace"
@@ -436,7 +437,7 @@ def test_physical_consistency_checks_the_reconstructed_fit_not_the_nominal(ident
     assert stage(ident, "physical").status == "not_run"
     assert "reconstruction" not in ident.result
     # with a reconstruction: the reconstructed fit is checked, and reconstructed once
-    from figaroh.identification import reconstruction as rec_mod
+    from figaroh.identification._pipeline import physical as rec_mod
 
     calls = []
     real = rec_mod.reconstruct_full_parameters
@@ -450,7 +451,7 @@ def test_physical_consistency_checks_the_reconstructed_fit_not_the_nominal(ident
     assert len(calls) == 1
     pc_res = ident.result["physical consistency"]
     assert pc_res["source"] == "reconstruction"
-    assert pp.consistency_source_label(pc_res) == "reconstructed fit"
+    assert consistency_source_label(pc_res) == "reconstructed fit"
     theta = ident._recon_result.as_dict()
     raw = pc_res["raw_parameters"]
     for name, value in ident.standard_parameter.items():
@@ -474,7 +475,7 @@ def test_physical_consistency_checks_the_reconstructed_fit_not_the_nominal(ident
     assert ident.result["reconstruction"]["status"] == "ok"
     params = dict(ident.standard_parameter)
     params["Izz_wrist_3_joint"] = 1.0  # triangle inequality broken
-    out = pp.apply_physical_consistency_if_enabled(ident, {"parameter_dict": params})
+    out = ident._apply_physical_consistency_if_enabled({"parameter_dict": params})
     assert out["status"] == "ok" and out["source"] == "identif_results.parameter_dict"
     assert out["feasibility"]["wrist_3_joint"]["status"] == "infeasible"
     assert out["projection"]["per_link"]["wrist_3_joint"]["status"] == "projected"
@@ -486,4 +487,4 @@ def test_physical_consistency_checks_the_reconstructed_fit_not_the_nominal(ident
         for k in INERTIAL_KEYS:
             assert proj[f"{k}_{joint}"] == pytest.approx(params[f"{k}_{joint}"], rel=1e-5, abs=1e-7)
     ident.identif_config["physical_consistency"] = {"enabled": False}
-    assert pp.apply_physical_consistency_if_enabled(ident, {}) is None
+    assert ident._apply_physical_consistency_if_enabled({}) is None

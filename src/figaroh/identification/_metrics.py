@@ -11,20 +11,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from figaroh.tools.identification_report import effort_unit  # noqa: F401 - re-exported
+
 logger = logging.getLogger(__name__)
-
-
-def effort_unit(model, joint_name: str) -> str:
-    """Unit of a joint's effort from its Pinocchio joint type (``"N·m"``, ``"N"``)."""
-    names = list(model.names)
-    if joint_name not in names:
-        return ""
-    kind = model.joints[names.index(joint_name)].shortname()
-    if "Planar" in kind:
-        return "N, N·m"
-    if kind.startswith("JointModelP"):
-        return "N"
-    return "N·m"
 
 
 def per_joint_residuals(

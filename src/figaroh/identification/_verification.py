@@ -37,6 +37,9 @@ from figaroh.tools._report_common import (
     VerificationVerdict,
     scoped_verification,
 )
+from figaroh.tools.identification_report import _build_insights
+from figaroh.tools.provenance import collect_run_provenance
+from figaroh.tools.stages import apply_to_verdict
 
 logger = logging.getLogger(__name__)
 
@@ -106,10 +109,6 @@ def verify_identification(
         ValueError: unknown scope, malformed threshold, or a per-joint limit
             naming a joint that is not active.
     """
-    from figaroh.tools.identification_report import _build_insights
-    from figaroh.tools.provenance import collect_run_provenance
-    from figaroh.tools.stages import apply_to_verdict
-
     result = getattr(ident, "result", None)
     if result is None:
         raise AttributeError("No identification results available. Run solve() first.")

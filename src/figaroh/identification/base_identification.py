@@ -89,10 +89,24 @@ from figaroh.identification._pipeline.fit_rows import (
     select_fit_joint_rows,
     undecimated_rows,
 )
+from figaroh.identification._pipeline.physical import (
+    check_consistency,
+    consistency_enabled,
+    consistency_parameters,
+    physical_fit,
+    physical_stage,
+    reconstruct,
+    reconstructed_parameter_dict,
+    reconstruction_wanted,
+    select,
+    selection_report_lines,
+    validation_estimate,
+)
 from figaroh.identification._pipeline.records import (
     BaseFit,
     FitOptions,
     FitProblem,
+    PhysicalInputs,
     Settings,
     SignalSet,
 )
@@ -100,14 +114,6 @@ from figaroh.identification._pipeline.validation import (
     identified_standard_vector,
     validation_metrics,
     validation_stage,
-)
-from figaroh.identification._pipeline_physical import (
-    apply_physical_consistency_if_enabled,
-    apply_reconstruction_if_enabled,
-    record_physical_stage,
-    run_physical_fit_if_wanted,
-    select_if_requested,
-    validation_estimate,
 )
 from figaroh.identification.config import unified_to_legacy_identif_config
 from figaroh.identification.exceptions import (
@@ -153,7 +159,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_INERTIAL_KEYS = ["m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"]
+
+#: Key under which the fit-results dict remembers its reconstruction.
+_RECON_DONE = "_reconstruction_done"
 
 _DEFAULT_FILTER_CONFIG = {
     "differentiation_method": "gradient",
@@ -994,10 +1002,7 @@ class BaseIdentification(ABC):
         self.result = base_result(
             identif_results, self._quality, self.num_samples, self.identif_config
         )
-        self._apply_physical_consistency_if_enabled(identif_results)
-        self._apply_reconstruction_if_enabled(identif_results)
-        run_physical_fit_if_wanted(self)  # result["physical_fit"], self._physical_fit
-        select_if_requested(self)  # self.selected, result["selected"]
+        self._store_physical_results(identif_results)
         validation = self._compute_validation_metrics()
         if validation is not None:
             self.result["validation_metrics"] = validation
@@ -1006,16 +1011,99 @@ class BaseIdentification(ABC):
         self._run_provenance = collect_run_provenance(self, "identification")
         self.results_manager = self._make_results_manager()
 
+    # ------------------------------------------------------------------ physical steps
+    def _physical_inputs(self) -> PhysicalInputs:
+        """The :class:`~figaroh.identification._pipeline.records.PhysicalInputs` of the last fit."""
+        params_r = getattr(self, "_params_r_for_recon", None)
+        return PhysicalInputs(
+            config=self.identif_config or {},
+            model=self.model,
+            joint_names=tuple(str(j) for j in self.model.names[1:]),
+            standard_parameter=self.standard_parameter or {},
+            phi_base=self.phi_base,
+            M=getattr(self, "_M_matrix", None),
+            params_r=None if params_r is None else tuple(params_r),
+            W=self._solve_W,
+            tau=self._solve_tau,
+            idx_eliminated=tuple(self._idx_eliminated or ()),
+            row_weight=self._wls_row_weight,
+            fit_joints=tuple(self.fit_joints()) if self.identif_config else (),
+        )
+
+    def _store_physical_results(self, identif_results) -> None:
+        """Physical steps 4–6 in order (``_store_results``, before validation)."""
+        self._apply_physical_consistency_if_enabled(identif_results)
+        self._apply_reconstruction_if_enabled(identif_results)
+        self._run_physical_fit_if_wanted()
+        self._select_if_requested()
+
+    def _store_entry(self, key: str, value):
+        if self.result is not None and value is not None:
+            self.result[key] = value
+        return value
+
     def _apply_physical_consistency_if_enabled(self, identif_results):
-        """Per-link feasibility check / LMI projection when ``physical_consistency`` is enabled."""
-        return apply_physical_consistency_if_enabled(self, identif_results)
+        """Per-link feasibility check / LMI projection when ``physical_consistency`` is enabled.
+
+        The parameters checked are, in order: ``identif_results["parameter_dict"]``,
+        ``["standard_parameter_dict"]``, else the reconstructed fit (the
+        reconstruction is run first, through
+        :meth:`_apply_reconstruction_if_enabled`). Stores and returns
+        ``result["physical consistency"]``; None when disabled.
+        """
+        if not consistency_enabled(self.identif_config or {}):
+            return None
+        params, source = consistency_parameters(identif_results)
+        if params is None:
+            entry = self._apply_reconstruction_if_enabled(identif_results)
+            if entry is not None and self._recon_result is not None:
+                params = reconstructed_parameter_dict(self.standard_parameter, self._recon_result)
+        out = check_consistency(self._physical_inputs(), params, source)
+        return self._store_entry("physical consistency", out)
 
     def _apply_reconstruction_if_enabled(self, identif_results):
-        """Base → full standard parameters when ``reconstruction`` is enabled or selected."""
-        return apply_reconstruction_if_enabled(self, identif_results)
+        """Base → full standard parameters when ``reconstruction`` is enabled or selected.
+
+        Sets ``_recon_result`` and stores ``result["reconstruction"]``; the
+        outcome is remembered in ``identif_results`` so a second call (the
+        consistency step may need it first) reuses it. None when not wanted.
+        """
+        if not reconstruction_wanted(self.identif_config or {}):
+            return None
+        done = identif_results.get(_RECON_DONE)
+        if done is None:
+            done = reconstruct(self._physical_inputs(), identif_results)
+            identif_results[_RECON_DONE] = done
+        self._recon_result = done[1]
+        return self._store_entry("reconstruction", done[0])
+
+    def _run_physical_fit_if_wanted(self):
+        """Direct LMI fit (``_physical_fit``, ``result["physical_fit"]``) when wanted."""
+        outcome, entry = physical_fit(self._physical_inputs())
+        if outcome is None:
+            return None
+        self._physical_fit = outcome
+        return self._store_entry("physical_fit", entry)
+
+    def _select_if_requested(self):
+        """``selected`` and ``result["selected"]`` for ``reconstruction``/``physical_fit``."""
+        sel, entry = select(self._physical_inputs(), self._recon_result, self._physical_fit)
+        self.selected = sel
+        self._store_entry("selected", entry)
+        return sel
+
+    def _validation_estimate(self):
+        """``(values or None, estimate_stage or None)`` validation predicts with."""
+        return validation_estimate(self.identif_config or {}, self.selected)
 
     def _record_physical_stage(self):
-        record_physical_stage(self)
+        decision = physical_stage(self.result or {}, self.selected)
+        if decision is not None:
+            status, reason, metrics = decision
+            record_stage(self, "physical", status, reason, metrics)
+
+    def _selection_report_lines(self):
+        return selection_report_lines(self.result or {}, self.selected)
 
     def _make_results_manager(self):
         try:
@@ -1081,7 +1169,7 @@ class BaseIdentification(ABC):
             W_full = self.build_regressor(
                 data["positions"], data["velocities"], data["accelerations"]
             )
-        values, estimate_stage = validation_estimate(self)
+        values, estimate_stage = self._validation_estimate()
         x = identified_standard_vector(
             W_full.shape[1], self._idx_eliminated, self._base_indices, self.phi_base, values
         )

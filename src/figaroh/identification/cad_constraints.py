@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from figaroh.identification._conic import ConeProgram
 from figaroh.identification.physical_consistency import INERTIAL_KEYS
 
 logger = logging.getLogger(__name__)
@@ -323,7 +324,6 @@ def apply_cad_constraints_to_problem(
     count = G.shape[0] + A.shape[0]
     if count == 0:
         return 0
-    from figaroh.identification._conic import ConeProgram
 
     if isinstance(problem, ConeProgram):
         if theta is None:

@@ -26,6 +26,8 @@ from typing import Any, Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from figaroh.identification import _conic
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -404,7 +406,6 @@ def project_p10_lmi(
         ImportError: The solver's package is missing.
         ValueError: Malformed ``p10_hat``, weights or bounds.
     """
-    from figaroh.identification import _conic
 
     p_hat = _as_p10(p10_hat, "p10_hat")
     slack = _mass_slack(mass_tolerance, mass_min)

@@ -50,6 +50,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from figaroh.identification import _conic
 from figaroh.identification.physical_consistency import (
     INERTIAL_KEYS,
     check_p10_feasibility,
@@ -59,6 +60,8 @@ from figaroh.identification.physical_consistency import (
     pseudo_inertia_vec_map,
 )
 from figaroh.identification.reconstruction import reconstruct_full_parameters
+from figaroh.tools._linalg import tall_qr_r
+from figaroh.tools.qrdecomposition import QRDecomposer
 
 logger = logging.getLogger(__name__)
 
@@ -376,8 +379,6 @@ def build_problem(
         ValueError: inconsistent shapes, NaN/inf, unknown extra names,
             non-positive row weights or a zero regressor.
     """
-    from figaroh.tools._linalg import tall_qr_r
-    from figaroh.tools.qrdecomposition import QRDecomposer
 
     extras = extras or FixedExtras()
     policy = policy or PhysicalPolicy()
@@ -502,7 +503,6 @@ def _solve_core(
         ``{status, picos_status, exception, objective_value, theta,
         runtime_s[, s_star]}``.
     """
-    from figaroh.identification import _conic
 
     t0 = time.perf_counter()
     raw: Dict[str, Any] = {

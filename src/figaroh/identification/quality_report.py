@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from typing import Any
 
 import numpy as np
+
+from figaroh.tools.stages import stages_line
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +38,6 @@ def format_quality_report(ident: Any) -> str:
     Returns:
         Multi-line text (empty when the object has no result).
     """
-    from figaroh.tools.stages import stages_line
-
     result = ident.result
     if result is None:
         return ""
@@ -160,8 +161,6 @@ def basic_identification_plot(ident: Any, output_dir: str = "results") -> str | 
     Returns:
         The PNG path when saved, else None.
     """
-    import os
-
     import matplotlib
 
     interactive = matplotlib.get_backend().lower() not in (

@@ -25,6 +25,8 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union
 import numpy as np
 import yaml
 
+from figaroh.identification import _conic
+from figaroh.identification.cad_constraints import apply_cad_constraints_to_problem
 from figaroh.identification.physical_consistency import (
     INERTIAL_KEYS,
     check_p10_feasibility,
@@ -340,8 +342,6 @@ def _reconstruct_sdp(
         ImportError: solver package missing.
         RuntimeError: the solver found no optimal solution (e.g. infeasible).
     """
-    from figaroh.identification import _conic
-    from figaroh.identification.cad_constraints import apply_cad_constraints_to_problem
 
     M = np.asarray(M, dtype=float)
     phi = np.asarray(phi, dtype=float).reshape(-1)
@@ -481,8 +481,6 @@ def reconstruct_full_parameters(
         m = "nullspace"
         if joint_names is not None:
             try:
-                from figaroh.identification import _conic
-
                 if str(solver).lower() in _conic.available_solvers():
                     m = "sdp"
             except ImportError:  # pragma: no cover

@@ -1,4 +1,4 @@
-"""Which estimate an identification run reports (#61).
+"""Which estimate an identification run reports.
 
 ``tasks.identification.select_stage`` picks the estimate that validation,
 ``verify()``, the reports, the run archive and the URDF export use:
@@ -19,14 +19,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from figaroh.identification import physical_fit as pf
+from figaroh.identification._pipeline.records import PhysicalInputs
+from figaroh.identification.config import PHYSICAL_FIT_DEFAULTS
 from figaroh.identification.physical_consistency import (
     INERTIAL_KEYS,
     check_p10_feasibility,
     mass_bound_tolerance,
+    p10_by_joint_from_param_dict,
 )
 
 logger = logging.getLogger(__name__)
@@ -131,8 +135,6 @@ class SelectedEstimate:
         """
         if self.space != "standard":
             raise ValueError("link inertias need a standard-space estimate")
-        from figaroh.identification.physical_consistency import p10_by_joint_from_param_dict
-
         return p10_by_joint_from_param_dict(
             parameter_dict=self.parameter_dict(), joint_names=joint_names
         )
@@ -176,13 +178,12 @@ class SelectedEstimate:
 # ---------------------------------------------------------------------------
 # Configuration helpers
 # ---------------------------------------------------------------------------
-def requested_stage(identif: Any) -> str:
-    """The configured ``select_stage`` (``fit`` when absent)."""
-    cfg = getattr(identif, "identif_config", None) or {}
-    return str(cfg.get("select_stage") or DEFAULT_STAGE).strip().lower()
+def requested_stage(config: Mapping[str, Any] | None) -> str:
+    """The configured ``select_stage`` (``fit`` when absent) of the flat settings ``config``."""
+    return str((config or {}).get("select_stage") or DEFAULT_STAGE).strip().lower()
 
 
-def physical_fit_config(identif: Any) -> Dict[str, Any]:
+def physical_fit_config(config: Mapping[str, Any] | None) -> Dict[str, Any]:
     """The ``physical_fit`` settings with every key present.
 
     The config parser already merges the defaults; a programmatic config may
@@ -191,9 +192,7 @@ def physical_fit_config(identif: Any) -> Dict[str, Any]:
     Raises:
         ValueError: unknown keys in a programmatic mapping.
     """
-    from figaroh.identification.config import PHYSICAL_FIT_DEFAULTS
-
-    raw = (getattr(identif, "identif_config", None) or {}).get("physical_fit")
+    raw = (config or {}).get("physical_fit")
     if isinstance(raw, dict) and PHYSICAL_FIT_DEFAULTS.keys() <= raw.keys():
         return dict(raw)
     cfg = dict(PHYSICAL_FIT_DEFAULTS)
@@ -207,31 +206,31 @@ def physical_fit_config(identif: Any) -> Dict[str, Any]:
     return cfg
 
 
-def physical_fit_wanted(identif: Any) -> bool:
+def physical_fit_wanted(config: Mapping[str, Any] | None) -> bool:
     """True when ``select_stage`` is ``physical_fit`` or ``physical_fit.enabled`` is set."""
-    if requested_stage(identif) == "physical_fit":
+    if requested_stage(config) == "physical_fit":
         return True
-    raw = (getattr(identif, "identif_config", None) or {}).get("physical_fit")
+    raw = (config or {}).get("physical_fit")
     return bool(isinstance(raw, dict) and raw.get("enabled"))
 
 
-def _nominal_vector(identif: Any) -> np.ndarray:
+def _nominal_vector(inputs: PhysicalInputs) -> np.ndarray:
     """Standard parameter values (nominal prior) as floats, in regressor column order."""
-    return np.array([float(v) for v in identif.standard_parameter.values()], dtype=float)
+    return np.array([float(v) for v in inputs.standard_parameter.values()], dtype=float)
 
 
-def _param_index(identif: Any) -> Dict[str, int]:
-    return {n: i for i, n in enumerate(identif.standard_parameter)}
+def _param_index(inputs: PhysicalInputs) -> Dict[str, int]:
+    return {n: i for i, n in enumerate(inputs.standard_parameter)}
 
 
-def _equivalent_base(identif: Any, theta: np.ndarray) -> Tuple[np.ndarray | None, float | None]:
+def _equivalent_base(
+    inputs: PhysicalInputs, theta: np.ndarray
+) -> Tuple[np.ndarray | None, float | None]:
     """``(M θ_r, ‖M θ_r − φ_base‖ / max(‖φ_base‖, 1e-300))``; ``(None, None)`` without ``M``."""
-    M = getattr(identif, "_M_matrix", None)
-    params_r = getattr(identif, "_params_r_for_recon", None)
-    phi = getattr(identif, "phi_base", None)
+    M, params_r, phi = inputs.M, inputs.params_r, inputs.phi_base
     if M is None or params_r is None or phi is None:
         return None, None
-    index = _param_index(identif)
+    index = _param_index(inputs)
     theta_r = np.asarray(theta, dtype=float)[[index[n] for n in params_r]]
     phi_eq = np.asarray(M, dtype=float) @ theta_r
     phi = np.asarray(phi, dtype=float)
@@ -239,10 +238,10 @@ def _equivalent_base(identif: Any, theta: np.ndarray) -> Tuple[np.ndarray | None
     return phi_eq, rel
 
 
-def _judged_joints(identif: Any) -> List[str]:
+def _judged_joints(inputs: PhysicalInputs) -> List[str]:
     """Links judged for feasibility: those with a parameter in ``params_r`` (all without it)."""
-    joints = [str(j) for j in identif.model.names[1:]]
-    params_r = getattr(identif, "_params_r_for_recon", None)
+    joints = list(inputs.joint_names)
+    params_r = inputs.params_r
     if params_r is None:
         return joints
     present = set(params_r)
@@ -250,7 +249,7 @@ def _judged_joints(identif: Any) -> List[str]:
 
 
 def _link_feasibility(
-    identif: Any, theta: np.ndarray, mass_min: float, psd_eig_tol: float
+    inputs: PhysicalInputs, theta: np.ndarray, mass_min: float, psd_eig_tol: float
 ) -> Dict[str, Dict[str, Any]]:
     """``{joint: {mass, min_eig, ok}}`` with the solver-tolerant mass bound.
 
@@ -258,9 +257,9 @@ def _link_feasibility(
     entirely at its nominal values is not), every link when ``params_r`` is
     unknown.
     """
-    index = _param_index(identif)
+    index = _param_index(inputs)
     out: Dict[str, Dict[str, Any]] = {}
-    for joint in _judged_joints(identif):
+    for joint in _judged_joints(inputs):
         cols = [index.get(f"{k}_{joint}") for k in INERTIAL_KEYS]
         if any(c is None for c in cols):
             continue
@@ -293,7 +292,68 @@ def describe_failed_links(
 # ---------------------------------------------------------------------------
 # Physical fit
 # ---------------------------------------------------------------------------
-def run_physical_fit(identif: Any) -> Dict[str, Any]:
+def _scattered_regressor(inputs: PhysicalInputs) -> np.ndarray:
+    """The fit rows' regressor on every standard column (zeros where columns were dropped).
+
+    Raises:
+        ValueError: The reduced regressor does not have one column per kept parameter.
+    """
+    n = len(inputs.standard_parameter)
+    W = np.asarray(inputs.W, dtype=float)
+    eliminated = {int(i) for i in (inputs.idx_eliminated or ())}
+    keep = [i for i in range(n) if i not in eliminated]
+    if W.ndim != 2 or W.shape[1] != len(keep):
+        raise ValueError(f"processed regressor has {W.shape[-1]} columns, expected {len(keep)}")
+    Y = np.zeros((W.shape[0], n))
+    Y[:, keep] = W
+    return Y
+
+
+def _fit_verdict(record: Any, accepted: bool, policy: Any) -> str:
+    """One-line verdict on a direct-fit solve record."""
+    if accepted:
+        return "all links feasible"
+    if record.solver_status == "optimal":
+        failed = describe_failed_links(record.feasibility, policy.mass_min, policy.feas_tol)
+        return "a link is not physically feasible" + (f": {failed}" if failed else "")
+    verdict = "no optimal solution"
+    if record.exception:
+        verdict += f" ({record.exception})"
+    return verdict
+
+
+def _solve_physical_fit(inputs: PhysicalInputs, cfg: Dict[str, Any], outcome: Dict[str, Any]):
+    """Build and solve the direct fit (second solver if the first is not optimal)."""
+    solvers = outcome["solvers"]
+    policy = pf.PhysicalPolicy(
+        mass_min=float(cfg["mass_min"]), prior_weight=float(cfg["prior_weight"])
+    )
+    problem = pf.build_problem(
+        _scattered_regressor(inputs),
+        np.asarray(inputs.tau, dtype=float).reshape(-1),
+        list(inputs.standard_parameter.keys()),
+        list(inputs.joint_names),
+        prior=_nominal_vector(inputs),
+        policy=policy,
+        row_weight=inputs.row_weight,
+    )
+    opts: Dict[str, Any] = {}
+    if cfg["max_seconds"] is not None:
+        opts["max_seconds"] = float(cfg["max_seconds"])
+    record = pf.solve_direct_effort_fit(problem, solver=solvers[0], **opts)
+    steps = [f"{solvers[0]}: {record.solver_status}"]
+    if record.solver_status != "optimal" and cfg["second_solver"]:
+        second = str(cfg["second_solver"])
+        solvers.append(second)
+        record = pf.solve_direct_effort_fit(problem, solver=second, **opts)
+        steps.append(f"{second}: {record.solver_status}")
+    outcome["record"] = record
+    outcome["psd_eig_tol"] = problem.policy.feas_tol
+    outcome["accepted"] = bool(record.solver_status == "optimal" and record.accepted)
+    outcome["reason"] = "; ".join(steps) + f"; {_fit_verdict(record, outcome['accepted'], policy)}"
+
+
+def run_physical_fit(inputs: PhysicalInputs) -> Dict[str, Any]:
     """Solve the direct LMI effort fit on the data the fit used.
 
     Returns an outcome dict (never raises): ``record`` (a
@@ -303,65 +363,18 @@ def run_physical_fit(identif: Any) -> Dict[str, Any]:
     columns (zeros where columns were eliminated); friction and offsets are
     free parameters and the prior is the nominal standard parameter vector.
     """
-    solvers: List[str] = []
     outcome: Dict[str, Any] = {
         "record": None,
-        "solvers": solvers,
+        "solvers": [],
         "reason": "",
         "accepted": False,
         "config": None,
     }
     try:
-        cfg = physical_fit_config(identif)
+        cfg = physical_fit_config(inputs.config)
         outcome["config"] = cfg
-        solvers.append(str(cfg["solver"]))
-        from figaroh.identification import physical_fit as pf
-
-        names = list(identif.standard_parameter.keys())
-        n = len(names)
-        W = np.asarray(identif._solve_W, dtype=float)
-        tau = np.asarray(identif._solve_tau, dtype=float).reshape(-1)
-        eliminated = {int(i) for i in (identif._idx_eliminated or [])}
-        keep = [i for i in range(n) if i not in eliminated]
-        if W.ndim != 2 or W.shape[1] != len(keep):
-            raise ValueError(f"processed regressor has {W.shape[-1]} columns, expected {len(keep)}")
-        Y = np.zeros((W.shape[0], n))
-        Y[:, keep] = W
-        policy = pf.PhysicalPolicy(
-            mass_min=float(cfg["mass_min"]), prior_weight=float(cfg["prior_weight"])
-        )
-        problem = pf.build_problem(
-            Y,
-            tau,
-            names,
-            [str(j) for j in identif.model.names[1:]],
-            prior=_nominal_vector(identif),
-            policy=policy,
-            row_weight=getattr(identif, "_wls_row_weight", None),
-        )
-        opts: Dict[str, Any] = {}
-        if cfg["max_seconds"] is not None:
-            opts["max_seconds"] = float(cfg["max_seconds"])
-        record = pf.solve_direct_effort_fit(problem, solver=solvers[0], **opts)
-        steps = [f"{solvers[0]}: {record.solver_status}"]
-        if record.solver_status != "optimal" and cfg["second_solver"]:
-            second = str(cfg["second_solver"])
-            solvers.append(second)
-            record = pf.solve_direct_effort_fit(problem, solver=second, **opts)
-            steps.append(f"{second}: {record.solver_status}")
-        outcome["record"] = record
-        outcome["psd_eig_tol"] = problem.policy.feas_tol
-        outcome["accepted"] = bool(record.solver_status == "optimal" and record.accepted)
-        if outcome["accepted"]:
-            verdict = "all links feasible"
-        elif record.solver_status == "optimal":
-            failed = describe_failed_links(record.feasibility, policy.mass_min, policy.feas_tol)
-            verdict = "a link is not physically feasible" + (f": {failed}" if failed else "")
-        else:
-            verdict = "no optimal solution"
-            if record.exception:
-                verdict += f" ({record.exception})"
-        outcome["reason"] = "; ".join(steps) + f"; {verdict}"
+        outcome["solvers"].append(str(cfg["solver"]))
+        _solve_physical_fit(inputs, cfg, outcome)
     except Exception as exc:  # noqa: BLE001 - solver stack missing, shape problems, ...
         logger.warning("physical fit failed: %s", exc)
         outcome["reason"] = f"{type(exc).__name__}: {exc}"
@@ -371,8 +384,8 @@ def run_physical_fit(identif: Any) -> Dict[str, Any]:
 # ---------------------------------------------------------------------------
 # Selection
 # ---------------------------------------------------------------------------
-def _reconstruction_cfg(identif: Any) -> Dict[str, Any]:
-    cfg = (getattr(identif, "identif_config", None) or {}).get("reconstruction")
+def _reconstruction_cfg(config: Mapping[str, Any] | None) -> Dict[str, Any]:
+    cfg = (config or {}).get("reconstruction")
     return dict(cfg) if isinstance(cfg, dict) else {}
 
 
@@ -382,23 +395,22 @@ def _rejected(requested: str, reason: str, **kw: Any) -> SelectedEstimate:
     )
 
 
-def _select_reconstruction(identif: Any) -> SelectedEstimate:
-    recon = getattr(identif, "_recon_result", None)
-    names = list(identif.standard_parameter.keys())
+def _select_reconstruction(inputs: PhysicalInputs, recon: Any) -> SelectedEstimate:
+    names = list(inputs.standard_parameter.keys())
     if recon is None:
         return _rejected("reconstruction", "reconstruction did not run", names=names)
-    cfg = _reconstruction_cfg(identif)
+    cfg = _reconstruction_cfg(inputs.config)
     requested_method = str(cfg.get("method") or "nullspace").strip().lower()
     mass_min = float(cfg.get("mass_min", 1e-6))
     psd_eig_tol = float(cfg.get("psd_eig_tol", -1e-10))
-    theta = _nominal_vector(identif)
-    index = _param_index(identif)
+    theta = _nominal_vector(inputs)
+    index = _param_index(inputs)
     for n, v in zip(recon.params_r, recon.theta_r, strict=True):
         theta[index[n]] = float(v)
-    phi = np.asarray(identif.phi_base, dtype=float)
+    phi = np.asarray(inputs.phi_base, dtype=float)
     base_rel = float(np.linalg.norm(recon.residual) / max(float(np.linalg.norm(phi)), 1e-300))
-    phi_eq, _ = _equivalent_base(identif, theta)
-    feas = _link_feasibility(identif, theta, mass_min, psd_eig_tol)
+    phi_eq, _ = _equivalent_base(inputs, theta)
+    feas = _link_feasibility(inputs, theta, mass_min, psd_eig_tol)
     eff = recon.effective_method
     problems: List[str] = []
     extra: Dict[str, Any] = {}
@@ -434,9 +446,10 @@ def _select_reconstruction(identif: Any) -> SelectedEstimate:
     )
 
 
-def _select_physical_fit(identif: Any) -> SelectedEstimate:
-    outcome = getattr(identif, "_physical_fit", None)
-    names = list(identif.standard_parameter.keys())
+def _select_physical_fit(
+    inputs: PhysicalInputs, outcome: Dict[str, Any] | None
+) -> SelectedEstimate:
+    names = list(inputs.standard_parameter.keys())
     if outcome is None:
         return _rejected("physical_fit", "physical fit did not run", names=names)
     record = outcome.get("record")
@@ -451,7 +464,7 @@ def _select_physical_fit(identif: Any) -> SelectedEstimate:
             psd_eig_tol=psd_eig_tol,
         )
     theta = np.asarray(record.theta, dtype=float)
-    phi_eq, rel = _equivalent_base(identif, theta)
+    phi_eq, rel = _equivalent_base(inputs, theta)
     common = dict(
         names=names,
         values=theta,
@@ -473,17 +486,27 @@ def _select_physical_fit(identif: Any) -> SelectedEstimate:
     )
 
 
-def select_estimate(identif: Any) -> SelectedEstimate:
+def select_estimate(
+    inputs: PhysicalInputs,
+    recon_result: Any = None,
+    physical_fit_outcome: Dict[str, Any] | None = None,
+) -> SelectedEstimate:
     """Build the :class:`SelectedEstimate` for the configured stage.
+
+    Args:
+        inputs: What the physical steps read (settings, parameters, fit rows).
+        recon_result: The reconstruction result (``select_stage: reconstruction``).
+        physical_fit_outcome: The :func:`run_physical_fit` outcome
+            (``select_stage: physical_fit``).
 
     Raises:
         ValueError: ``select_stage`` is ``fit`` (nothing to select) or unknown.
     """
-    stage = requested_stage(identif)
+    stage = requested_stage(inputs.config)
     if stage == DEFAULT_STAGE:
         raise ValueError("select_stage='fit' reports the base fit; nothing to select")
     if stage == "reconstruction":
-        return _select_reconstruction(identif)
+        return _select_reconstruction(inputs, recon_result)
     if stage == "physical_fit":
-        return _select_physical_fit(identif)
+        return _select_physical_fit(inputs, physical_fit_outcome)
     raise ValueError(f"select_stage={stage!r} is not selectable")

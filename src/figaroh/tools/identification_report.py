@@ -55,6 +55,7 @@ from figaroh.tools._report_common import (
     _series_panel_section,
     _write_report,
 )
+from figaroh.tools.stages import stages_line
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ def _build_insights(
 ) -> List[Dict[str, str]]:
     """Rule-based remarks on an identification result.
 
-    Rules, in order (``verification_and_stages.md`` §4.1):
+    Rules, in order:
 
     1. condition number ``> 1000`` → warn (ill-conditioned);
     2. ``> 100`` → info (moderately conditioned);
@@ -416,10 +417,24 @@ def _plain(value: Any, spec: str) -> str:
     return "unavailable" if f is None else format(f, spec)
 
 
+#: Human-readable label of each physical-consistency ``source`` (reports).
+SOURCE_LABELS = {
+    "reconstruction": "reconstructed fit",
+    "identif_results.parameter_dict": "given parameter_dict",
+    "identif_results.standard_parameter_dict": "given standard_parameter_dict",
+}
+
+
+def consistency_source_label(pc: Mapping[str, Any]) -> str:
+    """What a ``result["physical consistency"]`` entry checked, for reports."""
+    source = pc.get("source")
+    if source is None:
+        return "nothing identified to check"
+    return SOURCE_LABELS.get(str(source), str(source))
+
+
 def _consistency_text(info: Mapping[str, Any]) -> str:
     """``status — checked parameters, n projected, failed: …`` of a physical-consistency entry."""
-    from figaroh.identification._pipeline_physical import consistency_source_label
-
     text = str(info.get("status", "unknown"))
     details = [consistency_source_label(dict(info))]
     projection = info.get("projection")
@@ -480,6 +495,22 @@ def _std_dev_abs(std_relative: Sequence[Any], values: Sequence[Any] | None) -> L
     return out
 
 
+def effort_unit(model: Any, joint_name: str) -> str:
+    """Unit of a joint's effort from its Pinocchio joint type (``"N·m"``, ``"N"``).
+
+    ``""`` for a name that is not a model joint, ``"N, N·m"`` for a planar joint.
+    """
+    names = list(model.names)
+    if joint_name not in names:
+        return ""
+    kind = model.joints[names.index(joint_name)].shortname()
+    if "Planar" in kind:
+        return "N, N·m"
+    if kind.startswith("JointModelP"):
+        return "N"
+    return "N·m"
+
+
 def _joint_units(ident: Any, validation: Mapping[str, Any] | None) -> Dict[str, str]:
     units: Dict[str, str] = {}
     per_joint = (validation or {}).get("per_joint") if isinstance(validation, Mapping) else None
@@ -490,8 +521,6 @@ def _joint_units(ident: Any, validation: Mapping[str, Any] | None) -> Dict[str, 
     model = getattr(ident, "model", None)
     if model is not None:
         try:
-            from figaroh.identification._metrics import effort_unit
-
             for name in list(getattr(ident, "identif_config", {}).get("active_joints", [])):
                 units.setdefault(str(name), effort_unit(model, name))
         except Exception as exc:  # noqa: BLE001 - units are presentation only
@@ -562,8 +591,6 @@ def generate_identification_report(
             logger.warning("per-joint residuals unavailable for the report: %s", exc)
 
     try:
-        from figaroh.tools.stages import stages_line
-
         stages_text = stages_line(identifier)
     except Exception as exc:  # noqa: BLE001 - presentation only
         stages_text = f"unavailable ({exc})"

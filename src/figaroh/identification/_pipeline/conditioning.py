@@ -13,9 +13,10 @@ from typing import Any, Dict, Mapping, Sequence
 
 import numpy as np
 
-from figaroh.identification import _metrics, _signal
+from figaroh.identification import _signal
 from figaroh.identification._pipeline.records import Settings, SignalSet
 from figaroh.identification.exceptions import IdentificationDataError
+from figaroh.tools.identification_report import effort_unit
 
 __all__ = [
     "apply_filters",
@@ -53,7 +54,7 @@ def make_settings(
         act_idxv=tuple(int(i) for i in config.get("act_idxv", [])),
         continuous=continuous,
         active_joints=names,
-        effort_units=tuple(_metrics.effort_unit(model, n) for n in names),
+        effort_units=tuple(effort_unit(model, n) for n in names),
         tol_qr=float(tol_qr),
     )
 

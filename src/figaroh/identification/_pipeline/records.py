@@ -23,6 +23,7 @@ __all__ = [
     "FitOptions",
     "FitProblem",
     "IdentificationRun",
+    "PhysicalInputs",
     "PhysicalOutcome",
     "Quality",
     "Settings",
@@ -179,6 +180,39 @@ class Quality:
     rms_error: float
     correlation: float
     condition_number: float
+
+
+@dataclass(frozen=True)
+class PhysicalInputs:
+    """What the physical steps (consistency, reconstruction, physical fit, selection) read.
+
+    Attributes:
+        config: The flat identification settings.
+        model: Pinocchio model (URDF prior, CAD constraints).
+        joint_names: Model joint names without the universe, in model order.
+        standard_parameter: Nominal standard parameters, in regressor column order.
+        phi_base: The fitted base parameters (WLS included).
+        M: Base-to-reduced map of the QR step (None without it).
+        params_r: Reduced parameter names of the QR step (None without it).
+        W: (rows, p) reduced regressor of the fitted rows (None before a fit).
+        tau: (rows,) fitted efforts [N·m or N].
+        idx_eliminated: Standard columns dropped before the QR step.
+        row_weight: WLS row weights ``1/sqrt(σ²)`` of the fitted rows, or None.
+        fit_joints: Names of the fitted joints (one effort block each).
+    """
+
+    config: Mapping[str, Any]
+    model: Any
+    joint_names: Tuple[str, ...]
+    standard_parameter: Mapping[str, float]
+    phi_base: np.ndarray | None = None
+    M: np.ndarray | None = None
+    params_r: Tuple[str, ...] | None = None
+    W: np.ndarray | None = None
+    tau: np.ndarray | None = None
+    idx_eliminated: Tuple[int, ...] = ()
+    row_weight: np.ndarray | None = None
+    fit_joints: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
