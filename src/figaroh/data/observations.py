@@ -378,9 +378,7 @@ class PoseObservations:
         joints = cls._active_joint_names(model, calib_config)
 
         header, body = _read_csv_rows(p)
-        marker_cols = [
-            f"{d}{i}" for i in range(1, nmark + 1) for d, m in zip(DOF, meas6, strict=True) if m
-        ]
+        marker_cols = _marker_columns(nmark, meas6)
         col = {c: k for k, c in enumerate(header)}
         missing = [c for c in marker_cols + joints if c not in col]
         if missing:
@@ -396,10 +394,7 @@ class PoseObservations:
         q = numeric(joints)
         values = np.full((n, nmark, 6), np.nan)
         if marker_cols:
-            measured = numeric(marker_cols).reshape(n, nmark, int(meas6.sum()))
-            values[:, :, meas6] = measured
-
-        mask = _mask_of_del_list(del_list, n)
+            values[:, :, meas6] = numeric(marker_cols).reshape(n, nmark, int(meas6.sum()))
         return cls(
             joint_names=tuple(joints),
             q=q,
@@ -409,7 +404,7 @@ class PoseObservations:
             frame=frame,
             registered_to=registered_to,
             orientation=orientation,
-            mask=mask,
+            mask=_mask_of_del_list(del_list, n),
             session=cells[:, col["session_id"]].astype(object) if "session_id" in col else None,
             sample_index=np.arange(n),
             source=(
@@ -494,6 +489,16 @@ def _measurability(calib_config: Mapping[str, Any]) -> np.ndarray:
             f"calib_config['measurability']: expected 6 booleans {list(DOF)}, got {meas6.tolist()}"
         )
     return meas6
+
+
+def _marker_columns(n_markers: int, measurability: np.ndarray) -> List[str]:
+    """Measured-value columns ``x1, y1, …, phiz<n>`` of the measured components."""
+    return [
+        f"{d}{i}"
+        for i in range(1, n_markers + 1)
+        for d, m in zip(DOF, measurability, strict=True)
+        if m
+    ]
 
 
 def _read_csv_rows(p: Path) -> Tuple[List[str], List[List[str]]]:
