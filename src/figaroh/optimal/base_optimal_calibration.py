@@ -1313,18 +1313,41 @@ class BaseOptimalCalibration:
         message = _design_message(
             len(chosen), int(self.minNbChosen), rank, n_p, len(X), selection_method, float(ld)
         )
-        self.results_data = {
+        self.results_data = self._design_summary(
+            feasible, message, selection_method, chosen, len(X), n_p, rank, float(ld)
+        )
+        if not feasible:
+            logger.error("%s", message)
+            raise InfeasibleDesignError(message)
+        logger.info("%s", message)
+        self._store_selection(chosen)
+        self.optimal_weights = list(self.w_list)
+        return True
+
+    def _design_summary(
+        self,
+        feasible: bool,
+        message: str,
+        selection_method: str,
+        chosen: List[int],
+        n_candidates: int,
+        n_p: int,
+        rank: int,
+        ld: float,
+    ) -> Dict[str, Any]:
+        """``results_data`` of a selection: outcome, sizes, log det and SOCP diagnostics."""
+        return {
             "feasible": bool(feasible),
             "message": message,
             "selection_method": selection_method,
             "chosen_indices": [int(i) for i in chosen],
             "n_chosen": len(chosen),
-            "n_candidates": len(X),
+            "n_candidates": n_candidates,
             "min_nb_chosen": int(self.minNbChosen),
             "n_base_params": int(n_p),
             "base_param_names": list(self.base_param_names),
             "rank": rank,
-            "log_det_information": float(ld) if feasible else None,
+            "log_det_information": ld if feasible else None,
             "det_root_criterion": float(np.exp(ld / n_p)) if feasible else 0.0,
             "detroot_whole": self.detroot_whole,
             "socp_det_root": self.socp.t_opt,
@@ -1334,13 +1357,6 @@ class BaseOptimalCalibration:
             "kiefer_wolfowitz_gap": self.socp.kw_gap,
             "d_efficiency_bound": self.socp.d_efficiency_bound,
         }
-        if not feasible:
-            logger.error("%s", message)
-            raise InfeasibleDesignError(message)
-        logger.info("%s", message)
-        self._store_selection(chosen)
-        self.optimal_weights = list(self.w_list)
-        return True
 
     def _store_selection(self, chosen: List[int]) -> None:
         """Set ``chosen_indices``, ``nb_chosen`` and ``optimal_configurations``."""
