@@ -4,7 +4,7 @@ Both read the attributes the calibration stores after ``solve()``
 (``evaluation_metrics``, ``results_data``, ``calib_config``, ``stages``,
 ``_run_provenance``); nothing is re-fitted here. The validation metrics are
 recomputed by the report (this re-records the ``validation`` stage, as
-upstream).
+figaroh 1.0.2 does).
 """
 
 from __future__ import annotations

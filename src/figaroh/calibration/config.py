@@ -103,7 +103,7 @@ def get_sup_joints(model: Any, start_frame: str, end_frame: str) -> List[int]:
     of both frames, drops the universe joint, then: no shared joints →
     reversed(start-only) + end-only; start branch contained in the end
     branch → ``[last joint of start branch] + end-only`` (the start frame's
-    own joint is kept, as upstream); otherwise reversed(start-only) +
+    own joint is kept, as figaroh 1.0.2 does); otherwise reversed(start-only) +
     ``[last shared joint]`` + end-only.
 
     Args:

@@ -2,7 +2,7 @@
 
 The calibration base class reads data through
 :class:`figaroh.data.observations.PoseObservations`; these functions keep the
-upstream function API: :func:`load_data` returns the flat measurement vector
+figaroh 1.0.2 function API: :func:`load_data` returns the flat measurement vector
 and the full configurations, **deleting** the rows of ``del_list`` and writing
 ``calib_config["NbSample"]``.
 
@@ -40,7 +40,7 @@ def get_idxq_from_jname(model: Any, joint_name: str) -> int:
         ``model.joints[id].idx_q``.
 
     Raises:
-        AssertionError: unknown joint (upstream contract), naming the joint.
+        AssertionError: unknown joint (figaroh 1.0.2 contract), naming the joint.
     """
     if not isinstance(joint_name, str) or not model.existJointName(joint_name):
         raise AssertionError(

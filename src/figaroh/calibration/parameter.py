@@ -18,7 +18,7 @@ Solver-vector layout after ``create_param_list()``::
 
     [base_* (6, if the base frame is unknown)] + [k_* (non_geom)] + [joint params] + [tip params]
 
-:func:`parse_param_name` maps a name back to its role; unlike upstream's
+:func:`parse_param_name` maps a name back to its role; unlike figaroh 1.0.2's
 substring matching it requires the joint part to be an **exact** joint name
 (``joint1`` never captures ``joint10``).
 """
@@ -106,7 +106,7 @@ def elastic_axis(model: Any, joint_id: int) -> str:
 
     The first of ``PX, PY, PZ, RX, RY, RZ`` contained in the joint short
     name; ``RevoluteUnaligned`` and anything else fall back to ``RZ``
-    (upstream rule).
+    (figaroh 1.0.2 rule).
     """
     short = model.joints[joint_id].shortname()
     ax = _short_axis(short, getattr(model, "name", ""))
@@ -139,7 +139,7 @@ def get_joint_offset(
 ) -> OrderedDict[str, float]:
     """Joint-offset names of **every** model joint (``model.names[1:]``), all 0.
 
-    ``joint_names`` is ignored (upstream signature). The axis part comes from
+    ``joint_names`` is ignored (figaroh 1.0.2 signature). The axis part comes from
     the joint short name with ``JointModel`` replaced by ``offset``
     (``JointModelRZ`` → ``offsetRZ``); a joint with ``nv > 1`` gets one name
     per DoF, the i-th (i ≥ 1) with ``i+1`` appended to the axis part. A model
