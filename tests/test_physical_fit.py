@@ -386,13 +386,13 @@ def test_build_problem_validation_and_extras(ident):
 def test_selection_contracts(ident):
     ident.identif_config.pop("select_stage", None)
     with pytest.raises(ValueError, match="nothing to select"):
-        select_estimate(ident._physical_inputs())
+        select_estimate(ident)
     ident.identif_config["select_stage"] = "projected"
     with pytest.raises(ValueError, match="not selectable"):
-        select_estimate(ident._physical_inputs())
+        select_estimate(ident)
     ident.identif_config.pop("select_stage")
     ident.identif_config["physical_fit"] = {"solver": "clarabel"}
-    cfg = physical_fit_config(ident.identif_config)
+    cfg = physical_fit_config(ident)
     assert cfg["solver"] == "clarabel" and cfg["mass_min"] == 1e-6 and "second_solver" in cfg
     ident.identif_config.pop("physical_fit")
     est = SelectedEstimate("none", "physical_fit", "rejected", "x", "joint")

@@ -125,6 +125,7 @@ from figaroh.identification.parameter import (
     add_standard_additional_parameters,
     get_standard_parameters,
 )
+from figaroh.identification.selection import inputs_of
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.regressor import (
     build_regressor_basic,
@@ -1014,21 +1015,7 @@ class BaseIdentification(ABC):
     # ------------------------------------------------------------------ physical steps
     def _physical_inputs(self) -> PhysicalInputs:
         """The :class:`~figaroh.identification._pipeline.records.PhysicalInputs` of the last fit."""
-        params_r = getattr(self, "_params_r_for_recon", None)
-        return PhysicalInputs(
-            config=self.identif_config or {},
-            model=self.model,
-            joint_names=tuple(str(j) for j in self.model.names[1:]),
-            standard_parameter=self.standard_parameter or {},
-            phi_base=self.phi_base,
-            M=getattr(self, "_M_matrix", None),
-            params_r=None if params_r is None else tuple(params_r),
-            W=self._solve_W,
-            tau=self._solve_tau,
-            idx_eliminated=tuple(self._idx_eliminated or ()),
-            row_weight=self._wls_row_weight,
-            fit_joints=tuple(self.fit_joints()) if self.identif_config else (),
-        )
+        return inputs_of(self)
 
     def _store_physical_results(self, identif_results) -> None:
         """Physical steps 4–6 in order (``_store_results``, before validation)."""

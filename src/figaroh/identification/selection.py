@@ -39,11 +39,18 @@ __all__ = [
     "BASE_REL_TOL",
     "DEFAULT_STAGE",
     "SelectedEstimate",
+    "choose_estimate",
+    "describe_failed_links",
+    "fit_physically",
+    "inputs_of",
     "physical_fit_config",
+    "physical_fit_requested",
+    "physical_fit_settings",
     "physical_fit_wanted",
     "requested_stage",
     "run_physical_fit",
     "select_estimate",
+    "stage_requested",
 ]
 
 #: Stage reported when ``select_stage`` is absent.
@@ -178,12 +185,12 @@ class SelectedEstimate:
 # ---------------------------------------------------------------------------
 # Configuration helpers
 # ---------------------------------------------------------------------------
-def requested_stage(config: Mapping[str, Any] | None) -> str:
+def stage_requested(config: Mapping[str, Any] | None) -> str:
     """The configured ``select_stage`` (``fit`` when absent) of the flat settings ``config``."""
     return str((config or {}).get("select_stage") or DEFAULT_STAGE).strip().lower()
 
 
-def physical_fit_config(config: Mapping[str, Any] | None) -> Dict[str, Any]:
+def physical_fit_settings(config: Mapping[str, Any] | None) -> Dict[str, Any]:
     """The ``physical_fit`` settings with every key present.
 
     The config parser already merges the defaults; a programmatic config may
@@ -206,9 +213,9 @@ def physical_fit_config(config: Mapping[str, Any] | None) -> Dict[str, Any]:
     return cfg
 
 
-def physical_fit_wanted(config: Mapping[str, Any] | None) -> bool:
+def physical_fit_requested(config: Mapping[str, Any] | None) -> bool:
     """True when ``select_stage`` is ``physical_fit`` or ``physical_fit.enabled`` is set."""
-    if requested_stage(config) == "physical_fit":
+    if stage_requested(config) == "physical_fit":
         return True
     raw = (config or {}).get("physical_fit")
     return bool(isinstance(raw, dict) and raw.get("enabled"))
@@ -353,7 +360,7 @@ def _solve_physical_fit(inputs: PhysicalInputs, cfg: Dict[str, Any], outcome: Di
     outcome["reason"] = "; ".join(steps) + f"; {_fit_verdict(record, outcome['accepted'], policy)}"
 
 
-def run_physical_fit(inputs: PhysicalInputs) -> Dict[str, Any]:
+def fit_physically(inputs: PhysicalInputs) -> Dict[str, Any]:
     """Solve the direct LMI effort fit on the data the fit used.
 
     Returns an outcome dict (never raises): ``record`` (a
@@ -371,7 +378,7 @@ def run_physical_fit(inputs: PhysicalInputs) -> Dict[str, Any]:
         "config": None,
     }
     try:
-        cfg = physical_fit_config(inputs.config)
+        cfg = physical_fit_settings(inputs.config)
         outcome["config"] = cfg
         outcome["solvers"].append(str(cfg["solver"]))
         _solve_physical_fit(inputs, cfg, outcome)
@@ -486,7 +493,7 @@ def _select_physical_fit(
     )
 
 
-def select_estimate(
+def choose_estimate(
     inputs: PhysicalInputs,
     recon_result: Any = None,
     physical_fit_outcome: Dict[str, Any] | None = None,
@@ -496,13 +503,13 @@ def select_estimate(
     Args:
         inputs: What the physical steps read (settings, parameters, fit rows).
         recon_result: The reconstruction result (``select_stage: reconstruction``).
-        physical_fit_outcome: The :func:`run_physical_fit` outcome
+        physical_fit_outcome: The :func:`fit_physically` outcome
             (``select_stage: physical_fit``).
 
     Raises:
         ValueError: ``select_stage`` is ``fit`` (nothing to select) or unknown.
     """
-    stage = requested_stage(inputs.config)
+    stage = stage_requested(inputs.config)
     if stage == DEFAULT_STAGE:
         raise ValueError("select_stage='fit' reports the base fit; nothing to select")
     if stage == "reconstruction":
@@ -510,3 +517,71 @@ def select_estimate(
     if stage == "physical_fit":
         return _select_physical_fit(inputs, physical_fit_outcome)
     raise ValueError(f"select_stage={stage!r} is not selectable")
+
+
+# ---------------------------------------------------------------------------
+# figaroh 1.0.2 entry points (take a solved identification object)
+# ---------------------------------------------------------------------------
+def _config_of(identif: Any) -> Mapping[str, Any]:
+    return getattr(identif, "identif_config", None) or {}
+
+
+def inputs_of(identif: Any) -> PhysicalInputs:
+    """The :class:`~figaroh.identification._pipeline.records.PhysicalInputs` of a solved object.
+
+    Reads ``identif_config``, ``model``, ``standard_parameter``, ``phi_base``
+    and the fit rows of the last ``solve`` (attributes absent → None).
+    """
+    params_r = getattr(identif, "_params_r_for_recon", None)
+    fit_joints = getattr(identif, "fit_joints", None)
+    return PhysicalInputs(
+        config=_config_of(identif),
+        model=identif.model,
+        joint_names=tuple(str(j) for j in identif.model.names[1:]),
+        standard_parameter=getattr(identif, "standard_parameter", None) or {},
+        phi_base=getattr(identif, "phi_base", None),
+        M=getattr(identif, "_M_matrix", None),
+        params_r=None if params_r is None else tuple(params_r),
+        W=getattr(identif, "_solve_W", None),
+        tau=getattr(identif, "_solve_tau", None),
+        idx_eliminated=tuple(getattr(identif, "_idx_eliminated", None) or ()),
+        row_weight=getattr(identif, "_wls_row_weight", None),
+        fit_joints=tuple(fit_joints()) if callable(fit_joints) and _config_of(identif) else (),
+    )
+
+
+def requested_stage(identif: Any) -> str:
+    """The configured ``select_stage`` of ``identif.identif_config`` (``fit`` when absent)."""
+    return stage_requested(_config_of(identif))
+
+
+def physical_fit_config(identif: Any) -> Dict[str, Any]:
+    """The ``physical_fit`` settings of ``identif.identif_config`` with every key present.
+
+    Raises:
+        ValueError: unknown keys in a programmatic mapping.
+    """
+    return physical_fit_settings(_config_of(identif))
+
+
+def physical_fit_wanted(identif: Any) -> bool:
+    """True when ``select_stage`` is ``physical_fit`` or ``physical_fit.enabled`` is set."""
+    return physical_fit_requested(_config_of(identif))
+
+
+def run_physical_fit(identif: Any) -> Dict[str, Any]:
+    """The direct LMI effort fit on the rows of the last ``solve`` (see :func:`fit_physically`)."""
+    return fit_physically(inputs_of(identif))
+
+
+def select_estimate(identif: Any) -> SelectedEstimate:
+    """The :class:`SelectedEstimate` of a solved object (see :func:`choose_estimate`).
+
+    Raises:
+        ValueError: ``select_stage`` is ``fit`` (nothing to select) or unknown.
+    """
+    return choose_estimate(
+        inputs_of(identif),
+        getattr(identif, "_recon_result", None),
+        getattr(identif, "_physical_fit", None),
+    )

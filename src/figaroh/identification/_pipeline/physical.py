@@ -33,10 +33,10 @@ from figaroh.identification.reconstruction import reconstruct_full_parameters
 from figaroh.identification.selection import (
     DEFAULT_STAGE,
     SelectedEstimate,
-    physical_fit_wanted,
-    requested_stage,
-    run_physical_fit,
-    select_estimate,
+    choose_estimate,
+    fit_physically,
+    physical_fit_requested,
+    stage_requested,
 )
 from figaroh.tools.identification_report import consistency_source_label
 
@@ -230,7 +230,7 @@ def _recon_cfg(config: Mapping[str, Any]) -> Dict[str, Any]:
 
 def reconstruction_wanted(config: Mapping[str, Any]) -> bool:
     """``reconstruction.enabled`` or ``select_stage: reconstruction``."""
-    return bool(_recon_cfg(config).get("enabled") or requested_stage(config) == "reconstruction")
+    return bool(_recon_cfg(config).get("enabled") or stage_requested(config) == "reconstruction")
 
 
 def reconstruct(
@@ -298,13 +298,13 @@ def physical_fit(inputs: PhysicalInputs) -> Tuple[Dict[str, Any] | None, Dict[st
     """The direct LMI fit when ``select_stage: physical_fit`` or ``physical_fit.enabled``.
 
     Returns:
-        ``(outcome, entry)`` — the :func:`~figaroh.identification.selection.run_physical_fit`
+        ``(outcome, entry)`` — the :func:`~figaroh.identification.selection.fit_physically`
         outcome and ``result["physical_fit"] = {status, reason, solvers,
         psd_eig_tol, record}``; ``(None, None)`` when not wanted.
     """
-    if not physical_fit_wanted(inputs.config):
+    if not physical_fit_requested(inputs.config):
         return None, None
-    outcome = run_physical_fit(inputs)
+    outcome = fit_physically(inputs)
     record = outcome.get("record")
     entry = {
         "status": "accepted" if outcome.get("accepted") else "rejected",
@@ -351,9 +351,9 @@ def select(
         ``effort_rmse_fit`` and ``effort_rmse_fit_per_joint``; ``(None, None)``
         with the default stage.
     """
-    if requested_stage(inputs.config) not in ("reconstruction", "physical_fit"):
+    if stage_requested(inputs.config) not in ("reconstruction", "physical_fit"):
         return None, None
-    sel = select_estimate(inputs, recon_result, physical_fit_outcome)
+    sel = choose_estimate(inputs, recon_result, physical_fit_outcome)
     rmse, per = selected_fit_rmse(inputs, sel)
     entry = sel.as_dict()
     entry["effort_rmse_fit"] = rmse
@@ -374,7 +374,7 @@ def validation_estimate(
     an accepted standard-space selection → ``(values, stage)``; a rejected
     one → ``(None, "fit")`` (never substituted).
     """
-    if requested_stage(config) == DEFAULT_STAGE:
+    if stage_requested(config) == DEFAULT_STAGE:
         return None, None
     if sel is not None and sel.accepted and sel.space == "standard" and sel.values is not None:
         return np.asarray(sel.values, dtype=float), sel.stage
