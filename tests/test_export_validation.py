@@ -314,3 +314,36 @@ def test_end_effector_follows_the_calibrated_chain(talos_urdf, tmp_path):
     assert len(model.supports[frame.parentJoint]) == max(
         len(model.supports[f.parentJoint]) for f in model.frames
     )
+
+
+def test_viewer_module_split():
+    """The viewers live in validation_viewer; export_validation re-exports their names.
+
+    Truth: the names are the same objects in both modules, every ``show_*``
+    method of :class:`URDFComparison` comes from the viewer mixin, and the
+    viewer module never imports ``export_validation`` (one-way dependency).
+    """
+    import ast
+    import inspect
+
+    from figaroh.tools import export_validation as ev
+    from figaroh.tools import validation_viewer as vv
+
+    for name in ("ORIG_COLOR", "MOD_COLOR", "ConfigLike"):
+        assert getattr(ev, name) is getattr(vv, name)
+    assert ev.ORIG_COLOR == (51, 102, 229) and ev.MOD_COLOR == (229, 51, 51)
+    assert ev.N_DEFAULT_POSES == 20
+    assert issubclass(URDFComparison, vv.ComparisonViewerMixin)
+    shows = [n for n in dir(URDFComparison) if n.startswith("show_")]
+    assert sorted(shows) == [
+        "show_interactive_validation",
+        "show_overlay",
+        "show_static_grid",
+        "show_trajectory_animation",
+    ]
+    assert all(n in vv.ComparisonViewerMixin.__dict__ for n in shows)
+    tree = ast.parse(inspect.getsource(vv))
+    imported = {
+        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    } | {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+    assert not any("export_validation" in m for m in imported), imported

@@ -5,7 +5,7 @@ each a mkdocstrings ``::: <module>`` directive) and :func:`on_config` appends
 them to the navigation. A module is public when no part of its dotted name
 starts with an underscore; :data:`EXTRA_MODULES` adds the private modules
 whose names the documented API exposes (the verdict dataclasses live in
-``figaroh.tools._report_common``). A new module therefore gets its page
+``figaroh._run.verdict``). A new module therefore gets its page
 without any edit here.
 
 The Pygments stylesheet used by the code blocks is generated the same way
@@ -21,8 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 
 #: Private modules documented anyway (their ``__all__`` is shown): the verdict
-#: dataclasses of the reports live in ``figaroh.tools._report_common``.
-EXTRA_MODULES: tuple[str, ...] = ("figaroh.tools._report_common",)
+#: dataclasses of the reports live in ``figaroh._run.verdict``;
+#: ``figaroh.tools._report_common`` re-exports them and keeps its page while
+#: ``api/index.md`` still links it.
+EXTRA_MODULES: tuple[str, ...] = ("figaroh._run.verdict", "figaroh.tools._report_common")
 
 
 #: Navigation titles of the packages, in navigation order.
@@ -36,6 +38,8 @@ PACKAGE_TITLES = {
     "figaroh.backends": "Backends",
     "figaroh.measurements": "Measurements",
     "figaroh.cli": "Command line",
+    "figaroh.errors": "Errors",
+    "figaroh._run": "Run services",
 }
 
 
@@ -87,13 +91,18 @@ def page_path(module: str) -> str:
     return f"api/{package}/{name}.md"
 
 
+def _is_package(module: str, src: Path = SRC) -> bool:
+    """Whether ``module`` is a package of ``src`` (a folder), not a single file."""
+    return src.joinpath(*module.split(".")).is_dir()
+
+
 def page_content(module: str) -> str:
     """Markdown of a module's page."""
     lines = [f"# `{module}`", "", f"::: {module}"]
     if module in EXTRA_MODULES:
         members = ", ".join(module_all(module))
         lines += ["    options:", f"      members: [{members}]"]
-    elif len(module.split(".")) == 2:  # a package: its docstring, then its modules
+    elif _is_package(module):  # a package: its docstring, then its modules
         lines += ["    options:", "      members: false", "", "## Modules", ""]
         lines += [
             f"- [`{m}`]({Path(page_path(m)).name})" for m in public_modules()[module] if m != module
@@ -113,7 +122,7 @@ def api_nav() -> list[dict]:
         title = PACKAGE_TITLES.get(package, package)
         entries: list = []
         for m in modules:
-            label = "Overview" if m == package else m.split(".", 2)[-1]
+            label = "Overview" if m == package and _is_package(m) else m.split(".", 2)[-1]
             entries.append({label: page_path(m)})
         nav.append({title: entries})
     return nav
