@@ -1,6 +1,6 @@
 """Deprecated alias of :mod:`figaroh.identification.physical_fit` (kept for old imports).
 
-The module was promoted to :mod:`figaroh.identification.physical_fit` (#61);
+The module was promoted to :mod:`figaroh.identification.physical_fit`;
 every public and private name used by earlier callers is re-exported here.
 """
 

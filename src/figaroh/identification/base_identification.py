@@ -76,6 +76,7 @@ from figaroh.identification._pipeline.conditioning import (
     full_configuration,
     make_settings,
     signal_set,
+    validate_raw_data,
 )
 from figaroh.identification._pipeline.export import base_result
 from figaroh.identification._pipeline.fit_rows import (
@@ -306,66 +307,11 @@ class BaseIdentification(ABC):
 
     def _validate_raw_data(self, raw) -> None:
         """Check the dict returned by :meth:`load_trajectory_data` (shapes, finiteness, time)."""
-        if not isinstance(raw, dict):
-            raise IdentificationDataError(
-                f"load_trajectory_data() must return a dict or a TrajectoryData, got "
-                f"{type(raw).__name__}"
-            )
-        n_active = len(self.identif_config.get("act_idxv", []))
-        names = list(self.identif_config.get("active_joints", []))
-        t = raw.get("timestamps")
-        if t is None:
-            raise IdentificationDataError(
-                "Timestamps are required for data processing: load_trajectory_data() must "
-                "return 'timestamps' (N, 1) [s] (build them from the sampling period if the "
-                "log has none)"
-            )
-        t = (
-            np.asarray(t, dtype=float).reshape(-1)
-            if np.ndim(t) == 1
-            else np.asarray(t, float)[:, 0]
+        validate_raw_data(
+            raw,
+            len(self.identif_config.get("act_idxv", [])),
+            list(self.identif_config.get("active_joints", [])),
         )
-        n = t.shape[0]
-        if not np.all(np.isfinite(t)):
-            raise IdentificationDataError(
-                f"'timestamps' contains NaN/inf at row {int(np.flatnonzero(~np.isfinite(t))[0])}"
-            )
-        dt = np.diff(t)
-        if np.any(dt <= 0):
-            k = int(np.flatnonzero(dt <= 0)[0])
-            raise IdentificationDataError(
-                f"'timestamps' must be strictly increasing: t[{k + 1}] = {t[k + 1]} is not after "
-                f"t[{k}] = {t[k]}. Sort the log or drop duplicated samples"
-            )
-        for key in ("positions", "velocities", "accelerations", "torques"):
-            value = raw.get(key)
-            if value is None:
-                if key in ("positions", "torques"):
-                    raise IdentificationDataError(
-                        f"'{key}' is required: load_trajectory_data() returned None for it"
-                    )
-                continue
-            arr = np.asarray(value, dtype=float)
-            if arr.ndim == 1:
-                arr = arr[:, None]
-            if arr.ndim != 2 or arr.shape[0] != n:
-                raise IdentificationDataError(
-                    f"'{key}' must have shape (N={n}, {n_active}) like 'timestamps', "
-                    f"got {arr.shape}"
-                )
-            if n_active and arr.shape[1] != n_active:
-                raise IdentificationDataError(
-                    f"'{key}' has {arr.shape[1]} columns but there are {n_active} active joints "
-                    f"{names}; one column per active joint, in that order"
-                )
-            bad = ~np.isfinite(arr)
-            if bad.any():
-                i, j = np.argwhere(bad)[0]
-                col = names[j] if j < len(names) else j
-                raise IdentificationDataError(
-                    f"'{key}' contains NaN/inf (first at sample {i}, joint {col}); clean the log "
-                    "or mark the samples invalid with a TrajectoryData mask"
-                )
 
     def process_data(self, truncate=None):
         """Load, truncate, filter and differentiate the data; build full configurations.

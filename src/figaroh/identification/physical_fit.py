@@ -1,6 +1,6 @@
 """Physically consistent parameter recovery by convex (LMI) effort fits.
 
-Direct LMI effort fit over all standard parameters (public since #61;
+Direct LMI effort fit over all standard parameters (public module;
 :mod:`figaroh.identification._physical_comparator` remains as an alias).
 
 Three *different* objectives are available on one shared problem; none of

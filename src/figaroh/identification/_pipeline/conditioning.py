@@ -25,6 +25,7 @@ __all__ = [
     "full_configuration",
     "make_settings",
     "signal_set",
+    "validate_raw_data",
 ]
 
 _KINEMATIC_KEYS = ("positions", "velocities", "accelerations")
@@ -188,3 +189,81 @@ def signal_set(processed: Mapping[str, Any], mask: np.ndarray | None = None) -> 
         torques=processed["torques"],
         mask=mask,
     )
+
+
+def _checked_time(raw: Mapping[str, Any]) -> int:
+    """Number of samples of strictly increasing finite ``raw["timestamps"]`` [s]."""
+    t = raw.get("timestamps")
+    if t is None:
+        raise IdentificationDataError(
+            "Timestamps are required for data processing: load_trajectory_data() must "
+            "return 'timestamps' (N, 1) [s] (build them from the sampling period if the "
+            "log has none)"
+        )
+    t = np.asarray(t, dtype=float).reshape(-1) if np.ndim(t) == 1 else np.asarray(t, float)[:, 0]
+    if not np.all(np.isfinite(t)):
+        raise IdentificationDataError(
+            f"'timestamps' contains NaN/inf at row {int(np.flatnonzero(~np.isfinite(t))[0])}"
+        )
+    dt = np.diff(t)
+    if np.any(dt <= 0):
+        k = int(np.flatnonzero(dt <= 0)[0])
+        raise IdentificationDataError(
+            f"'timestamps' must be strictly increasing: t[{k + 1}] = {t[k + 1]} is not after "
+            f"t[{k}] = {t[k]}. Sort the log or drop duplicated samples"
+        )
+    return int(t.shape[0])
+
+
+def _check_signal(key: str, value: Any, n: int, n_active: int, names: Sequence[str]) -> None:
+    """Shape (n, n_active) and finiteness of one raw signal."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise IdentificationDataError(
+            f"'{key}' must have shape (N={n}, {n_active}) like 'timestamps', got {arr.shape}"
+        )
+    if n_active and arr.shape[1] != n_active:
+        raise IdentificationDataError(
+            f"'{key}' has {arr.shape[1]} columns but there are {n_active} active joints "
+            f"{list(names)}; one column per active joint, in that order"
+        )
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        col = names[j] if j < len(names) else j
+        raise IdentificationDataError(
+            f"'{key}' contains NaN/inf (first at sample {i}, joint {col}); clean the log "
+            "or mark the samples invalid with a TrajectoryData mask"
+        )
+
+
+def validate_raw_data(raw: Any, n_active: int, names: Sequence[str]) -> None:
+    """Check a loader's raw data: strictly increasing finite time, shapes, finiteness.
+
+    Args:
+        raw: The dict returned by ``load_trajectory_data`` (``"timestamps"``
+            (N, 1) [s]; ``"positions"``, ``"velocities"``, ``"accelerations"``,
+            ``"torques"`` (N, n_active); positions and torques required).
+        n_active: Number of active joints (0: columns not checked).
+        names: Active joint names (error messages).
+
+    Raises:
+        IdentificationDataError: The first problem found, naming the key, the
+            sample and the joint.
+    """
+    if not isinstance(raw, dict):
+        raise IdentificationDataError(
+            f"load_trajectory_data() must return a dict or a TrajectoryData, got "
+            f"{type(raw).__name__}"
+        )
+    n = _checked_time(raw)
+    for key in ("positions", "velocities", "accelerations", "torques"):
+        value = raw.get(key)
+        if value is not None:
+            _check_signal(key, value, n, n_active, names)
+        elif key in ("positions", "torques"):
+            raise IdentificationDataError(
+                f"'{key}' is required: load_trajectory_data() returned None for it"
+            )
