@@ -257,6 +257,58 @@ def index_in_base_params(params: Sequence[str], id_segments: Sequence[Any]) -> d
     return result
 
 
+def _block_bounds(identif_config: Mapping[str, Any] | None, n_rows: int) -> np.ndarray:
+    """``[0, stop_1, …, n_rows]`` row bounds of the joint blocks from ``idx_tau_stop``.
+
+    Raises:
+        IdentificationConfigError: ``idx_tau_stop`` missing, not integers, not
+            strictly increasing or not ending at ``n_rows``.
+    """
+    if identif_config is None or "idx_tau_stop" not in identif_config:
+        raise IdentificationConfigError(
+            "identif_config['idx_tau_stop'] is required: the cumulative end row of each "
+            "joint block of the stacked effort vector, e.g. [N, 2N, ..., n_joints*N]"
+        )
+    try:
+        stops = np.asarray(identif_config["idx_tau_stop"], dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise IdentificationConfigError(
+            "identif_config['idx_tau_stop'] must be a list of integers"
+        ) from exc
+    if stops.size == 0 or not np.all(np.isfinite(stops)) or np.any(stops != np.round(stops)):
+        raise IdentificationConfigError(
+            "identif_config['idx_tau_stop'] must be a non-empty list of integers"
+        )
+    stops = stops.astype(int)
+    bounds = np.concatenate(([0], stops))
+    if np.any(np.diff(bounds) <= 0) or stops[-1] != n_rows:
+        raise IdentificationConfigError(
+            f"identif_config['idx_tau_stop'] = {stops.tolist()} must be strictly increasing "
+            f"and end at the number of stacked rows ({n_rows})"
+        )
+    return bounds
+
+
+def _block_sigmas(W: np.ndarray, residual: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """``σ_j = sqrt(‖r_j‖² / (N_j − rank(W_j)))`` of each joint block [N·m or N].
+
+    Raises:
+        IdentificationDataError: A block has no more rows than its rank.
+    """
+    sigma = np.empty(bounds.size - 1)
+    for j, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        n_j = stop - start
+        rank_j = int(np.linalg.matrix_rank(W[start:stop])) if n_j else 0
+        dof = n_j - rank_j
+        if dof <= 0:
+            raise IdentificationDataError(
+                f"Joint block {j} has {n_j} rows for {rank_j} identifiable parameters; "
+                "weighted least squares needs more samples per joint"
+            )
+        sigma[j] = math.sqrt(float(residual[start:stop] @ residual[start:stop]) / dof)
+    return sigma
+
+
 def weigthed_least_squares(
     robot: Any,
     phi_b: np.ndarray,
@@ -301,42 +353,9 @@ def weigthed_least_squares(
     y = _as_vector("tau_meas", tau_meas, n_rows)
     y_est = _as_vector("tau_est", tau_est, n_rows)
 
-    if identif_config is None or "idx_tau_stop" not in identif_config:
-        raise IdentificationConfigError(
-            "identif_config['idx_tau_stop'] is required: the cumulative end row of each "
-            "joint block of the stacked effort vector, e.g. [N, 2N, ..., n_joints*N]"
-        )
-    try:
-        stops = np.asarray(identif_config["idx_tau_stop"], dtype=float).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise IdentificationConfigError(
-            "identif_config['idx_tau_stop'] must be a list of integers"
-        ) from exc
-    if stops.size == 0 or not np.all(np.isfinite(stops)) or np.any(stops != np.round(stops)):
-        raise IdentificationConfigError(
-            "identif_config['idx_tau_stop'] must be a non-empty list of integers"
-        )
-    stops = stops.astype(int)
-    bounds = np.concatenate(([0], stops))
-    if np.any(np.diff(bounds) <= 0) or stops[-1] != n_rows:
-        raise IdentificationConfigError(
-            f"identif_config['idx_tau_stop'] = {stops.tolist()} must be strictly increasing "
-            f"and end at the number of stacked rows ({n_rows})"
-        )
-
-    residual = y - y_est
+    bounds = _block_bounds(identif_config, n_rows)
+    sigma = _block_sigmas(W, y - y_est, bounds)
     row_weight = np.empty(n_rows)
-    sigma = np.empty(stops.size)
-    for j, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
-        n_j = stop - start
-        rank_j = int(np.linalg.matrix_rank(W[start:stop])) if n_j else 0
-        dof = n_j - rank_j
-        if dof <= 0:
-            raise IdentificationDataError(
-                f"Joint block {j} has {n_j} rows for {rank_j} identifiable parameters; "
-                "weighted least squares needs more samples per joint"
-            )
-        sigma[j] = math.sqrt(float(residual[start:stop] @ residual[start:stop]) / dof)
     floor = max(float(sigma.max()) * 1e-12, np.finfo(float).tiny)
     if np.any(sigma < floor):
         logger.warning(

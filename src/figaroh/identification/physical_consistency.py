@@ -347,6 +347,34 @@ def _bounds_rows(
     return np.array(G), np.array(h)
 
 
+def _projection_program(
+    p_hat: np.ndarray,
+    w: np.ndarray,
+    mass_min: float,
+    mass_bounds: Tuple[float, float] | None,
+    com_bounds: Mapping[str, Tuple[float, float]] | None,
+) -> Any:
+    """``min ‖diag(w)(p − p̂)‖²`` s.t. the bound rows and ``P(p) ⪰ δ·I`` (a ConeProgram)."""
+    G, h = _bounds_rows(mass_min, mass_bounds, com_bounds)
+    prog = _conic.ConeProgram(n=10, objective="sqnorm", F=np.diag(w), g=w * p_hat)
+    prog.add_inequalities(G, h)
+    margin = lmi_margin(_pseudo_inertia_explicit(p_hat))
+    prog.add_lmi(pseudo_inertia_vec_map(), -margin * np.eye(4))  # P(p) ⪰ δ·I
+    return prog
+
+
+def _error_report(p_hat: np.ndarray, solver: str, message: str, runtime: float):
+    """:class:`ProjectionReport` of a failed solve (``p_hat`` returned unchanged)."""
+    return ProjectionReport(
+        status="error",
+        mass=float(p_hat[0]),
+        min_eig=float("nan"),
+        solver=str(solver),
+        message=message,
+        runtime=runtime,
+    )
+
+
 def project_p10_lmi(
     p10_hat: Any,
     *,
@@ -406,39 +434,21 @@ def project_p10_lmi(
         ImportError: The solver's package is missing.
         ValueError: Malformed ``p10_hat``, weights or bounds.
     """
-
     p_hat = _as_p10(p10_hat, "p10_hat")
     slack = _mass_slack(mass_tolerance, mass_min)
     w = _auto_weights(p_hat) if weights is None else _check_weights(weights)
-    G, h = _bounds_rows(mass_min, mass_bounds, com_bounds)
-    prog = _conic.ConeProgram(n=10, objective="sqnorm", F=np.diag(w), g=w * p_hat)
-    prog.add_inequalities(G, h)
-    margin = lmi_margin(_pseudo_inertia_explicit(p_hat))
-    prog.add_lmi(pseudo_inertia_vec_map(), -margin * np.eye(4))  # P(p) ⪰ δ·I
+    prog = _projection_program(p_hat, w, mass_min, mass_bounds, com_bounds)
     t0 = time.perf_counter()
     try:
         res = _conic.solve_program(prog, solver=solver, max_seconds=max_seconds)
     except ImportError:
         raise
     except Exception as exc:  # noqa: BLE001 - solver failures become a report
-        return p_hat.copy(), ProjectionReport(
-            status="error",
-            mass=float(p_hat[0]),
-            min_eig=float("nan"),
-            solver=str(solver),
-            message=f"{type(exc).__name__}: {exc}",
-            runtime=time.perf_counter() - t0,
-        )
+        message = f"{type(exc).__name__}: {exc}"
+        return p_hat.copy(), _error_report(p_hat, solver, message, time.perf_counter() - t0)
     runtime = time.perf_counter() - t0
     if res.status != "optimal":
-        return p_hat.copy(), ProjectionReport(
-            status="error",
-            mass=float(p_hat[0]),
-            min_eig=float("nan"),
-            solver=str(solver),
-            message=f"solver status: {res.status}",
-            runtime=runtime,
-        )
+        return p_hat.copy(), _error_report(p_hat, solver, f"solver status: {res.status}", runtime)
     p = np.array(res.x, dtype=float)
     if mass_min - slack <= p[0] < mass_min:
         p[0] = mass_min  # within solver accuracy of the bound

@@ -379,6 +379,96 @@ def _reconstruct_sdp(
     return theta0 + D * z, float(z @ z)
 
 
+def _base_triplet(base_result: Any) -> Tuple[np.ndarray, np.ndarray, List[str]]:
+    """``(M, φ, params_r)`` of a :class:`BaseResult` or a tuple, shapes checked.
+
+    Raises:
+        ValueError: Not a BaseResult / triplet, or ``M`` columns ≠ ``len(params_r)``.
+    """
+    if isinstance(base_result, BaseResult):
+        M, phi, params_r = base_result.M, base_result.phi_base, list(base_result.params_r)
+    else:
+        try:
+            M, phi, params_r = base_result
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                "base_result must be a BaseResult or a (M, phi, params_r) tuple"
+            ) from exc
+        params_r = list(params_r)
+    M = np.asarray(M, dtype=float)
+    phi = np.asarray(phi, dtype=float).reshape(-1)
+    if M.ndim != 2 or M.shape[1] != len(params_r):
+        raise ValueError(f"M has shape {M.shape} but params_r has {len(params_r)} names")
+    return M, phi, params_r
+
+
+def _prior_vector(
+    theta0: Any,
+    params_r: List[str],
+    prior_source: str,
+    params_std_prior: Mapping[str, Any] | None,
+    model: Any,
+    prior_yaml_path: str | None,
+) -> np.ndarray:
+    """The prior ``θ0`` over ``params_r``: explicit, or from a dict, the URDF or a YAML file.
+
+    Raises:
+        ValueError: Wrong ``theta0`` shape, unknown source or missing input.
+    """
+    if theta0 is not None:
+        prior = np.asarray(theta0, dtype=float).reshape(-1)
+        if prior.shape != (len(params_r),):
+            raise ValueError(f"theta0 must have shape ({len(params_r)},), got {prior.shape}")
+        return prior
+    src = str(prior_source).strip().lower()
+    if src == "dict":
+        return prior_vector_from_dict(params_r, params_std_prior)
+    if src == "urdf":
+        if model is None:
+            raise ValueError("prior_source='urdf' needs model=")
+        return _load_prior_from_urdf(model, params_r)
+    if src == "yaml":
+        if not prior_yaml_path:
+            raise ValueError("prior_source='yaml' needs prior_yaml_path=")
+        return _load_prior_from_yaml(prior_yaml_path, params_r)
+    raise ValueError(f"prior_source must be 'dict', 'urdf' or 'yaml', got {prior_source!r}")
+
+
+def _fixed_values(
+    params_std_prior: Mapping[str, Any] | None, model: Any
+) -> Dict[str, float] | None:
+    """Values of the entries the SDP keeps fixed (the prior dict, else the model's inertias)."""
+    if params_std_prior is not None:
+        return {str(k): float(v) for k, v in params_std_prior.items()}
+    if model is None:
+        return None
+    fixed: Dict[str, float] = {}
+    for jid in range(1, model.njoints):
+        p10 = model.inertias[jid].toDynamicParameters()
+        for key, v in zip(_INERTIAL_KEYS, p10, strict=True):
+            fixed[f"{key}_{model.names[jid]}"] = float(v)
+    return fixed
+
+
+def _effective_method(m: str, joint_names: Sequence[str] | None, solver: str) -> str:
+    """Resolve ``auto`` (``sdp`` when its solver imports and links are named).
+
+    Raises:
+        ValueError: ``sdp`` without ``joint_names``.
+    """
+    if m == "auto":
+        m = "nullspace"
+        if joint_names is not None:
+            try:
+                if str(solver).lower() in _conic.available_solvers():
+                    m = "sdp"
+            except ImportError:  # pragma: no cover
+                pass
+    if m == "sdp" and joint_names is None:
+        raise ValueError("method='sdp' needs joint_names= (the links to constrain)")
+    return m
+
+
 def reconstruct_full_parameters(
     base_result: Union[BaseResult, Tuple[Any, Any, Sequence[str]]],
     *,
@@ -431,63 +521,13 @@ def reconstruct_full_parameters(
     Raises:
         ValueError: unknown method or prior source, missing inputs.
     """
-    if isinstance(base_result, BaseResult):
-        M, phi, params_r = base_result.M, base_result.phi_base, list(base_result.params_r)
-    else:
-        try:
-            M, phi, params_r = base_result
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                "base_result must be a BaseResult or a (M, phi, params_r) tuple"
-            ) from exc
-        params_r = list(params_r)
-    M = np.asarray(M, dtype=float)
-    phi = np.asarray(phi, dtype=float).reshape(-1)
-    if M.ndim != 2 or M.shape[1] != len(params_r):
-        raise ValueError(f"M has shape {M.shape} but params_r has {len(params_r)} names")
+    M, phi, params_r = _base_triplet(base_result)
     m = str(method).strip().lower()
     if m not in _METHODS:
         raise ValueError(f"Unsupported method={method!r}. Choose 'nullspace', 'sdp', or 'auto'.")
-
-    fixed: Dict[str, float] | None = None
-    if theta0 is not None:
-        prior = np.asarray(theta0, dtype=float).reshape(-1)
-        if prior.shape != (len(params_r),):
-            raise ValueError(f"theta0 must have shape ({len(params_r)},), got {prior.shape}")
-    else:
-        src = str(prior_source).strip().lower()
-        if src == "dict":
-            prior = prior_vector_from_dict(params_r, params_std_prior)
-        elif src == "urdf":
-            if model is None:
-                raise ValueError("prior_source='urdf' needs model=")
-            prior = _load_prior_from_urdf(model, params_r)
-        elif src == "yaml":
-            if not prior_yaml_path:
-                raise ValueError("prior_source='yaml' needs prior_yaml_path=")
-            prior = _load_prior_from_yaml(prior_yaml_path, params_r)
-        else:
-            raise ValueError(f"prior_source must be 'dict', 'urdf' or 'yaml', got {prior_source!r}")
-    if params_std_prior is not None:
-        fixed = {str(k): float(v) for k, v in params_std_prior.items()}
-    elif model is not None:
-        fixed = {}
-        for jid in range(1, model.njoints):
-            p10 = model.inertias[jid].toDynamicParameters()
-            for key, v in zip(_INERTIAL_KEYS, p10, strict=True):
-                fixed[f"{key}_{model.names[jid]}"] = float(v)
-
-    if m == "auto":
-        m = "nullspace"
-        if joint_names is not None:
-            try:
-                if str(solver).lower() in _conic.available_solvers():
-                    m = "sdp"
-            except ImportError:  # pragma: no cover
-                pass
-    if m == "sdp" and joint_names is None:
-        raise ValueError("method='sdp' needs joint_names= (the links to constrain)")
-
+    prior = _prior_vector(theta0, params_r, prior_source, params_std_prior, model, prior_yaml_path)
+    fixed = _fixed_values(params_std_prior, model)
+    m = _effective_method(m, joint_names, solver)
     w = np.ones(len(params_r)) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
     if w.shape != (len(params_r),) or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise ValueError(f"weights must be {len(params_r)} positive finite numbers")
