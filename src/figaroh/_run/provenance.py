@@ -46,6 +46,7 @@ from figaroh._run.git import _git_commit_hash, _run_git, git_head
 from figaroh._run.hashing import file_sha256
 from figaroh._run.naming import _safe_path_component
 from figaroh.tools._timestamps import parse_time
+from figaroh.tools.joint_terms import enable_keys
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +67,7 @@ _IDENTIFICATION_CONFIG_KEYS = (
     "is_joint_torques",
     "external_wrench_offsets",
     "force_torque",
-    "has_friction",
-    "has_actuator_inertia",
-    "has_joint_offset",
+    *enable_keys(),  # the joint-term switches (has_friction, ...)
     "has_coupled_wrist",
     "wls",
     "qr_relative_tolerance",
