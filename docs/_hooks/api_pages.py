@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 
 #: Private modules documented anyway (their ``__all__`` is shown): the verdict
-#: dataclasses of the reports live in ``figaroh._run.verdict``;
-#: ``figaroh.tools._report_common`` re-exports them and keeps its page while
-#: ``api/index.md`` still links it.
+#: dataclasses returned by ``verify()`` live in ``figaroh._run.verdict``, and
+#: ``figaroh.tools._report_common`` is where figaroh 1.0.2 documents them (and
+#: ``build_provenance_metadata``), so scripts importing them from there work.
 EXTRA_MODULES: tuple[str, ...] = ("figaroh._run.verdict", "figaroh.tools._report_common")
 
 
