@@ -81,7 +81,6 @@ from figaroh.identification._pipeline.conditioning import (
 from figaroh.identification._pipeline.export import base_result
 from figaroh.identification._pipeline.fit_rows import (
     active_blocks,
-    build_fit_problem,
     decimated_rows,
     eliminate_zero_columns,
     fit_blocks,
@@ -109,7 +108,6 @@ from figaroh.identification._pipeline.records import (
     FitProblem,
     PhysicalInputs,
     Settings,
-    SignalSet,
 )
 from figaroh.identification._pipeline.validation import (
     identified_standard_vector,
@@ -618,27 +616,35 @@ class BaseIdentification(ABC):
     def _mask_rows(self, tau, regressor, factor=1):
         return mask_fit_rows(tau, regressor, self._sample_mask, self._settings(), factor)
 
-    def _signals(self) -> SignalSet:
-        """The training :class:`~figaroh.identification._pipeline.records.SignalSet`."""
-        return signal_set(self.processed_data, self._sample_mask)
-
     def _build_fit_problem(self, options: FitOptions) -> FitProblem:
-        """Fit rows of ``solve`` and ``solve_with_custom_solver`` (one step, one place)."""
-        problem = build_fit_problem(
-            self.dynamic_regressor,
-            self.standard_parameter,
-            self._signals(),
-            self._settings(),
-            options,
-        )
-        self.regressor_reduced = problem.W_reduced
-        self.active_parameters = list(problem.active_params)
-        self._idx_eliminated = list(problem.idx_eliminated)
+        """Fit rows of ``solve`` and ``solve_with_custom_solver`` (one place for both).
+
+        Runs the sub-steps of
+        :func:`~figaroh.identification._pipeline.fit_rows.build_fit_problem`
+        in its order, through the overridable methods (a subclass may
+        override e.g. :meth:`_mask_rows`): :meth:`_eliminate_zero_columns`,
+        :meth:`_apply_decimation` or :meth:`_prepare_undecimated_data`,
+        :meth:`_mask_rows` (when ``options.apply_mask``), :meth:`_select_fit_rows`.
+        """
+        W_red, active_params = self._eliminate_zero_columns(options.zero_tolerance)
+        tau_dec = W_dec = None
         if options.decimate:
-            self.tau_decimated, self.regressor_decimated = (
-                problem.tau_decimated,
-                problem.W_decimated,
-            )
+            tau, W = self._apply_decimation(W_red, options.decimation_factor)
+            tau_dec, W_dec = tau, W
+        else:
+            tau, W = self._prepare_undecimated_data(W_red)
+        if options.apply_mask:
+            tau, W = self._mask_rows(tau, W, options.decimation_factor if options.decimate else 1)
+        tau, W = self._select_fit_rows(tau, W)
+        problem = FitProblem(
+            tau=tau,
+            W=W,
+            W_reduced=W_red,
+            active_params=tuple(active_params),
+            idx_eliminated=tuple(self._idx_eliminated),
+            tau_decimated=tau_dec,
+            W_decimated=W_dec,
+        )
         self._reset_solve_state(problem)
         return problem
 

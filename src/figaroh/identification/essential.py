@@ -173,34 +173,10 @@ def essential_parameters(
             ``min_parameters < 1`` or not more rows than parameters.
         RankDeficiencyError: ``W_b`` is rank deficient.
     """
-    W = np.asarray(W_b, dtype=float)
-    y = np.asarray(tau, dtype=float).reshape(-1)
-    names = [str(n) for n in names]
-    if W.ndim != 2:
-        raise ValueError(f"W_b must be a 2-D base regressor (rows, n_b), got shape {W.shape}")
+    W, y, names, ratio_essential = _checked_system(
+        W_b, tau, names, ratio_essential, row_weights, min_parameters
+    )
     r, p = W.shape
-    if y.shape[0] != r:
-        raise ValueError(f"tau has {y.shape[0]} rows but W_b has {r}; stack them the same way")
-    if len(names) != p:
-        raise ValueError(f"names has {len(names)} entries but W_b has {p} columns")
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(y))):
-        raise ValueError("W_b and tau must be finite (no NaN/inf)")
-    ratio_essential = float(ratio_essential)
-    if not ratio_essential > 1.0:
-        raise ValueError(
-            f"ratio_essential must be > 1 (mechanics.ratio_essential), got {ratio_essential}"
-        )
-    if int(min_parameters) < 1:
-        raise ValueError(f"min_parameters must be ≥ 1, got {min_parameters}")
-    if r <= p:
-        raise ValueError(f"need more rows ({r}) than base parameters ({p})")
-    if row_weights is not None:
-        w = np.asarray(row_weights, dtype=float).reshape(-1)
-        if w.shape[0] != r or not np.all(np.isfinite(w)) or np.any(w <= 0):
-            raise ValueError(f"row_weights must be {r} positive finite numbers")
-        W = W * w[:, None]
-        y = y * w
-
     R, z, sse_perp = _reduce(W, y)
     y_rms = float(np.sqrt(np.mean(y**2)))
     kept = np.arange(p)
@@ -212,10 +188,7 @@ def essential_parameters(
         if rmse_base is None:
             rmse_base = rmse
         worst = int(np.argmax(std))
-        if rmse <= 1e-10 * y_rms:  # residual at round-off level: all exactly determined
-            ratio = 1.0
-        else:
-            ratio = float(std.max() / std.min()) if std.min() > 0 else float("inf")
+        ratio = _std_ratio(std, rmse, y_rms)
         stop = ratio <= ratio_essential or kept.size <= int(min_parameters)
         history.append(
             {
@@ -252,3 +225,47 @@ def essential_parameters(
         rmse_essential=rmse,
         history=history,
     )
+
+
+def _std_ratio(std: np.ndarray, rmse: float, y_rms: float) -> float:
+    """``max %σ / min %σ`` (1 when the residual is at round-off level: exactly determined)."""
+    if rmse <= 1e-10 * y_rms:
+        return 1.0
+    return float(std.max() / std.min()) if std.min() > 0 else float("inf")
+
+
+def _checked_system(W_b, tau, names, ratio_essential, row_weights, min_parameters):
+    """``(W, y, names, ratio_essential)`` checked, weighted by ``row_weights`` when given.
+
+    Raises:
+        ValueError: Bad shapes, non-finite data, ``ratio_essential <= 1``,
+            ``min_parameters < 1`` or not more rows than parameters.
+    """
+    W = np.asarray(W_b, dtype=float)
+    y = np.asarray(tau, dtype=float).reshape(-1)
+    names = [str(n) for n in names]
+    if W.ndim != 2:
+        raise ValueError(f"W_b must be a 2-D base regressor (rows, n_b), got shape {W.shape}")
+    r, p = W.shape
+    if y.shape[0] != r:
+        raise ValueError(f"tau has {y.shape[0]} rows but W_b has {r}; stack them the same way")
+    if len(names) != p:
+        raise ValueError(f"names has {len(names)} entries but W_b has {p} columns")
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(y))):
+        raise ValueError("W_b and tau must be finite (no NaN/inf)")
+    ratio_essential = float(ratio_essential)
+    if not ratio_essential > 1.0:
+        raise ValueError(
+            f"ratio_essential must be > 1 (mechanics.ratio_essential), got {ratio_essential}"
+        )
+    if int(min_parameters) < 1:
+        raise ValueError(f"min_parameters must be ≥ 1, got {min_parameters}")
+    if r <= p:
+        raise ValueError(f"need more rows ({r}) than base parameters ({p})")
+    if row_weights is not None:
+        w = np.asarray(row_weights, dtype=float).reshape(-1)
+        if w.shape[0] != r or not np.all(np.isfinite(w)) or np.any(w <= 0):
+            raise ValueError(f"row_weights must be {r} positive finite numbers")
+        W = W * w[:, None]
+        y = y * w
+    return W, y, names, ratio_essential

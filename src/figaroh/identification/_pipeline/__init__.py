@@ -9,7 +9,8 @@ order, and this list is the one place the order is written:
 2. :mod:`.fit_rows` — zero-column elimination, decimation, sample mask and
    fitted joints (``W_full`` + :class:`~.records.SignalSet` →
    :class:`~.records.FitProblem`), shared by ``solve`` and
-   ``solve_with_custom_solver``;
+   ``solve_with_custom_solver`` (the orchestrator runs its sub-steps in the
+   same order through its overridable row methods, e.g. ``_mask_rows``);
 3. :mod:`.base_fit` — QR base parameters and the OLS / WLS / custom-solver
    estimate (:class:`~.records.FitProblem` → :class:`~.records.BaseFit` →
    :class:`~.records.Quality`);
