@@ -81,6 +81,73 @@ def _check_threshold_joints(thresholds: Mapping[str, Any], joints: List[str]) ->
             )
 
 
+def _judged_fit_rmse(result: Mapping[str, Any]) -> tuple:
+    """``(fit RMSE, result["selected"])``: with a non-default ``select_stage`` the selected one."""
+    fit_rmse = result.get("rmse norm (N/m)", float("nan"))
+    selected_info = result.get("selected")
+    if isinstance(selected_info, Mapping) and selected_info.get("effort_rmse_fit") is not None:
+        fit_rmse = selected_info["effort_rmse_fit"]
+    return fit_rmse, selected_info
+
+
+def _verdict_metrics(
+    result: Mapping[str, Any], fit_rmse: Any, validation: Mapping[str, Any] | None
+) -> tuple:
+    """``(metrics, independent, joint_names)`` judged by the thresholds."""
+    metrics: Dict[str, Any] = {
+        "condition_number": result.get("condition number", float("nan")),
+        "rmse": fit_rmse,
+    }
+    independent = False
+    joint_names: List[str] = []
+    if validation is not None:
+        # per-joint normalised: a pooled correlation is dominated by the largest
+        # (gravity) efforts and mixes N with N·m
+        metrics["validation_correlation"] = validation.get(
+            "correlation_normalised", validation.get("correlation", float("nan"))
+        )
+        metrics["validation_unpredictable_joints"] = float(
+            len(validation.get("unpredictable_joints", []) or [])
+        )
+        metrics["validation_improvement_pct"] = validation.get("improvement_pct", float("nan"))
+        independent = validation.get("validation_source") == "validation_data"
+        joint_names = [str(j) for j in validation.get("joint_names", []) or []]
+        metrics.update(_per_joint_metrics(validation, "validation" if independent else "training"))
+    return metrics, independent, joint_names
+
+
+def _verdict_series(validation: Mapping[str, Any] | None, active_joints: List[str]):
+    """Per-joint nominal / fitted / measured effort series of the validation (None without)."""
+    if validation is None or not validation.get("tau_nominal_per_joint"):
+        return None
+    measured = validation.get("tau_measured_per_joint") or {}
+    first = next(iter(measured.values()), [])
+    return {
+        # every sample (masked ones too), like the per-joint series
+        "time": list(range(len(first))),
+        "joint_names": list(validation.get("joint_names", active_joints)),
+        "nominal": validation["tau_nominal_per_joint"],
+        "fitted": validation.get("tau_identified_per_joint", {}),
+        "measured": measured,
+    }
+
+
+def _selected_evidence(sel: Any, solve_W, idx_eliminated, parameters, prediction) -> tuple:
+    """``(parameters, prediction)`` judged for finiteness (the selection's when it has values).
+
+    A standard-space selection predicts the fit rows ``solve_W @ values[kept]``
+    (``kept`` = columns not eliminated) [N·m or N].
+    """
+    values = getattr(sel, "values", None)
+    if values is None:
+        return parameters, prediction
+    if getattr(sel, "space", None) == "standard" and solve_W is not None:
+        eliminated = set(idx_eliminated or [])
+        keep = [i for i in range(len(values)) if i not in eliminated]
+        prediction = solve_W @ np.asarray(values, dtype=float)[keep]
+    return values, prediction
+
+
 def verify_identification(
     ident: Any, thresholds: Mapping[str, Mapping[str, Any]] | None, scope: str
 ) -> VerificationVerdict:
@@ -130,31 +197,8 @@ def verify_identification(
     if not isinstance(validation, Mapping):
         validation = None
 
-    # with a non-default select_stage the limits judge the selected estimate
-    fit_rmse = result.get("rmse norm (N/m)", float("nan"))
-    selected_info = result.get("selected")
-    if isinstance(selected_info, Mapping) and selected_info.get("effort_rmse_fit") is not None:
-        fit_rmse = selected_info["effort_rmse_fit"]
-    metrics: Dict[str, Any] = {
-        "condition_number": result.get("condition number", float("nan")),
-        "rmse": fit_rmse,
-    }
-    independent = False
-    joint_names: List[str] = []
-    if validation is not None:
-        # per-joint normalised: a pooled correlation is dominated by the largest
-        # (gravity) efforts and mixes N with N·m
-        metrics["validation_correlation"] = validation.get(
-            "correlation_normalised", validation.get("correlation", float("nan"))
-        )
-        metrics["validation_unpredictable_joints"] = float(
-            len(validation.get("unpredictable_joints", []) or [])
-        )
-        metrics["validation_improvement_pct"] = validation.get("improvement_pct", float("nan"))
-        independent = validation.get("validation_source") == "validation_data"
-        joint_names = [str(j) for j in validation.get("joint_names", []) or []]
-        metrics.update(_per_joint_metrics(validation, "validation" if independent else "training"))
-
+    fit_rmse, selected_info = _judged_fit_rmse(result)
+    metrics, independent, joint_names = _verdict_metrics(result, fit_rmse, validation)
     sel = getattr(ident, "selected", None)
     finite_parameters = result.get("base parameters values")
     finite_prediction = result.get("torque estimated")
@@ -171,14 +215,13 @@ def verify_identification(
         ),
     }
     if sel is not None:
-        values = getattr(sel, "values", None)
-        if values is not None:
-            finite_parameters = values
-            solve_W = getattr(ident, "_solve_W", None)
-            if getattr(sel, "space", None) == "standard" and solve_W is not None:
-                eliminated = set(getattr(ident, "_idx_eliminated", None) or [])
-                keep = [i for i in range(len(values)) if i not in eliminated]
-                finite_prediction = solve_W @ np.asarray(values, dtype=float)[keep]
+        finite_parameters, finite_prediction = _selected_evidence(
+            sel,
+            getattr(ident, "_solve_W", None),
+            getattr(ident, "_idx_eliminated", None),
+            finite_parameters,
+            finite_prediction,
+        )
         requested = getattr(sel, "requested", None) or getattr(sel, "stage", "selected")
         facts["selected_stage_accepted"] = (
             bool(getattr(sel, "accepted", False)),
@@ -209,17 +252,9 @@ def verify_identification(
         metadata = collect_run_provenance(ident, "identification")
     verdict.metadata = dict(metadata)
 
-    if validation is not None and validation.get("tau_nominal_per_joint"):
-        measured = validation.get("tau_measured_per_joint") or {}
-        first = next(iter(measured.values()), [])
-        verdict.series = {
-            # every sample (masked ones too), like the per-joint series
-            "time": list(range(len(first))),
-            "joint_names": list(validation.get("joint_names", active_joints)),
-            "nominal": validation["tau_nominal_per_joint"],
-            "fitted": validation.get("tau_identified_per_joint", {}),
-            "measured": measured,
-        }
+    series = _verdict_series(validation, active_joints)
+    if series is not None:
+        verdict.series = series
     config = verdict.metadata.get("config")
     verdict.compat = {
         "active_joints": active_joints,

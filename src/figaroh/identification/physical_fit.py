@@ -336,6 +336,84 @@ def _as_matrix(name: str, value: Any, shape: Tuple[int | None, ...]) -> np.ndarr
     return arr
 
 
+def _freeze_extras(names, Y_std, tau, prior, truth, extras):
+    """Move the fixed extras to the efforts: ``τ ← τ − Y_e·v_e``; drop their columns.
+
+    Returns:
+        ``(names, Y, tau, prior, truth)`` of the free parameters.
+
+    Raises:
+        ValueError: A fixed name is not a column.
+    """
+    keep = np.ones(len(names), dtype=bool)
+    tau = tau.copy()
+    for nm, val in zip(extras.names, extras.values, strict=True):
+        if nm not in names:
+            raise ValueError(f"FixedExtras name {nm!r} is not a column of Y_std")
+        j = names.index(nm)
+        tau -= Y_std[:, j] * float(val)
+        keep[j] = False
+    names = [n for n, k in zip(names, keep, strict=True) if k]
+    Y = Y_std[:, keep] if not keep.all() else Y_std
+    return names, Y, tau, prior[keep], None if truth is None else truth[keep]
+
+
+def _row_weights(row_weight: Any, rows: int) -> np.ndarray:
+    """Positive finite row weights (ones by default).
+
+    Raises:
+        ValueError: Wrong shape, non-positive or non-finite weights.
+    """
+    if row_weight is None:
+        return np.ones(rows)
+    w = np.asarray(row_weight, dtype=float).reshape(-1)
+    if w.shape != (rows,):
+        raise ValueError(f"row_weight must have shape ({rows},), got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise ValueError("row_weight must be positive and finite")
+    return w
+
+
+def _weighted_r(Y: np.ndarray, tau: np.ndarray, w: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``(R, Qᵀτ)`` of one tall QR of ``[diag(w) Y | w·τ]`` (everything else uses the small R)."""
+    n = Y.shape[1]
+    A = np.empty((tau.size, n + 1), order="F")
+    np.multiply(Y, w[:, None], out=A[:, :n])
+    A[:, n] = w * tau
+    R_aug = tall_qr_r(A, overwrite=True)
+    k = min(tau.size, n)
+    return np.array(R_aug[:k, :n]), np.array(R_aug[:k, n])
+
+
+def _base_of_r(R: np.ndarray, Qt_tau: np.ndarray, names: List[str], qr_tol: float):
+    """Base mapping of the weighted regressor's R factor.
+
+    Drops the columns whose norm is at most ``qr_tol·max norm``, then a double
+    QR gives ``M_full`` (base = M_full θ), the base columns and the OLS base
+    estimate ``phi_ols``.
+
+    Returns:
+        ``(M_full, phi_ols, base_indices, removed_columns)``.
+
+    Raises:
+        ValueError: The regressor is identically zero.
+    """
+    n = len(names)
+    colnorm = np.linalg.norm(R, axis=0)  # = column norms of Yw
+    if not colnorm.size or colnorm.max() <= 0:
+        raise ValueError("the regressor is identically zero: nothing to identify")
+    thresh = qr_tol * float(colnorm.max())
+    kept = [i for i in range(n) if colnorm[i] > thresh]
+    removed = tuple(i for i in range(n) if colnorm[i] <= thresh)
+    params_r = [names[i] for i in kept]
+    dec = QRDecomposer(tolerance=qr_tol)
+    M_r, _, base_r, _ = dec.get_base_mapping_matrix_double(R[:, kept], params_r)
+    M_full = QRDecomposer.expand_mapping_matrix_to_full(M_r, params_r, names)
+    base_full = tuple(kept[i] for i in base_r)
+    phi_ols = np.linalg.lstsq(R[:, list(base_full)], Qt_tau, rcond=None)[0]
+    return M_full, phi_ols, base_full, removed
+
+
 def build_problem(
     Y_std: np.ndarray,
     tau: np.ndarray,
@@ -401,51 +479,10 @@ def build_problem(
         else _as_matrix("theta_truth", np.asarray(theta_truth, float).reshape(-1), (len(names),))
     )
 
-    # Freeze extras
-    keep = np.ones(len(names), dtype=bool)
-    tau = tau.copy()
-    for nm, val in zip(extras.names, extras.values, strict=True):
-        if nm not in names:
-            raise ValueError(f"FixedExtras name {nm!r} is not a column of Y_std")
-        j = names.index(nm)
-        tau -= Y_std[:, j] * float(val)
-        keep[j] = False
-    names = [n for n, k in zip(names, keep, strict=True) if k]
-    Y = Y_std[:, keep] if not keep.all() else Y_std
-    prior = prior[keep]
-    truth = None if truth is None else truth[keep]
-    n = len(names)
-
-    if row_weight is None:
-        w = np.ones(tau.size)
-    else:
-        w = np.asarray(row_weight, dtype=float).reshape(-1)
-        if w.shape != (tau.size,):
-            raise ValueError(f"row_weight must have shape ({tau.size},), got {w.shape}")
-        if not np.all(np.isfinite(w)) or np.any(w <= 0):
-            raise ValueError("row_weight must be positive and finite")
-
-    # One tall QR of [Yw | tw]; everything else works on the small R.
-    A = np.empty((tau.size, n + 1), order="F")
-    np.multiply(Y, w[:, None], out=A[:, :n])
-    A[:, n] = w * tau
-    R_aug = tall_qr_r(A, overwrite=True)
-    k = min(tau.size, n)
-    R = np.array(R_aug[:k, :n])
-    Qt_tau = np.array(R_aug[:k, n])
-
-    colnorm = np.linalg.norm(R, axis=0)  # = column norms of Yw
-    if not colnorm.size or colnorm.max() <= 0:
-        raise ValueError("the regressor is identically zero: nothing to identify")
-    thresh = qr_tol * float(colnorm.max())
-    kept = [i for i in range(n) if colnorm[i] > thresh]
-    removed = tuple(i for i in range(n) if colnorm[i] <= thresh)
-    params_r = [names[i] for i in kept]
-    dec = QRDecomposer(tolerance=qr_tol)
-    M_r, _, base_r, _ = dec.get_base_mapping_matrix_double(R[:, kept], params_r)
-    M_full = QRDecomposer.expand_mapping_matrix_to_full(M_r, params_r, names)
-    base_full = tuple(kept[i] for i in base_r)
-    phi_ols = np.linalg.lstsq(R[:, list(base_full)], Qt_tau, rcond=None)[0]
+    names, Y, tau, prior, truth = _freeze_extras(names, Y_std, tau, prior, truth, extras)
+    w = _row_weights(row_weight, tau.size)
+    R, Qt_tau = _weighted_r(Y, tau, w)
+    M_full, phi_ols, base_full, removed = _base_of_r(R, Qt_tau, names, qr_tol)
 
     return ComparatorProblem(
         params_std=tuple(names),
