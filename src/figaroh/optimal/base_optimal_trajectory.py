@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -328,6 +328,28 @@ class _SegmentEvaluator:
         self._dcache.clear()
         self._dcache[key] = out
         return out
+
+
+def _failure_reason(data: Mapping[str, Any]) -> str:
+    """Why a segment's IPOPT solve was rejected (error, collision, infeasible or status)."""
+    return data.get("error") or (
+        "collision along the spline"
+        if data.get("collision")
+        else "infeasible"
+        if data.get("infeasible")
+        else data.get("status_name", "?")
+    )
+
+
+def _trajectory_ipopt_config(tc: Mapping[str, Any]) -> IPOPTConfig:
+    """IPOPT settings of a segment: tol 1e-3, acceptable 1e-2, adaptive barrier update."""
+    config = IPOPTConfig.for_trajectory_optimization()
+    config.tolerance = 1e-3
+    config.acceptable_tolerance = 1e-2
+    config.max_iterations = int(tc.get("max_iterations", 200))
+    config.print_level = int(tc.get("ipopt_print_level", 3))
+    config.custom_options = {"mu_strategy": "adaptive"}
+    return config
 
 
 class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
@@ -669,60 +691,16 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
                 )
             self._x0 = wps[:, 1:].T.ravel().copy()
             tc = self.opt_traj.trajectory_config
-            config = IPOPTConfig.for_trajectory_optimization()
-            config.tolerance = 1e-3
-            config.acceptable_tolerance = 1e-2
-            config.max_iterations = int(tc.get("max_iterations", 200))
-            config.print_level = int(tc.get("ipopt_print_level", 3))
-            config.custom_options = {"mu_strategy": "adaptive"}
             schedule = (
                 _smoothing_schedule(tc.get("cond_smoothing", 0))
                 if tc.get("objective") == "condition_number"
                 else [0.0]
             )
             restarts = max(int(tc.get("ipopt_restarts", 0)), len(schedule) - 1)
-            x_start = self._x0.copy()
-            selected = []  # (x, origin, results) of every run
-            history = {"iterations": [], "obj_values": []}
-            total_time, converged = 0.0, False
-            x_sel, origin = None, "IPOPT did not run"
-            for run in range(1 + restarts):
-                self._set_smoothing(schedule[min(run, len(schedule) - 1)])
-                self._x0 = x_start.copy()
-                solver = RobotIPOPTSolver(
-                    self, config, progress=self.opt_traj.progress, keep_iterates=True
-                )
-                success, results = solver.solve()
-                if "error" in results:
-                    return False, results
-                offset = len(history["iterations"])
-                history["iterations"] += [offset + k for k in self.iteration_data["iterations"]]
-                history["obj_values"] += list(self.iteration_data["obj_values"])
-                total_time += results["solve_time"]
-                converged = success
-                violation = self.max_violation(results["x_opt"])
-                results["max_violation"] = violation
-                if violation > FEASIBILITY_TOL:
-                    self.logger.warning(
-                        "%s: IPOPT stopped (%s) at an infeasible point (violations: %s)",
-                        self.name,
-                        results["status_name"],
-                        self.constraint_report(results["x_opt"]),
-                    )
-                x_sel, origin = self._select_iterate(results)
-                if x_sel is None:
-                    break
-                selected.append((x_sel, origin if run == 0 else f"{origin} of run {run}", results))
-                if (success and run >= len(schedule) - 1) or run == restarts:
-                    break
-                x_start = x_sel  # warm restart: fresh barrier and quasi-Newton memory
-            if selected:  # the best run by the final criterion
-                x_sel, origin, results = min(selected, key=lambda c: self.objective(c[0]))
-            results["solve_time"] = total_time
-            self.iteration_data["iterations"] = history["iterations"]
-            self.iteration_data["obj_values"] = history["obj_values"]
-            results["infeasible"] = x_sel is None
-            results["feasible"] = x_sel is not None
+            runs = self._run_ipopt(_trajectory_ipopt_config(tc), schedule, restarts)
+            x_sel, origin, results, converged = runs
+            if "error" in results:
+                return False, results
             if x_sel is None:
                 self.logger.error(
                     "%s: INFEASIBLE — %s (IPOPT status %s); relax the limits or the "
@@ -733,43 +711,106 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
                 )
                 results["collision"] = True
                 return False, results
-            if origin != "final":
-                self.logger.warning(
-                    "%s: using the best feasible collision-free point (%s) instead of "
-                    "IPOPT's final point (status %s)",
-                    self.name,
-                    origin,
-                    results["status_name"],
-                )
-            results["x_selected"] = x_sel
-            results["selected_from"] = origin
-            f_opt = self.opt_traj.objective_function(
-                x_sel, self.opt_cb, self.tps, self.vel_wps, self.acc_wps, self.wp_init, self.W_stack
-            )
-            results["obj_val"] = f_opt
-            final_waypoint = np.asarray(x_sel).reshape(self.n_wps - 1, self.n_joints)[-1]
-            results.update(
-                {
-                    "t_f": self.opt_cb["t_f"],
-                    "p_f": self.opt_cb["p_f"],
-                    "v_f": self.opt_cb["v_f"],
-                    "a_f": self.opt_cb["a_f"],
-                    "final_waypoint": final_waypoint,
-                    "waypoints": self.evaluator.waypoints(x_sel),
-                    "iter_data": {
-                        "iterations": list(self.iteration_data["iterations"]),
-                        "obj_values": list(self.iteration_data["obj_values"]),
-                        "solve_time": results["solve_time"],
-                        "status": results["status"],
-                        "converged": converged,
-                        "final_waypoint": final_waypoint,
-                    },
-                }
-            )
-            return True, results
+            return True, self._selected_results(x_sel, origin, results, converged)
         except Exception as exc:  # noqa: BLE001 - documented: errors are returned
             self.logger.error("%s failed: %s", self.name, exc)
             return False, {"error": f"{type(exc).__name__}: {exc}"}
+
+    def _run_ipopt(
+        self, config: IPOPTConfig, schedule: List[float], restarts: int
+    ) -> Tuple[np.ndarray | None, str, Dict[str, Any], bool]:
+        """IPOPT from ``self._x0``, restarted warm up to ``restarts`` times.
+
+        Run ``k`` uses the smoothing ``schedule[min(k, len(schedule) - 1)]``;
+        the iteration histories are concatenated into ``iteration_data``.
+
+        Returns:
+            ``(x_selected, origin, results, converged)`` of the best run by the
+            final criterion (``x_selected`` None when no feasible collision-free
+            point was found); ``results`` holds ``error`` when IPOPT failed.
+        """
+        x_start = self._x0.copy()
+        selected = []  # (x, origin, results) of every run
+        history: Dict[str, List[Any]] = {"iterations": [], "obj_values": []}
+        total_time, converged = 0.0, False
+        x_sel, origin, results = None, "IPOPT did not run", {}
+        for run in range(1 + restarts):
+            self._set_smoothing(schedule[min(run, len(schedule) - 1)])
+            self._x0 = x_start.copy()
+            solver = RobotIPOPTSolver(
+                self, config, progress=self.opt_traj.progress, keep_iterates=True
+            )
+            success, results = solver.solve()
+            if "error" in results:
+                return None, "error", results, False
+            offset = len(history["iterations"])
+            history["iterations"] += [offset + k for k in self.iteration_data["iterations"]]
+            history["obj_values"] += list(self.iteration_data["obj_values"])
+            total_time += results["solve_time"]
+            converged = success
+            violation = self.max_violation(results["x_opt"])
+            results["max_violation"] = violation
+            if violation > FEASIBILITY_TOL:
+                self.logger.warning(
+                    "%s: IPOPT stopped (%s) at an infeasible point (violations: %s)",
+                    self.name,
+                    results["status_name"],
+                    self.constraint_report(results["x_opt"]),
+                )
+            x_sel, origin = self._select_iterate(results)
+            if x_sel is None:
+                break
+            selected.append((x_sel, origin if run == 0 else f"{origin} of run {run}", results))
+            if (success and run >= len(schedule) - 1) or run == restarts:
+                break
+            x_start = x_sel  # warm restart: fresh barrier and quasi-Newton memory
+        if selected:  # the best run by the final criterion
+            x_sel, origin, results = min(selected, key=lambda c: self.objective(c[0]))
+        results["solve_time"] = total_time
+        self.iteration_data["iterations"] = history["iterations"]
+        self.iteration_data["obj_values"] = history["obj_values"]
+        results["infeasible"] = x_sel is None
+        results["feasible"] = x_sel is not None
+        return x_sel, origin, results, converged
+
+    def _selected_results(
+        self, x_sel: np.ndarray, origin: str, results: Dict[str, Any], converged: bool
+    ) -> Dict[str, Any]:
+        """``results`` completed with the trajectory at the selected point ``x_sel``."""
+        if origin != "final":
+            self.logger.warning(
+                "%s: using the best feasible collision-free point (%s) instead of "
+                "IPOPT's final point (status %s)",
+                self.name,
+                origin,
+                results["status_name"],
+            )
+        results["x_selected"] = x_sel
+        results["selected_from"] = origin
+        f_opt = self.opt_traj.objective_function(
+            x_sel, self.opt_cb, self.tps, self.vel_wps, self.acc_wps, self.wp_init, self.W_stack
+        )
+        results["obj_val"] = f_opt
+        final_waypoint = np.asarray(x_sel).reshape(self.n_wps - 1, self.n_joints)[-1]
+        results.update(
+            {
+                "t_f": self.opt_cb["t_f"],
+                "p_f": self.opt_cb["p_f"],
+                "v_f": self.opt_cb["v_f"],
+                "a_f": self.opt_cb["a_f"],
+                "final_waypoint": final_waypoint,
+                "waypoints": self.evaluator.waypoints(x_sel),
+                "iter_data": {
+                    "iterations": list(self.iteration_data["iterations"]),
+                    "obj_values": list(self.iteration_data["obj_values"]),
+                    "solve_time": results["solve_time"],
+                    "status": results["status"],
+                    "converged": converged,
+                    "final_waypoint": final_waypoint,
+                },
+            }
+        )
+        return results
 
 
 class BaseOptimalTrajectory:
@@ -1209,13 +1250,7 @@ class BaseOptimalTrajectory:
             )
             success, data = problem.solve_with_waypoints(wps)
             if not success:
-                reason = data.get("error") or (
-                    "collision along the spline"
-                    if data.get("collision")
-                    else "infeasible"
-                    if data.get("infeasible")
-                    else data.get("status_name", "?")
-                )
+                reason = _failure_reason(data)
                 self.logger.error("Segment %d attempt %d failed: %s", s, attempt, reason)
                 self.results["failures"].append(
                     {
@@ -1226,40 +1261,45 @@ class BaseOptimalTrajectory:
                     }
                 )
                 continue
-            p_f, v_f, a_f = data["p_f"], data["v_f"], data["a_f"]
-            self._last_W_b = self._stack_base_regressors(p_f, v_f, a_f, None)
-            cond = self.condition_number(p_f, v_f, a_f, W_stack)
-            self.final_condition_number = cond
-            iter_data = dict(data.get("iter_data") or {}, attempt=attempt)
-            final_waypoint = data.get("final_waypoint", iter_data.get("final_waypoint"))
-            if final_waypoint is None:  # a custom problem: read it off the trajectory
-                final_waypoint = np.asarray(p_f)[-1, self.CB.act_idxq]
-            self.results["T_F"].append(data["t_f"])
-            self.results["P_F"].append(p_f)
-            self.results["V_F"].append(v_f)
-            self.results["A_F"].append(a_f)
-            self.results["initial_waypoints"].append(wps)
-            self.results["waypoints"].append(data.get("waypoints"))
-            self.results["initial_condition_number"].append(cond0)
-            self.results["condition_number"].append(cond)
-            self.results["objective_values"].append(data.get("obj_val"))
-            self.results["feasible"].append(bool(data.get("feasible", True)))
-            self.results["initial_guess_feasible"].append(bool(feasible))
-            self.results["iteration_data"].append(iter_data)
-            self._last_final_waypoint = final_waypoint
-            self.logger.info(
-                "Segment %d solved in %.1f s (%d iterations, %s, %s point): "
-                "condition number %s → %s",
-                s,
-                float(data.get("solve_time", iter_data.get("solve_time", 0.0)) or 0.0),
-                len(iter_data.get("iterations", [])),
-                data.get("status_name", "?"),
-                data.get("selected_from", "returned"),
-                _fmt_cond(cond0),
-                _fmt_cond(cond),
-            )
+            self._record_segment(s, attempt, data, wps, cond0, feasible, W_stack)
             return True
         return False
+
+    def _record_segment(
+        self, s: int, attempt: int, data: Dict[str, Any], wps, cond0: float, feasible: bool, W_stack
+    ) -> None:
+        """Append a solved segment (trajectory, waypoints, condition numbers) to ``results``."""
+        p_f, v_f, a_f = data["p_f"], data["v_f"], data["a_f"]
+        self._last_W_b = self._stack_base_regressors(p_f, v_f, a_f, None)
+        cond = self.condition_number(p_f, v_f, a_f, W_stack)
+        self.final_condition_number = cond
+        iter_data = dict(data.get("iter_data") or {}, attempt=attempt)
+        final_waypoint = data.get("final_waypoint", iter_data.get("final_waypoint"))
+        if final_waypoint is None:  # a custom problem: read it off the trajectory
+            final_waypoint = np.asarray(p_f)[-1, self.CB.act_idxq]
+        self.results["T_F"].append(data["t_f"])
+        self.results["P_F"].append(p_f)
+        self.results["V_F"].append(v_f)
+        self.results["A_F"].append(a_f)
+        self.results["initial_waypoints"].append(wps)
+        self.results["waypoints"].append(data.get("waypoints"))
+        self.results["initial_condition_number"].append(cond0)
+        self.results["condition_number"].append(cond)
+        self.results["objective_values"].append(data.get("obj_val"))
+        self.results["feasible"].append(bool(data.get("feasible", True)))
+        self.results["initial_guess_feasible"].append(bool(feasible))
+        self.results["iteration_data"].append(iter_data)
+        self._last_final_waypoint = final_waypoint
+        self.logger.info(
+            "Segment %d solved in %.1f s (%d iterations, %s, %s point): condition number %s → %s",
+            s,
+            float(data.get("solve_time", iter_data.get("solve_time", 0.0)) or 0.0),
+            len(iter_data.get("iterations", [])),
+            data.get("status_name", "?"),
+            data.get("selected_from", "returned"),
+            _fmt_cond(cond0),
+            _fmt_cond(cond),
+        )
 
     def _prepare_next_segment(self):
         """``(last waypoint of the last segment, its base regressor)`` for the next segment."""

@@ -187,14 +187,8 @@ def create_config(unified_traj_config: Mapping[str, Any]) -> Dict[str, Any]:
     return validate_trajectory_config(raw)
 
 
-def validate_trajectory_config(raw: Mapping[str, Any]) -> Dict[str, Any]:
-    """Check and normalise a ``trajectory_config`` dict (missing keys take defaults).
-
-    Raises:
-        ValueError: Wrong type or range; the message names the key.
-    """
-    cfg = {**TRAJECTORY_DEFAULTS, **COLLISION_DEFAULTS, **dict(raw)}
-    out: Dict[str, Any] = dict(cfg)
+def _check_trajectory_keys(cfg: Mapping[str, Any], out: Dict[str, Any]) -> None:
+    """Spline, objective and IPOPT keys of ``cfg`` checked into ``out`` (waypoints, [Hz], [s])."""
     out["n_wps"] = _number(cfg["n_wps"], "n_wps", "-", integer=True, minimum=2, strict=False)
     out["freq"] = _number(cfg["freq"], "freq", "Hz", minimum=0)
     out["t_s"] = _number(cfg["t_s"], "t_s", "s", minimum=0)
@@ -237,6 +231,10 @@ def validate_trajectory_config(raw: Mapping[str, Any]) -> Dict[str, Any]:
     out["effort_ks_sharpness"] = _number(
         cfg["effort_ks_sharpness"], "effort_ks_sharpness", "-", minimum=0
     )
+
+
+def _check_collision_keys(cfg: Mapping[str, Any], out: Dict[str, Any]) -> None:
+    """Collision-avoidance keys of ``cfg`` checked into ``out`` (margins [m], rates [Hz])."""
     out["collision_margin"] = _number(
         cfg["collision_margin"], "collision_margin", "m", minimum=0, strict=False
     )
@@ -269,6 +267,18 @@ def validate_trajectory_config(raw: Mapping[str, Any]) -> Dict[str, Any]:
         minimum=0,
         strict=False,
     )
+
+
+def validate_trajectory_config(raw: Mapping[str, Any]) -> Dict[str, Any]:
+    """Check and normalise a ``trajectory_config`` dict (missing keys take defaults).
+
+    Raises:
+        ValueError: Wrong type or range; the message names the key.
+    """
+    cfg = {**TRAJECTORY_DEFAULTS, **COLLISION_DEFAULTS, **dict(raw)}
+    out: Dict[str, Any] = dict(cfg)
+    _check_trajectory_keys(cfg, out)
+    _check_collision_keys(cfg, out)
     if cfg["srdf"] in ("", "None", "none"):
         out["srdf"] = None
     return out
