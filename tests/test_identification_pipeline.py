@@ -295,3 +295,15 @@ def test_the_ast_check_catches_violations():
         "validation",
         "export",
     ]
+
+
+def test_the_orchestrator_keeps_its_run_record(ident):
+    run = ident._run
+    assert run.fit.phi_base is ident.phi_base
+    assert run.quality.rms_error == ident.result["effort rmse"] == ident.rms_error
+    assert run.quality.condition_number == ident.result["condition number"]
+    np.testing.assert_array_equal(run.problem.tau, ident.result["torque processed"])
+    assert run.validation is ident.result["validation_metrics"]
+    assert run.physical.selected is None and run.settings.active_joints == tuple(
+        ident.identif_config["active_joints"]
+    )

@@ -106,7 +106,9 @@ from figaroh.identification._pipeline.records import (
     BaseFit,
     FitOptions,
     FitProblem,
+    IdentificationRun,
     PhysicalInputs,
+    PhysicalOutcome,
     Settings,
 )
 from figaroh.identification._pipeline.validation import (
@@ -228,6 +230,10 @@ class BaseIdentification(ABC):
         self._wls_row_weight = None
         self._recon_result = None
         self._physical_fit = None
+        self._problem = None
+        self._fit = None
+        self._quality = None
+        self._run = None
         self.results_manager = None
 
         self.filter_config = self.identif_config.get("filter_config", _DEFAULT_FILTER_CONFIG)
@@ -960,9 +966,34 @@ class BaseIdentification(ABC):
         if validation is not None:
             self.result["validation_metrics"] = validation
         self._record_physical_stage()
+        self._run = self._run_record(validation)
         self.result["stages"] = stages_as_dicts(self)
         self._run_provenance = collect_run_provenance(self, "identification")
         self.results_manager = self._make_results_manager()
+
+    def _run_record(self, validation) -> IdentificationRun | None:
+        """The :class:`~figaroh.identification._pipeline.records.IdentificationRun` of ``solve``."""
+        problem, fit = getattr(self, "_problem", None), getattr(self, "_fit", None)
+        if problem is None or fit is None:
+            return None
+        result = self.result or {}
+        physical = PhysicalOutcome(
+            consistency=result.get("physical consistency"),
+            reconstruction=result.get("reconstruction"),
+            recon_result=self._recon_result,
+            physical_fit=self._physical_fit,
+            physical_fit_entry=result.get("physical_fit"),
+            selected=self.selected,
+            selected_entry=result.get("selected"),
+        )
+        return IdentificationRun(
+            settings=self._settings(),
+            problem=problem,
+            fit=fit,
+            quality=self._quality,
+            physical=physical,
+            validation=validation,
+        )
 
     # ------------------------------------------------------------------ physical steps
     def _physical_inputs(self) -> PhysicalInputs:
