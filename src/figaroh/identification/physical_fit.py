@@ -554,102 +554,18 @@ def _solve_core(
             raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
         if norm not in ("cone", "schur"):
             raise ValueError(f"norm must be 'cone' or 'schur', got {norm!r}")
-        n = len(p.params_std)
-        D = np.asarray(p.coord_scale, dtype=float) if scaling else np.ones(n)
-        if variables == "full":
-            free = np.arange(n)
-        elif variables == "params_r":
-            removed = set(p.removed_columns)
-            free = np.array([i for i in range(n) if i not in removed], dtype=int)
-        else:
-            raise ValueError(f"variables must be 'full' or 'params_r', got {variables!r}")
-        nz = free.size
-        S = np.zeros((n, nz))  # θ = θ0 + S z
-        S[free, np.arange(nz)] = D[free]
+        S = _variable_map(p, scaling, variables)
+        nz = S.shape[1]
         theta0 = np.asarray(p.theta_prior, dtype=float)
-        phase1 = mode == "phase1"
-        nx = nz + (1 if phase1 else 0)  # phase 1 appends s
-
-        def pad(Mx: np.ndarray) -> np.ndarray:
-            return np.hstack([Mx, np.zeros((Mx.shape[0], nx - nz))]) if nx > nz else Mx
-
+        nx = nz + (1 if mode == "phase1" else 0)  # phase 1 appends s
         lam = math.sqrt(max(float(p.policy.prior_weight), 0.0))
-        if mode == "exact":
-            prog = _conic.ConeProgram(
-                n=nx,
-                objective="schur" if norm == "schur" else "norm",
-                F=np.eye(nz),
-                g=np.zeros(nz),
-            )
-        elif mode == "phase1":
-            c = np.zeros(nx)
-            c[-1] = -1.0
-            prog = _conic.ConeProgram(n=nx, objective="linear", c=c)
-            row = np.zeros((1, nx))
-            row[0, -1] = 1.0
-            prog.add_inequalities(row, [1.0])
-        else:
-            if mode == "direct":
-                F1 = p.R @ S
-                g1 = p.Qt_tau - p.R @ theta0
-            else:  # relaxed
-                Rb = p.R[:, list(p.base_indices)]
-                F1 = Rb @ (p.M_full @ S)
-                g1 = Rb @ (p.phi_ols - p.M_full @ theta0)
-            F = np.vstack([F1, lam * np.eye(nz)]) if lam > 0 else F1
-            g = np.concatenate([g1, np.zeros(nz)]) if lam > 0 else g1
-            if F.shape[0] > nz:  # ‖Fz − g‖² = ‖R_F z − Q_Fᵀg‖² + const: a square system
-                Qf, Rf = np.linalg.qr(F, mode="reduced")
-                F, g = Rf, Qf.T @ g
-            sigma = max(float(np.linalg.norm(g)), 1e-12 * float(np.linalg.norm(F)), 1e-300)
-            prog = _conic.ConeProgram(n=nx, objective="sqnorm", F=F / sigma, g=g / sigma)
-        if mode in ("exact", "phase1"):
-            Aeq = p.M_full @ S
-            scale_rows = np.maximum(np.abs(Aeq).max(axis=1), 1e-300)  # row equilibration
-            prog.add_equalities(
-                pad(Aeq / scale_rows[:, None]), (p.phi_ols - p.M_full @ theta0) / scale_rows
-            )
-        Lp = pseudo_inertia_vec_map()
-        eye_vec = np.eye(4).reshape(-1, order="F")
-        for _joint, idx in _link_indices(p).items():
-            cols = [idx[k] for k in _INERTIAL_KEYS]
-            Lx = Lp @ S[cols]
-            if phase1:
-                Lx = np.hstack([Lx, -eye_vec[:, None]])  # P(θ) − s·I
-            P0 = (Lp @ theta0[cols]).reshape(4, 4, order="F")
-            # P(θ) ⪰ δ·I (solver-accuracy margin, see lmi_margin); phase 1 measures s itself
-            margin = 0.0 if phase1 else lmi_margin(P0)
-            prog.add_lmi(Lx, P0 - margin * np.eye(4))
-            if bounds:
-                im = idx["m"]
-                srow = pad(-S[im][None, :])
-                prog.add_inequalities(srow, [theta0[im] - p.policy.mass_min])
-                mb = _mass_bounds(p, idx)
-                if mb is not None:
-                    prog.add_inequalities(srow, [theta0[im] - mb[0]])
-                    prog.add_inequalities(-srow, [mb[1] - theta0[im]])
+        prog = _objective_program(p, mode, norm, S, theta0, nx, lam)
+        _add_link_constraints(prog, p, S, theta0, nx, mode == "phase1", bounds)
         res = _conic.solve_program(prog, solver=solver, max_seconds=max_seconds)
         raw["picos_status"] = res.raw_status
         raw["status"] = res.status
         if res.status == "optimal":
-            x = res.x
-            z = x[:nz]
-            theta = theta0 + S @ z
-            raw["theta"] = theta
-            if mode == "exact":
-                raw["objective_value"] = (
-                    float(z @ z) if norm == "schur" else float(np.linalg.norm(z))
-                )
-            elif mode == "phase1":
-                raw["s_star"] = float(x[-1])
-                raw["objective_value"] = float(x[-1])
-            elif mode == "direct":
-                r = p.R @ theta - p.Qt_tau
-                raw["objective_value"] = float(r @ r + lam**2 * (z @ z))
-            else:
-                Rb = p.R[:, list(p.base_indices)]
-                r = Rb @ (p.M_full @ theta - p.phi_ols)
-                raw["objective_value"] = float(r @ r + lam**2 * (z @ z))
+            _record_optimum(raw, p, mode, norm, S, theta0, res.x, lam)
     except Exception as exc:  # noqa: BLE001 - the record reports it
         logger.debug("physical-fit solve (%s, %s) failed", mode, solver, exc_info=True)
         raw["status"] = "error"
@@ -657,6 +573,140 @@ def _solve_core(
         raw["theta"] = None
     raw["runtime_s"] = time.perf_counter() - t0
     return raw
+
+
+def _variable_map(p: ComparatorProblem, scaling: bool, variables: str) -> np.ndarray:
+    """``S`` (n, nz) with ``θ = θ0 + S z``: scaled free columns (all, or those in ``params_r``).
+
+    Raises:
+        ValueError: Unknown ``variables``.
+    """
+    n = len(p.params_std)
+    D = np.asarray(p.coord_scale, dtype=float) if scaling else np.ones(n)
+    if variables == "full":
+        free = np.arange(n)
+    elif variables == "params_r":
+        removed = set(p.removed_columns)
+        free = np.array([i for i in range(n) if i not in removed], dtype=int)
+    else:
+        raise ValueError(f"variables must be 'full' or 'params_r', got {variables!r}")
+    S = np.zeros((n, free.size))
+    S[free, np.arange(free.size)] = D[free]
+    return S
+
+
+def _pad(Mx: np.ndarray, nx: int) -> np.ndarray:
+    """``Mx`` with zero columns up to ``nx`` (the phase-1 variable ``s``)."""
+    nz = Mx.shape[1]
+    return np.hstack([Mx, np.zeros((Mx.shape[0], nx - nz))]) if nx > nz else Mx
+
+
+def _objective_program(
+    p: ComparatorProblem,
+    mode: str,
+    norm: str,
+    S: np.ndarray,
+    theta0: np.ndarray,
+    nx: int,
+    lam: float,
+) -> Any:
+    """The ConeProgram of one objective, with the base equalities of ``exact``/``phase1``."""
+    nz = S.shape[1]
+    if mode == "exact":
+        prog = _conic.ConeProgram(
+            n=nx,
+            objective="schur" if norm == "schur" else "norm",
+            F=np.eye(nz),
+            g=np.zeros(nz),
+        )
+    elif mode == "phase1":
+        c = np.zeros(nx)
+        c[-1] = -1.0
+        prog = _conic.ConeProgram(n=nx, objective="linear", c=c)
+        row = np.zeros((1, nx))
+        row[0, -1] = 1.0
+        prog.add_inequalities(row, [1.0])
+    else:
+        if mode == "direct":
+            F1 = p.R @ S
+            g1 = p.Qt_tau - p.R @ theta0
+        else:  # relaxed
+            Rb = p.R[:, list(p.base_indices)]
+            F1 = Rb @ (p.M_full @ S)
+            g1 = Rb @ (p.phi_ols - p.M_full @ theta0)
+        F = np.vstack([F1, lam * np.eye(nz)]) if lam > 0 else F1
+        g = np.concatenate([g1, np.zeros(nz)]) if lam > 0 else g1
+        if F.shape[0] > nz:  # ‖Fz − g‖² = ‖R_F z − Q_Fᵀg‖² + const: a square system
+            Qf, Rf = np.linalg.qr(F, mode="reduced")
+            F, g = Rf, Qf.T @ g
+        sigma = max(float(np.linalg.norm(g)), 1e-12 * float(np.linalg.norm(F)), 1e-300)
+        prog = _conic.ConeProgram(n=nx, objective="sqnorm", F=F / sigma, g=g / sigma)
+    if mode in ("exact", "phase1"):
+        Aeq = p.M_full @ S
+        scale_rows = np.maximum(np.abs(Aeq).max(axis=1), 1e-300)  # row equilibration
+        prog.add_equalities(
+            _pad(Aeq / scale_rows[:, None], nx), (p.phi_ols - p.M_full @ theta0) / scale_rows
+        )
+    return prog
+
+
+def _add_link_constraints(
+    prog: Any,
+    p: ComparatorProblem,
+    S: np.ndarray,
+    theta0: np.ndarray,
+    nx: int,
+    phase1: bool,
+    bounds: bool,
+) -> None:
+    """Per complete link: ``P(θ) ⪰ δ·I`` (``P − s·I ⪰ 0`` in phase 1) and the mass bounds [kg]."""
+    Lp = pseudo_inertia_vec_map()
+    eye_vec = np.eye(4).reshape(-1, order="F")
+    for _joint, idx in _link_indices(p).items():
+        cols = [idx[k] for k in _INERTIAL_KEYS]
+        Lx = Lp @ S[cols]
+        if phase1:
+            Lx = np.hstack([Lx, -eye_vec[:, None]])  # P(θ) − s·I
+        P0 = (Lp @ theta0[cols]).reshape(4, 4, order="F")
+        # P(θ) ⪰ δ·I (solver-accuracy margin, see lmi_margin); phase 1 measures s itself
+        margin = 0.0 if phase1 else lmi_margin(P0)
+        prog.add_lmi(Lx, P0 - margin * np.eye(4))
+        if bounds:
+            im = idx["m"]
+            srow = _pad(-S[im][None, :], nx)
+            prog.add_inequalities(srow, [theta0[im] - p.policy.mass_min])
+            mb = _mass_bounds(p, idx)
+            if mb is not None:
+                prog.add_inequalities(srow, [theta0[im] - mb[0]])
+                prog.add_inequalities(-srow, [mb[1] - theta0[im]])
+
+
+def _record_optimum(
+    raw: Dict[str, Any],
+    p: ComparatorProblem,
+    mode: str,
+    norm: str,
+    S: np.ndarray,
+    theta0: np.ndarray,
+    x: np.ndarray,
+    lam: float,
+) -> None:
+    """Store ``theta`` and the objective value (and ``s_star`` in phase 1) of an optimum."""
+    z = x[: S.shape[1]]
+    theta = theta0 + S @ z
+    raw["theta"] = theta
+    if mode == "exact":
+        raw["objective_value"] = float(z @ z) if norm == "schur" else float(np.linalg.norm(z))
+    elif mode == "phase1":
+        raw["s_star"] = float(x[-1])
+        raw["objective_value"] = float(x[-1])
+    elif mode == "direct":
+        r = p.R @ theta - p.Qt_tau
+        raw["objective_value"] = float(r @ r + lam**2 * (z @ z))
+    else:
+        Rb = p.R[:, list(p.base_indices)]
+        r = Rb @ (p.M_full @ theta - p.phi_ols)
+        raw["objective_value"] = float(r @ r + lam**2 * (z @ z))
 
 
 # ---------------------------------------------------------------------------
