@@ -82,12 +82,10 @@ def validation_metrics(
         source: ``"validation_data"`` or ``"identification_data_fallback"``.
 
     Returns:
-        ``{n_val_samples, validation_source, rmse_nominal, rmse_identified,
-        max_nominal, max_identified, improvement_pct [%], correlation,
-        correlation_normalised, per_joint: {name: {unit, rmse_identified,
-        rmse_nominal, std_measured, nrmse, r2, predictive}},
-        unpredictable_joints, joint_names, tau_{nominal,identified,measured}_per_joint}``
-        (efforts in N·m or N).
+        ``{n_val_samples, validation_source, rmse_nominal, rmse_identified, max_*,
+        improvement_pct [%], correlation(_normalised), per_joint: {name: {unit,
+        rmse_*, std_measured, nrmse, r2, predictive}}, unpredictable_joints,
+        joint_names, tau_{nominal,identified,measured}_per_joint}`` [N·m or N].
     """
     n_blocks = len(joint_names)
     meas = np.asarray(tau_measured, float).reshape(n_blocks, -1)
