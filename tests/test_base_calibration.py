@@ -144,10 +144,8 @@ def test_corrected_model_reproduces_calibrated_fk(exact):
 
 
 def test_exported_urdf_reproduces_calibrated_fk(exact, ur10_urdf, tmp_path):
-    try:
-        from figaroh.tools.urdf_exporter import export_urdf
-    except ImportError:
-        pytest.skip("figaroh.tools.urdf_exporter (issue 10) is not available yet")
+    from figaroh.tools.urdf_exporter import export_urdf
+
     calib, _, _, _ = exact
     frames = calib.metrology_frames()
     out = export_urdf(

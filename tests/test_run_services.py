@@ -3,10 +3,11 @@
 Two kinds of tests:
 
 * a tiny concrete subclass (no robot) checks each service and its hooks;
-* the UR10 identification and calibration examples combined with the mixin
-  (hooks written from today's ``BaseIdentification`` / ``BaseCalibration``
-  code) check that the files written, the verdicts and ``repr`` are the same
-  as those of the base classes' own methods on the same solved run.
+* the UR10 identification and calibration examples (whose base classes get
+  these methods from the mixin) check that each service writes what the task
+  functions it assembles produce: the verdict of ``verify_identification`` /
+  ``verify_calibration``, its strict JSON, the task's HTML report, the quality
+  report text and the saved arrays.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from figaroh.calibration.base_calibration import BaseCalibration  # noqa: E402
 from figaroh.identification._verification import verify_identification  # noqa: E402
 from figaroh.identification.base_identification import BaseIdentification  # noqa: E402
 from figaroh.identification.quality_report import (  # noqa: E402
-    basic_identification_plot,
     format_quality_report,
 )
 from figaroh.tools.identification_report import generate_identification_report  # noqa: E402
@@ -214,118 +214,27 @@ def test_missing_hooks_name_the_class():
 
 
 # --------------------------------------------------------------------------- #
-# The UR10 examples with the mixin: same files and verdicts as today
+# The UR10 examples: the services assemble the task functions
 # --------------------------------------------------------------------------- #
-class MixedIdentification(RunServices, _ident_ex.UR10Identification):
-    """Hooks written from today's BaseIdentification methods."""
-
-    _task = "identification"
-
-    def _is_solved(self):
-        return self.result is not None
-
-    def _results_record(self):
-        return self.result
-
-    def _run_verification(self, thresholds, scope):
-        return verify_identification(self, thresholds, scope)
-
-    def _generate_html_report(self, output_path):
-        generate_identification_report(self, output_path=output_path)
-
-    def _quality_report_text(self):
-        return format_quality_report(self)
-
-    def _plot_primary(self):
-        return self.results_manager.plot_identification_results(
-            n_joints=len(self._fit_blocks()), joint_names=self.fit_joints()
-        )
-
-    def _plot_fallback(self):
-        return basic_identification_plot(self)
-
-    def _repr_fields(self):
-        state = (
-            "solved"
-            if self.result is not None
-            else ("initialized" if self.dynamic_regressor is not None else "configured")
-        )
-        return [
-            f"robot='{self.model.name}'",
-            f"active_joints={len(self.identif_config.get('active_joints', []))}",
-            f"samples={self.num_samples}",
-            f"state={state}",
-        ]
-
-
-class MixedCalibration(RunServices, _calib_ex.UR10Calibration):
-    """Hooks written from today's BaseCalibration methods."""
-
-    _task = "calibration"
-
-    def _is_solved(self):
-        return self.evaluation_metrics is not None and self.LM_result is not None
-
-    def _results_record(self):
-        return self.results_data
-
-    def _run_verification(self, thresholds, scope):
-        return verify_calibration(self, thresholds, scope)
-
-    def _generate_html_report(self, output_path):
-        generate_calibration_report(self, output_path=output_path)
-
-    def _quality_report_text(self):
-        return self.format_quality_report()
-
-    def _missing_results_warning(self, action):
-        if action == "plot":
-            self._require_calibrated()  # raises CalibrationError
-            return None
-        if action == "save":
-            if hasattr(self, "result"):
-                return None
-            return (
-                f"save_results: no 'result' attribute on {type(self).__name__} (upstream "
-                "contract); nothing saved. Use results_manager.save_results() directly."
-            )
-        if self.evaluation_metrics is None:
-            return "No calibration results to report. Run solve() first."
-        return None
-
-    def _plot_primary(self):
-        rd = self.results_data
-        return self.results_manager.plot_calibration_results(
-            measured_poses=np.asarray(rd["PEE measured (2D array)"]).T,
-            estimated_poses=np.asarray(rd["PEE estimated (2D array)"]).T,
-        )
-
-    def _plot_fallback(self):
-        self.plot_errors_distribution()
-        self.plot_3d_poses()
-
-    def _show_plots(self):
-        try:
-            import matplotlib.pyplot as plt
-
-            plt.show()
-        except Exception:  # noqa: BLE001 - headless
-            pass
-
-    def _repr_fields(self):
-        cfg = getattr(self, "calib_config", {}) or {}
-        return [
-            f"robot={getattr(self.model, 'name', '?')!r}",
-            f"level={cfg.get('calib_model')!r}",
-            f"frames={cfg.get('start_frame')!r}->{cfg.get('end_frame')!r}",
-            f"markers={cfg.get('NbMarkers')}",
-            f"samples={cfg.get('NbSample')}",
-            f"params={len(cfg.get('param_name', []))}",
-            f"status={getattr(self, 'STATUS', '?')!r}",
-        ]
-
+SERVICES = (
+    "verify",
+    "export_html_report",
+    "export_verification_report",
+    "save_results",
+    "plot_results",
+    "print_quality_report",
+    "_make_results_manager",
+    "__repr__",
+)
 
 _GENERATED = re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+
+
+@pytest.mark.parametrize("cls", [BaseIdentification, BaseCalibration])
+def test_base_classes_take_the_services_from_the_mixin(cls):
+    assert issubclass(cls, RunServices)
+    for name in SERVICES:
+        assert getattr(cls, name) is getattr(RunServices, name), f"{cls.__name__}.{name} redefined"
 
 
 def _without_capture_time(data):
@@ -333,12 +242,6 @@ def _without_capture_time(data):
     stamps = (data.get("metadata") or {}).get("timestamps") or {}
     stamps.pop("report_generated", None)
     return data
-
-
-def _same_verification_files(a, b):
-    da = _without_capture_time(json.loads(Path(a).read_text(encoding="utf-8")))
-    db = _without_capture_time(json.loads(Path(b).read_text(encoding="utf-8")))
-    assert da == db
 
 
 def _same_html(a, b):
@@ -353,7 +256,7 @@ def ident(tmp_path_factory):
     train, val = _ident_ex.generate_ur10_data(
         tmp_path_factory.mktemp("ident"), 1500, noise_std=0.5, seed=3, robot=robot
     )
-    run = MixedIdentification(robot, _ident_ex.CONFIG, data_dir=train)
+    run = _ident_ex.UR10Identification(robot, _ident_ex.CONFIG, data_dir=train)
     run.identif_config["validation_data_file"] = str(val)
     run.initialize()
     run.solve(decimate=False, plotting=False)
@@ -365,7 +268,7 @@ def calib(ur10_urdf, tmp_path_factory):
     robot = Robot(str(ur10_urdf), load_geometry=False)
     d = tmp_path_factory.mktemp("calib")
     train, test, _ = _calib_ex.simulate_ur10_calibration(d, robot=robot, n_train=50, n_test=60)
-    run = MixedCalibration(robot, str(ROOT / "config" / "ur10_unified_config.yaml"))
+    run = _calib_ex.UR10Calibration(robot, str(ROOT / "config" / "ur10_unified_config.yaml"))
     run.calib_config.update(known_baseframe=False, known_tipframe=False)
     run.set_data_file(train)
     run.set_data_file(test, validation=True)
@@ -374,78 +277,72 @@ def calib(ur10_urdf, tmp_path_factory):
     return run
 
 
+def _expected_json(run, verdict):
+    data = dataclasses.asdict(verdict)
+    data = run.results_manager._convert_for_serialization(data)
+    return verification_json_data(with_schema(run, data))
+
+
 @pytest.mark.parametrize("scope", ["execution", "prediction"])
-def test_identification_matches_base_class(ident, tmp_path, scope):
+def test_identification_verdict_and_json(ident, tmp_path, scope):
     limits = {
         f"validation_rmse:{j}": {"threshold": 50.0, "comparison": "max"}
         for j in ident.identif_config["active_joints"]
     }
-    mine = ident.verify(thresholds=limits, scope=scope)
-    theirs = BaseIdentification.verify(ident, thresholds=limits, scope=scope)
-    assert _without_capture_time(dataclasses.asdict(mine)) == _without_capture_time(
-        dataclasses.asdict(theirs)
+    verdict = ident.verify(thresholds=limits, scope=scope)
+    direct = verify_identification(ident, limits, scope)
+    assert _without_capture_time(dataclasses.asdict(verdict)) == _without_capture_time(
+        dataclasses.asdict(direct)
     )
-    a = ident.export_verification_report(
-        output_dir=str(tmp_path / "a"), thresholds=limits, scope=scope
+    path = ident.export_verification_report(
+        output_dir=str(tmp_path), thresholds=limits, scope=scope
     )
-    b = BaseIdentification.export_verification_report(
-        ident, output_dir=str(tmp_path / "b"), thresholds=limits, scope=scope
+    assert Path(path).name == "identification_verification.json"
+    written = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert _without_capture_time(written) == _without_capture_time(
+        json.loads(json.dumps(_expected_json(ident, direct)))
     )
-    assert Path(a).name == Path(b).name == "identification_verification.json"
-    _same_verification_files(a, b)
 
 
 def test_identification_reports_repr_and_save(ident, tmp_path, capsys):
-    a = ident.export_html_report(output_dir=str(tmp_path / "a"))
-    b = BaseIdentification.export_html_report(ident, output_dir=str(tmp_path / "b"))
-    assert Path(a).name == Path(b).name == "identification_report.html"
-    _same_html(a, b)
-    assert repr(ident) == BaseIdentification.__repr__(ident)
+    path = ident.export_html_report(output_dir=str(tmp_path / "a"))
+    assert Path(path).name == "identification_report.html"
+    generate_identification_report(ident, output_path=str(tmp_path / "direct.html"))
+    _same_html(path, tmp_path / "direct.html")
+    text = repr(ident)
+    assert text.startswith("UR10Identification(robot='") and "state=solved" in text
     ident.print_quality_report()
-    mine = capsys.readouterr().out
-    BaseIdentification.print_quality_report(ident)
-    assert mine == capsys.readouterr().out and mine
-    saved_a = ident.save_results(str(tmp_path / "sa"))
-    saved_b = BaseIdentification.save_results(ident, str(tmp_path / "sb"))
-    assert set(saved_a) == set(saved_b)
-    for fmt in saved_a:
-        assert Path(saved_a[fmt]).suffix == Path(saved_b[fmt]).suffix
-    with np.load(saved_a["npz"]) as za, np.load(saved_b["npz"]) as zb:
-        assert sorted(za.files) == sorted(zb.files)
-        for key in za.files:
-            np.testing.assert_array_equal(za[key], zb[key])
-    mgr_a = ident._make_results_manager()
-    mgr_b = BaseIdentification._make_results_manager(ident)
-    assert (mgr_a.task_type, mgr_a.robot_name) == (mgr_b.task_type, mgr_b.robot_name)
+    assert capsys.readouterr().out == format_quality_report(ident) + "\n"
+    saved = ident.save_results(str(tmp_path / "saved"))
+    assert {Path(p).suffix for p in saved.values()} >= {".npz"}
+    with np.load(saved["npz"]) as arrays:
+        np.testing.assert_array_equal(arrays["base parameters values"], ident.phi_base)
+    manager = ident._make_results_manager()
+    assert (manager.task_type, manager.robot_name) == ("identification", ident.model.name)
 
 
 @pytest.mark.parametrize("scope", ["execution", "prediction"])
-def test_calibration_matches_base_class(calib, tmp_path, scope):
-    mine = calib.verify(scope=scope)
-    theirs = BaseCalibration.verify(calib, scope=scope)
-    assert dataclasses.asdict(mine) == dataclasses.asdict(theirs)
-    a = calib.export_verification_report(output_dir=str(tmp_path / "a"), scope=scope)
-    b = BaseCalibration.export_verification_report(
-        calib, output_dir=str(tmp_path / "b"), scope=scope
-    )
-    assert Path(a).name == Path(b).name == "calibration_verification.json"
-    assert Path(a).read_text(encoding="utf-8") == Path(b).read_text(encoding="utf-8")
+def test_calibration_verdict_and_json(calib, tmp_path, scope):
+    verdict = calib.verify(scope=scope)
+    direct = verify_calibration(calib, None, scope)
+    assert dataclasses.asdict(verdict) == dataclasses.asdict(direct)
+    path = calib.export_verification_report(output_dir=str(tmp_path), scope=scope)
+    assert Path(path).name == "calibration_verification.json"
+    written = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert written == json.loads(json.dumps(_expected_json(calib, direct)))
 
 
 def test_calibration_reports_repr_and_save(calib, tmp_path, capsys, caplog):
-    a = calib.export_html_report(output_dir=str(tmp_path / "a"))
-    b = BaseCalibration.export_html_report(calib, output_dir=str(tmp_path / "b"))
-    assert Path(a).name == Path(b).name == "calibration_report.html"
-    _same_html(a, b)
-    assert repr(calib) == BaseCalibration.__repr__(calib)
+    path = calib.export_html_report(output_dir=str(tmp_path / "a"))
+    assert Path(path).name == "calibration_report.html"
+    generate_calibration_report(calib, output_path=str(tmp_path / "direct.html"))
+    _same_html(path, tmp_path / "direct.html")
+    text = repr(calib)
+    assert text.startswith("UR10Calibration(robot=") and "status='CALIBRATED'" in text
     calib.print_quality_report()
-    mine = capsys.readouterr().out
-    BaseCalibration.print_quality_report(calib)
-    assert mine == capsys.readouterr().out == calib_quality_text(calib) + "\n"
+    assert capsys.readouterr().out == calib_quality_text(calib) + "\n"
     with caplog.at_level(logging.WARNING):
         assert calib.save_results(str(tmp_path / "s")) is None
-        assert BaseCalibration.save_results(calib, str(tmp_path / "s")) is None
-    assert caplog.text.count("no 'result' attribute on MixedCalibration") == 2
-    mgr_a = calib._make_results_manager()
-    mgr_b = BaseCalibration._make_results_manager(calib)
-    assert (mgr_a.task_type, mgr_a.robot_name) == (mgr_b.task_type, mgr_b.robot_name)
+    assert "no 'result' attribute on UR10Calibration" in caplog.text
+    manager = calib._make_results_manager()
+    assert (manager.task_type, manager.robot_name) == ("calibration", calib.model.name)

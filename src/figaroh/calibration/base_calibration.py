@@ -42,17 +42,14 @@ one marker at one posture); per-component figures are reported separately
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import os
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, List, Mapping, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
-import yaml
 from scipy.optimize import least_squares
 
+from figaroh._run.task_services import RunServices
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration import estimation
 from figaroh.calibration._corrections import CalibrationCorrections, is_kinematic_correction
@@ -74,6 +71,7 @@ from figaroh.calibration._pipeline.uncertainty import (
 )
 from figaroh.calibration._plots import CalibrationPlots
 from figaroh.calibration._report import format_quality_report as _format_quality_report
+from figaroh.calibration._report import verify_calibration
 from figaroh.calibration.calibration_tools import (
     calc_updated_fkm,
     calculate_base_kinematics_regressor,
@@ -83,16 +81,16 @@ from figaroh.calibration.calibration_tools import (
     measurement_jacobian,
     select_identifiable_parameters,
 )
-from figaroh.calibration.config import get_param_from_yaml, unified_to_legacy_config
+from figaroh.calibration.config import load_calibration_config, unified_to_legacy_config
 from figaroh.calibration.parameter import BASE_TPL, EE_TPL, add_base_name, add_pee_name
 from figaroh.tools.provenance import collect_run_provenance
+from figaroh.tools.report import generate_calibration_report
 from figaroh.tools.run_archive import archive_run as _archive_run
 from figaroh.tools.run_archive import compute_run_dir
 from figaroh.tools.stages import drop_stage, record_stage, stages_as_dicts, stages_line
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
     create_task_config,
-    is_unified_config,
     require_unified_config,
 )
 from figaroh.utils.error_handling import CalibrationError, handle_calibration_errors
@@ -150,6 +148,7 @@ def _run_of(obj: Any) -> CalibrationRun:
 
 
 class BaseCalibration(
+    RunServices,
     CalibrationData,
     CalibrationObjective,
     CalibrationParameters,
@@ -251,16 +250,6 @@ class BaseCalibration(
         self._warned_default_cost = False
         logger.info("%s initialized", self.__class__.__name__)
 
-    def __repr__(self) -> str:
-        cfg = getattr(self, "calib_config", {}) or {}
-        return (
-            f"{self.__class__.__name__}(robot={getattr(self.model, 'name', '?')!r}, "
-            f"level={cfg.get('calib_model')!r}, frames={cfg.get('start_frame')!r}->"
-            f"{cfg.get('end_frame')!r}, markers={cfg.get('NbMarkers')}, "
-            f"samples={cfg.get('NbSample')}, params={len(cfg.get('param_name', []))}, "
-            f"status={getattr(self, 'STATUS', '?')!r})"
-        )
-
     # ------------------------------------------------------------------ configuration
     def load_param(self, config_file: str, setting_type: str = "calibration") -> None:
         """Load ``calib_config`` from a unified (or legacy, deprecated) YAML file.
@@ -273,29 +262,8 @@ class BaseCalibration(
             CalibrationError: ``"Configuration file not found: …"`` or
                 ``"Failed to load configuration: …"`` (the cause names the key).
         """
-        path = Path(config_file)
         self._config_file_path = str(config_file)
-        if not path.is_file():
-            raise CalibrationError(f"Configuration file not found: {path}")
-        try:
-            if is_unified_config(path):
-                unified = UnifiedConfigParser(path).parse()
-                task_cfg = create_task_config(self.robot, unified, setting_type)
-                self.calib_config = unified_to_legacy_config(self.robot, task_cfg)
-            else:
-                with open(path, encoding="utf-8") as fh:
-                    raw = yaml.safe_load(fh)
-                if not isinstance(raw, Mapping) or setting_type not in raw:
-                    raise KeyError(
-                        f"legacy config {path} has no '{setting_type}' section "
-                        f"(top-level keys: {sorted(raw) if isinstance(raw, Mapping) else raw!r})"
-                    )
-                self.calib_config = get_param_from_yaml(self.robot, raw[setting_type])
-        except CalibrationError:
-            raise
-        except Exception as exc:
-            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            raise CalibrationError(f"Failed to load configuration: {msg}") from exc
+        self.calib_config = load_calibration_config(self.robot, config_file, setting_type)
 
     # ------------------------------------------------------------------ data (see _data)
     def initialize(self) -> None:
@@ -568,98 +536,10 @@ class BaseCalibration(
         self.results_manager = self._make_results_manager()
         self.STATUS = "CALIBRATED"
 
-    def _make_results_manager(self):
-        try:
-            from figaroh.utils.results_manager import ResultsManager
-        except ImportError:
-            return None
-        name = (
-            getattr(self, "robot_name", None)
-            or getattr(self.model, "name", None)
-            or self.__class__.__name__.lower().replace("calibration", "")
-        )
-        return ResultsManager("calibration", name, self.results_data)
-
     # ------------------------------------------------------------------ reports
-    def _require_solved(self) -> None:
-        if self.evaluation_metrics is None or self.LM_result is None:
-            raise AttributeError("No calibration results available. Run solve() first.")
-
     def format_quality_report(self) -> str:
         """Plain-text quality report."""
         return _format_quality_report(self)
-
-    def print_quality_report(self) -> None:
-        """Print :meth:`format_quality_report` (documented report method)."""
-        if self.evaluation_metrics is None:
-            logger.warning("No calibration results to report. Run solve() first.")
-            return
-        print(self.format_quality_report())
-
-    def export_html_report(
-        self, output_path: str | None = None, output_dir: str = "results"
-    ) -> str:
-        """Write the HTML report (``tools.report.generate_calibration_report``).
-
-        Returns:
-            The path written (default ``<output_dir>/calibration_report.html``).
-
-        Raises:
-            AttributeError: before :meth:`solve`.
-        """
-        self._require_solved()
-        from figaroh.tools.report import generate_calibration_report
-
-        if output_path is None:
-            os.makedirs(output_dir, exist_ok=True)
-            output_path = os.path.join(output_dir, "calibration_report.html")
-        generate_calibration_report(self, output_path=output_path)
-        logger.info("HTML calibration report written to %s", output_path)
-        return output_path
-
-    def verify(
-        self, thresholds: Mapping[str, Mapping[str, Any]] | None = None, scope: str = "prediction"
-    ):
-        """Scoped acceptance evidence.
-
-        Returns:
-            :class:`~figaroh.tools._report_common.VerificationVerdict`.
-
-        Raises:
-            AttributeError: before :meth:`solve`.
-        """
-        self._require_solved()
-        from figaroh.calibration._report import verify_calibration
-
-        return verify_calibration(self, thresholds, scope)
-
-    def export_verification_report(
-        self,
-        output_path: str | None = None,
-        output_dir: str = "results",
-        thresholds: Mapping[str, Mapping[str, Any]] | None = None,
-        scope: str = "prediction",
-    ) -> str:
-        """Write the :meth:`verify` verdict as strict JSON.
-
-        Returns:
-            The path (default ``<output_dir>/calibration_verification.json``).
-        """
-        from figaroh.data.source import atomic_write_text
-        from figaroh.tools._report_common import verification_json_data
-        from figaroh.tools.stages import with_schema
-
-        verdict = self.verify(thresholds=thresholds, scope=scope)
-        d = dataclasses.asdict(verdict)
-        if self.results_manager is not None:
-            d = self.results_manager._convert_for_serialization(d)
-        if output_path is None:
-            os.makedirs(output_dir, exist_ok=True)
-            output_path = os.path.join(output_dir, "calibration_verification.json")
-        text = json.dumps(verification_json_data(with_schema(self, d)), indent=2, allow_nan=False)
-        atomic_write_text(output_path, text)
-        logger.info("Verification report written to %s", output_path)
-        return str(output_path)
 
     def archive_run(self, root: str = "results/runs", html_report: bool = True) -> str:
         """Archive this run under ``root`` (``tools.run_archive``).
@@ -687,50 +567,72 @@ class BaseCalibration(
         """One-line stage summary (``data ok · fit ok · …``)."""
         return stages_line(self)
 
-    # ------------------------------------------------------ saving / plotting (see _plots)
-    def save_results(self, output_dir: str = "results"):
-        """Save through the results manager (upstream quirk: needs an attribute ``result``).
+    # ------------------------------------------------------------------ run-service hooks
+    # verify, export_html_report, export_verification_report, save_results,
+    # plot_results, print_quality_report, _make_results_manager and __repr__
+    # come from RunServices; these hooks give them the calibration pieces.
+    _task = "calibration"
 
-        Returns:
-            ``{format: path}``, or None (with a warning) when the instance has
-            no ``result`` attribute — the base class never sets it.
-        """
-        if not hasattr(self, "result"):
-            logger.warning(
-                "save_results: no 'result' attribute on %s (upstream contract); nothing saved. "
-                "Use results_manager.save_results() directly.",
-                type(self).__name__,
-            )
+    def _is_solved(self) -> bool:
+        return self.evaluation_metrics is not None and self.LM_result is not None
+
+    def _results_record(self) -> dict | None:
+        return self.results_data
+
+    def _run_verification(self, thresholds, scope: str):
+        return verify_calibration(self, thresholds, scope)
+
+    def _generate_html_report(self, output_path: str) -> Any:
+        return generate_calibration_report(self, output_path=output_path)
+
+    def _quality_report_text(self) -> str:
+        return self.format_quality_report()
+
+    def _missing_results_warning(self, action: str) -> str | None:
+        if action == "plot":
+            self._require_calibrated()  # raises CalibrationError before solve()
             return None
-        if self.results_manager is None:
-            self.results_manager = self._make_results_manager()
-        return self.results_manager.save_results(
-            output_dir=output_dir, save_formats=["yaml", "csv", "npz"]
+        if action == "save":
+            if hasattr(self, "result"):
+                return None
+            return (
+                f"save_results: no 'result' attribute on {type(self).__name__} (the figaroh "
+                "1.0.2 contract); nothing saved. Use results_manager.save_results() directly."
+            )
+        if self.evaluation_metrics is None:
+            return "No calibration results to report. Run solve() first."
+        return None
+
+    def _plot_primary(self) -> Any:
+        rd = self.results_data
+        return self.results_manager.plot_calibration_results(
+            measured_poses=np.asarray(rd["PEE measured (2D array)"]).T,
+            estimated_poses=np.asarray(rd["PEE estimated (2D array)"]).T,
         )
 
-    def plot_results(self):
-        """Results-manager plots with fallback to the basic plots, then ``plt.show()``."""
-        self._require_calibrated()
+    def _plot_fallback(self) -> None:
+        self.plot_errors_distribution()
+        self.plot_3d_poses()
 
-        def primary():
-            rd = self.results_data
-            return self.results_manager.plot_calibration_results(
-                measured_poses=np.asarray(rd["PEE measured (2D array)"]).T,
-                estimated_poses=np.asarray(rd["PEE estimated (2D array)"]).T,
-            )
-
-        def fallback():
-            self.plot_errors_distribution()
-            self.plot_3d_poses()
-
-        out = plot_with_fallback(primary, fallback, logger, "calibration")
+    def _show_plots(self) -> None:
         try:
             import matplotlib.pyplot as plt
 
             plt.show()
         except Exception:  # noqa: BLE001 - headless
             pass
-        return out
+
+    def _repr_fields(self) -> List[str]:
+        cfg = getattr(self, "calib_config", {}) or {}
+        return [
+            f"robot={getattr(self.model, 'name', '?')!r}",
+            f"level={cfg.get('calib_model')!r}",
+            f"frames={cfg.get('start_frame')!r}->{cfg.get('end_frame')!r}",
+            f"markers={cfg.get('NbMarkers')}",
+            f"samples={cfg.get('NbSample')}",
+            f"params={len(cfg.get('param_name', []))}",
+            f"status={getattr(self, 'STATUS', '?')!r}",
+        ]
 
     # ------------------------------------------------------------------ logging helpers
     def _setup_logging(self) -> logging.Logger:

@@ -16,17 +16,21 @@ from __future__ import annotations
 import difflib
 import logging
 import warnings
+from pathlib import Path
 from typing import Any, List, Mapping, Sequence
 
 import numpy as np
+import yaml
 
 from figaroh.calibration.parameter import get_elastic_names
-from figaroh.utils.error_handling import MIGRATION_COMMAND, ConfigurationError
+from figaroh.utils.config_parser import UnifiedConfigParser, create_task_config, is_unified_config
+from figaroh.utils.error_handling import MIGRATION_COMMAND, CalibrationError, ConfigurationError
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "get_param_from_yaml",
+    "load_calibration_config",
     "get_sup_joints",
     "regularization_coefficient",
     "unified_to_legacy_config",
@@ -483,3 +487,47 @@ def get_param_from_yaml(robot: Any, calib_data: Mapping[str, Any]) -> dict:
     cfg["NbSample"] = int(calib_data.get("nb_sample", 500) or 500)
     cfg["validation_data_file"] = None
     return cfg
+
+
+def load_calibration_config(
+    robot: Any, config_file: str | Path, setting_type: str = "calibration"
+) -> dict:
+    """``calib_config`` of a unified (or legacy, deprecated) configuration file.
+
+    A unified file is parsed, its ``setting_type`` task extracted
+    (:func:`~figaroh.utils.config_parser.create_task_config`) and converted
+    with :func:`unified_to_legacy_config`; a legacy file must hold a
+    top-level ``setting_type`` section, read by :func:`get_param_from_yaml`.
+
+    Args:
+        robot: Robot object (``model``, ``data``).
+        config_file: Path of the configuration file.
+        setting_type: Task / section name (``"calibration"``).
+
+    Returns:
+        dict: the calibration settings.
+
+    Raises:
+        CalibrationError: ``"Configuration file not found: …"`` or
+            ``"Failed to load configuration: …"`` (the cause names the key).
+    """
+    path = Path(config_file)
+    if not path.is_file():
+        raise CalibrationError(f"Configuration file not found: {path}")
+    try:
+        if is_unified_config(path):
+            unified = UnifiedConfigParser(path).parse()
+            return unified_to_legacy_config(robot, create_task_config(robot, unified, setting_type))
+        with open(path, encoding="utf-8") as fh:
+            raw = yaml.safe_load(fh)
+        if not isinstance(raw, Mapping) or setting_type not in raw:
+            raise KeyError(
+                f"legacy config {path} has no '{setting_type}' section "
+                f"(top-level keys: {sorted(raw) if isinstance(raw, Mapping) else raw!r})"
+            )
+        return get_param_from_yaml(robot, raw[setting_type])
+    except CalibrationError:
+        raise
+    except Exception as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise CalibrationError(f"Failed to load configuration: {msg}") from exc

@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
-from typing import Any, Dict
+from typing import Any
 
 import numpy as np
 
+from figaroh._run.task_services import RunServices
 from figaroh.data.adoption import (
     adopt_trajectory_for,
     record_data_stage,
@@ -116,6 +116,8 @@ from figaroh.identification._pipeline.validation import (
     validation_metrics,
     validation_stage,
 )
+from figaroh.identification._pipeline_physical import export_selected_urdf
+from figaroh.identification._verification import verify_identification
 from figaroh.identification.config import unified_to_legacy_identif_config
 from figaroh.identification.exceptions import (
     IdentificationDataError,
@@ -126,7 +128,9 @@ from figaroh.identification.parameter import (
     add_standard_additional_parameters,
     get_standard_parameters,
 )
+from figaroh.identification.quality_report import basic_identification_plot, format_quality_report
 from figaroh.identification.selection import inputs_of
+from figaroh.tools.identification_report import generate_identification_report
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.regressor import (
     build_regressor_basic,
@@ -171,7 +175,7 @@ _DEFAULT_FILTER_CONFIG = {
 }
 
 
-class BaseIdentification(ABC):
+class BaseIdentification(RunServices, ABC):
     """Base class for robot dynamic parameter identification.
 
     Args:
@@ -238,18 +242,6 @@ class BaseIdentification(ABC):
 
         self.filter_config = self.identif_config.get("filter_config", _DEFAULT_FILTER_CONFIG)
         logger.info("%s initialized", self.__class__.__name__)
-
-    def __repr__(self) -> str:
-        state = (
-            "solved"
-            if self.result is not None
-            else ("initialized" if self.dynamic_regressor is not None else "configured")
-        )
-        return (
-            f"{self.__class__.__name__}(robot='{self.model.name}', "
-            f"active_joints={len(self.identif_config.get('active_joints', []))}, "
-            f"samples={self.num_samples}, state={state})"
-        )
 
     # ------------------------------------------------------------------ configuration
     def load_param(self, config_file, setting_type: str = "identification"):
@@ -1075,18 +1067,6 @@ class BaseIdentification(ABC):
     def _selection_report_lines(self):
         return selection_report_lines(self.result or {}, self.selected)
 
-    def _make_results_manager(self):
-        try:
-            from figaroh.utils.results_manager import ResultsManager
-        except ImportError:
-            return None
-        robot_name = (
-            getattr(self, "robot_name", None)
-            or getattr(self.model, "name", None)
-            or (self.__class__.__name__.lower().replace("identification", ""))
-        )
-        return ResultsManager("identification", robot_name, self.result)
-
     def _refresh_result_stages(self):
         if self.result is not None:
             self.result["stages"] = stages_as_dicts(self)
@@ -1157,90 +1137,6 @@ class BaseIdentification(ABC):
         record_stage(self, "validation", *validation_stage(metrics))
         return metrics
 
-    # ------------------------------------------------------------------ reports
-    def print_quality_report(self):
-        """Print the identification quality report to the terminal."""
-        if self.result is None:
-            logger.warning("No identification results to report. Run solve() first.")
-            return
-        from figaroh.identification.quality_report import format_quality_report
-
-        print(format_quality_report(self))
-
-    def export_html_report(self, output_path: str = None, output_dir: str = "results") -> str:
-        """Write the self-contained HTML quality report.
-
-        Returns:
-            The path written (default ``<output_dir>/identification_report.html``).
-
-        Raises:
-            AttributeError: If :meth:`solve` has not been run.
-        """
-        if self.result is None:
-            raise AttributeError("No identification results available. Run solve() first.")
-        from figaroh.tools.identification_report import generate_identification_report
-
-        if output_path is None:
-            os.makedirs(output_dir, exist_ok=True)
-            output_path = os.path.join(output_dir, "identification_report.html")
-        generate_identification_report(self, output_path=output_path)
-        logger.info("HTML quality report written to %s", output_path)
-        return output_path
-
-    def verify(
-        self, thresholds: Dict[str, Dict[str, Any]] | None = None, scope: str = "prediction"
-    ):
-        """Scoped acceptance evidence (see the reporting suite).
-
-        ``scope="execution"`` checks finite numerical fit outputs;
-        ``scope="prediction"`` also requires independent validation and explicit
-        error limits. Missing required evidence gives ``not_evaluated``; non-finite
-        evidence fails; ``passed`` is True only when every required check passes.
-
-        Returns:
-            :class:`~figaroh.tools._report_common.VerificationVerdict`.
-
-        Raises:
-            AttributeError: If :meth:`solve` has not been run.
-        """
-        if self.result is None:
-            raise AttributeError("No identification results available. Run solve() first.")
-        from figaroh.identification._verification import verify_identification
-
-        return verify_identification(self, thresholds, scope)
-
-    def export_verification_report(
-        self,
-        output_path: str = None,
-        output_dir: str = "results",
-        thresholds: Dict[str, Dict[str, Any]] | None = None,
-        scope: str = "prediction",
-    ) -> str:
-        """Write the :meth:`verify` verdict as strict JSON (``allow_nan=False``).
-
-        Returns:
-            The path written (default ``<output_dir>/identification_verification.json``).
-        """
-        import json
-
-        from figaroh.data.source import atomic_write_text
-        from figaroh.tools._report_common import verification_json_data
-        from figaroh.tools.stages import with_schema
-
-        verdict = self.verify(thresholds=thresholds, scope=scope)
-        verdict_dict = dataclasses.asdict(verdict)
-        if self.results_manager is not None:
-            verdict_dict = self.results_manager._convert_for_serialization(verdict_dict)
-        if output_path is None:
-            os.makedirs(output_dir, exist_ok=True)
-            output_path = os.path.join(output_dir, "identification_verification.json")
-        text = json.dumps(
-            verification_json_data(with_schema(self, verdict_dict)), indent=2, allow_nan=False
-        )
-        atomic_write_text(output_path, text)
-        logger.info("Verification report written to %s", output_path)
-        return output_path
-
     def _identified_joints(self):
         eliminated = set(self._idx_eliminated or [])
         out = []
@@ -1276,46 +1172,46 @@ class BaseIdentification(ABC):
             ValueError: No accepted standard-space estimate, or the exporter
                 refused the parameters.
         """
-        from figaroh.identification._pipeline_physical import export_selected_urdf
-
         return export_selected_urdf(self, nominal_urdf, output_path, merged_bodies)
 
-    def plot_results(self):
-        """Plot measured vs identified efforts per fitted joint and the base parameters."""
-        if self.result is None:
-            logger.warning("No identification results to plot. Run solve() first.")
-            return None
+    # ------------------------------------------------------------------ run-service hooks
+    # verify, export_html_report, export_verification_report, save_results,
+    # plot_results, print_quality_report, _make_results_manager and __repr__
+    # come from RunServices; these hooks give them the identification pieces.
+    _task = "identification"
 
-        def basic():
-            from figaroh.identification.quality_report import basic_identification_plot
+    def _is_solved(self) -> bool:
+        return self.result is not None
 
-            return basic_identification_plot(self)
+    def _results_record(self) -> dict | None:
+        return self.result
 
-        if self.results_manager is not None:
-            return plot_with_fallback(
-                lambda: self.results_manager.plot_identification_results(
-                    n_joints=len(self._fit_blocks()), joint_names=self.fit_joints()
-                ),
-                basic,
-                logger,
-                "identification",
-            )
-        return basic()
+    def _run_verification(self, thresholds, scope: str):
+        return verify_identification(self, thresholds, scope)
 
-    def save_results(self, output_dir="results"):
-        """Save the results (yaml, csv, npz) under ``output_dir``.
+    def _generate_html_report(self, output_path: str) -> Any:
+        return generate_identification_report(self, output_path=output_path)
 
-        Returns:
-            ``{format: path}`` of the files written, or None without results.
-        """
-        if self.result is None:
-            logger.warning("No identification results to save. Run solve() first.")
-            return None
-        if self.results_manager is None:
-            self.results_manager = self._make_results_manager()
-        saved = self.results_manager.save_results(
-            output_dir=output_dir, save_formats=["yaml", "csv", "npz"]
+    def _quality_report_text(self) -> str:
+        return format_quality_report(self)
+
+    def _plot_primary(self) -> Any:
+        return self.results_manager.plot_identification_results(
+            n_joints=len(self._fit_blocks()), joint_names=self.fit_joints()
         )
-        for fmt, path in saved.items():
-            logger.info("  %s: %s", fmt, path)
-        return saved
+
+    def _plot_fallback(self) -> Any:
+        return basic_identification_plot(self)
+
+    def _repr_fields(self) -> list:
+        state = (
+            "solved"
+            if self.result is not None
+            else ("initialized" if self.dynamic_regressor is not None else "configured")
+        )
+        return [
+            f"robot='{self.model.name}'",
+            f"active_joints={len(self.identif_config.get('active_joints', []))}",
+            f"samples={self.num_samples}",
+            f"state={state}",
+        ]

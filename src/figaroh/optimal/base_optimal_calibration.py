@@ -62,7 +62,7 @@ import yaml
 
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration.calibration_tools import calculate_base_kinematics_regressor
-from figaroh.calibration.config import unified_to_legacy_config
+from figaroh.calibration.config import load_calibration_config, unified_to_legacy_config
 from figaroh.calibration.data_loader import load_data
 from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
 from figaroh.errors import FigarohError
@@ -895,9 +895,8 @@ class BaseOptimalCalibration:
             CalibrationError: ``"Configuration file not found: …"`` or
                 ``"Failed to load configuration: …"``.
         """
-        from figaroh.calibration.base_calibration import BaseCalibration
-
-        BaseCalibration.load_param(self, config_file, setting_type)
+        self._config_file_path = str(config_file)
+        self.calib_config = load_calibration_config(self.robot, config_file, setting_type)
 
     def _resolve(self, value: Any) -> str:
         p = Path(str(value)).expanduser()
