@@ -33,10 +33,10 @@ from figaroh.data.adoption import (
     adopt_trajectory_for,
     data_stage_reason,
     mask_rows,
-    record_data_stage,
     trajectory_mask,
 )
 from figaroh.data.source import atomic_write_text
+from figaroh.identification.base_identification import BaseIdentification
 
 UR10_JOINTS = (
     "shoulder_pan_joint",
@@ -496,7 +496,7 @@ def test_check_effort_prismatic_tiago(tiago_urdf):
 
 
 # --------------------------------------------------------------------------
-# adoption by BaseIdentification (§5)
+# adoption by BaseIdentification
 # --------------------------------------------------------------------------
 
 
@@ -561,7 +561,7 @@ def test_trajectory_mask_and_truncate():
 
 def test_record_data_stage_reason():
     owner = SimpleNamespace(stages=None, trajectory=None, num_samples=40, _sample_mask=None)
-    rec = record_data_stage(owner)
+    rec = BaseIdentification._record_data_stage(owner)
     assert rec.reason == "legacy dict"
     assert rec.metrics == {
         "samples": {"value": 40, "unit": ""},
@@ -577,7 +577,7 @@ def test_record_data_stage_reason():
     )
     owner.trajectory = conv
     owner._sample_mask = np.array([True, False, False, True])
-    rec = record_data_stage(owner)
+    rec = BaseIdentification._record_data_stage(owner)
     assert rec.reason == "TrajectoryData, clock recorded, effort ['joint_torque'] (gain 2)"
     assert rec.metrics["masked_samples"]["value"] == 2
     assert len(owner.stages) == 1

@@ -5,7 +5,8 @@ Plain functions, so the base class only delegates:
 * ``_adopt_trajectory(data, attr)`` → :func:`adopt_trajectory_for` (or the
   object-free :func:`adopt_trajectory`);
 * ``_trajectory_mask(trajectory, truncate)`` → :func:`trajectory_mask`;
-* ``_record_data_stage()`` → :func:`record_data_stage`;
+* ``_record_data_stage()`` → stage ``data`` with :func:`data_stage_reason` and
+  :func:`data_stage_metrics`;
 * ``_mask_rows(tau, regressor, factor)`` → :func:`mask_rows`.
 """
 
@@ -17,7 +18,6 @@ from typing import Any, Dict, Iterable, Sequence, Tuple
 import numpy as np
 
 from figaroh.data.trajectory import TrajectoryData
-from figaroh.tools.stages import StageResult, record_stage
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +28,6 @@ __all__ = [
     "data_stage_reason",
     "mask_rows",
     "overrides_process_torque_data",
-    "record_data_stage",
     "trajectory_mask",
 ]
 
@@ -201,22 +200,6 @@ def data_stage_metrics(samples: int | None, mask: np.ndarray | None) -> Dict[str
     """
     masked = 0 if mask is None else int(np.size(mask) - np.count_nonzero(mask))
     return {"samples": None if samples is None else int(samples), "masked_samples": masked}
-
-
-def record_data_stage(owner: Any) -> StageResult:
-    """``BaseIdentification._record_data_stage()``: record stage ``data`` as ``ok``.
-
-    Reason :func:`data_stage_reason` of ``owner.trajectory``; metrics
-    :func:`data_stage_metrics` of ``owner.num_samples`` and ``owner._sample_mask``.
-
-    Returns:
-        The :class:`~figaroh.tools.stages.StageResult`.
-    """
-    metrics = data_stage_metrics(
-        getattr(owner, "num_samples", None), getattr(owner, "_sample_mask", None)
-    )
-    reason = data_stage_reason(getattr(owner, "trajectory", None))
-    return record_stage(owner, "data", "ok", reason, metrics)
 
 
 def mask_rows(

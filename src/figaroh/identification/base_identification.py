@@ -55,7 +55,8 @@ import numpy as np
 from figaroh._run.task_services import RunServices
 from figaroh.data.adoption import (
     adopt_trajectory_for,
-    record_data_stage,
+    data_stage_metrics,
+    data_stage_reason,
     trajectory_mask,
 )
 from figaroh.identification import _metrics, _signal
@@ -299,7 +300,12 @@ class BaseIdentification(RunServices, ABC):
         return trajectory_mask(trajectory, truncate)
 
     def _record_data_stage(self):
-        return record_data_stage(self)
+        """Record stage ``data`` as ``ok``: what was adopted, how many samples are masked."""
+        reason = data_stage_reason(getattr(self, "trajectory", None))
+        metrics = data_stage_metrics(
+            getattr(self, "num_samples", None), getattr(self, "_sample_mask", None)
+        )
+        return record_stage(self, "data", "ok", reason, metrics)
 
     def _validate_raw_data(self, raw) -> None:
         """Check the dict returned by :meth:`load_trajectory_data` (shapes, finiteness, time)."""

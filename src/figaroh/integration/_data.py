@@ -5,9 +5,8 @@
 reads the header layout of :mod:`figaroh.cli.csv_identification` and the
 one-file-per-signal layout (``q.csv``, ``tau.csv``, optional ``dq.csv`` and
 ``ddq.csv``), and finds the data in ``tasks.identification.data.data_dir`` when
-no folder is given. Kept apart from :mod:`figaroh.integration.api` so that
-importing the API does not import the identification stack (SciPy's signal
-processing).
+no folder is given. One concept per module: the API
+(:mod:`figaroh.integration.api`) orchestrates, this module reads data.
 """
 
 from __future__ import annotations

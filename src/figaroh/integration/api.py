@@ -48,6 +48,7 @@ import numpy as np
 from figaroh.backends import get_backend
 from figaroh.backends.base import DynamicsBackend
 from figaroh.backends.pinocchio import PinocchioBackend
+from figaroh.integration._data import SystemIdentification
 from figaroh.tools.load_robot import load_robot
 
 logger = logging.getLogger(__name__)
@@ -324,8 +325,6 @@ class RobotIdentificationSystem:
             ValueError: ``config`` is not a path, or no data source is given.
             FileNotFoundError: The configuration or a data file is missing.
         """
-        from figaroh.integration._data import SystemIdentification
-
         path = _config_path(config)
         ident = SystemIdentification(self.identification_robot, path, data_dir)
         ident.initialize(truncate=truncate)
