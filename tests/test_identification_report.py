@@ -30,9 +30,9 @@ CONFIG, UR10Identification, generate_ur10_data = (
 )
 load_ur10, simulate_ur10 = _ur10.load_ur10, _ur10.simulate_ur10
 
+from figaroh._run.html import _uncertainty_tier  # noqa: E402
 from figaroh.tools import identification_report as ir  # noqa: E402
 from figaroh.tools import report as cr  # noqa: E402
-from figaroh.tools._report_common import _uncertainty_tier  # noqa: E402
 from figaroh.tools.stages import record_stage  # noqa: E402
 
 N = 2000

@@ -24,17 +24,16 @@ from figaroh._run import git as run_git
 from figaroh._run import html as run_html
 from figaroh._run import provenance as run_prov
 from figaroh._run import verdict as run_verdict
+from figaroh._run.html import html_escape
+from figaroh._run.json_io import verification_json_data, write_verification_json
 from figaroh._run.resources import read_asset
-from figaroh.tools._report_common import (
+from figaroh._run.verdict import (
     CALIBRATION_DEFAULT_THRESHOLDS,
     IDENTIFICATION_DEFAULT_THRESHOLDS,
     ThresholdCheck,
     VerificationVerdict,
     evaluate_thresholds,
-    html_escape,
     scoped_verification,
-    verification_json_data,
-    write_verification_json,
 )
 from figaroh.tools.stages import apply_to_verdict, record_stage, with_schema
 

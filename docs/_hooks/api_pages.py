@@ -27,6 +27,14 @@ SRC = ROOT / "src"
 EXTRA_MODULES: tuple[str, ...] = ("figaroh._run.verdict", "figaroh.tools._report_common")
 
 
+#: Modules whose public classes get methods from mixins (the run services, the
+#: calibration concerns): their pages list inherited members too.
+INHERITING_MODULES: tuple[str, ...] = (
+    "figaroh.identification.base_identification",
+    "figaroh.calibration.base_calibration",
+)
+
+
 #: Navigation titles of the packages, in navigation order.
 PACKAGE_TITLES = {
     "figaroh.identification": "Identification",
@@ -102,6 +110,8 @@ def page_content(module: str) -> str:
     if module in EXTRA_MODULES:
         members = ", ".join(module_all(module))
         lines += ["    options:", f"      members: [{members}]"]
+    elif module in INHERITING_MODULES:
+        lines += ["    options:", "      inherited_members: true"]
     elif _is_package(module):  # a package: its docstring, then its modules
         lines += ["    options:", "      members: false", "", "## Modules", ""]
         lines += [

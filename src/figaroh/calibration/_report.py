@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Mapping
 
 import numpy as np
 
-from figaroh.tools._report_common import CALIBRATION_DEFAULT_THRESHOLDS, scoped_verification
+from figaroh._run.verdict import CALIBRATION_DEFAULT_THRESHOLDS, scoped_verification
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.report import _build_insights
 from figaroh.tools.stages import apply_to_verdict

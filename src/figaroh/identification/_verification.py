@@ -2,7 +2,7 @@
 
 :func:`verify_identification` turns a solved
 :class:`~figaroh.identification.base_identification.BaseIdentification` into a
-:class:`~figaroh.tools._report_common.VerificationVerdict`:
+:class:`~figaroh._run.verdict.VerificationVerdict`:
 
 * metrics — ``condition_number``, ``rmse`` (base fit effort RMSE [N·m or N],
   or the selected estimate's), and with validation metrics
@@ -32,7 +32,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from figaroh.tools._report_common import (
+from figaroh._run.verdict import (
     IDENTIFICATION_DEFAULT_THRESHOLDS,
     VerificationVerdict,
     scoped_verification,

@@ -10,8 +10,9 @@ opened offline.
 Identification (one-shot linear least squares on the base regressor) and
 calibration (iterative nonlinear fit with outlier exclusion) produce
 different diagnostics, so this module is the identification adapter; only the
-domain-independent HTML/CSS/JS layer is shared, via
-:mod:`figaroh.tools._report_common`.
+domain-independent HTML/CSS/JS layer is shared, via the run-services
+modules :mod:`figaroh._run.html`, :mod:`figaroh._run.charts` and
+:mod:`figaroh._run.page`.
 
 Sections: Provenance, Summary, Insights, Per-joint torque residuals,
 Validation, Before / after (interactive chart: wheel or drag to zoom, hover
@@ -20,7 +21,7 @@ parameter), Physical consistency / reconstruction (and strongly correlated
 parameter pairs when the result holds them).
 
 Every string that reaches the page goes through
-:func:`~figaroh.tools._report_common.html_escape`; chart data travels as
+:func:`~figaroh._run.html.html_escape`; chart data travels as
 escaped JSON in an attribute, never inside a ``<script>`` element.
 
 Efforts are in N·m (revolute joints) or N (prismatic joints).
@@ -35,26 +36,24 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from figaroh.tools._report_common import (
+from figaroh._run.charts import _series_panel_section
+from figaroh._run.html import (
     HEALTHY_INSIGHT,
     UNCERTAINTY_WARN_PCT,
     VALIDATION_IMPROVEMENT_WARN_PCT,
     _change_cell,
     _correlation_section,
     _esc,
-    _finite_or_none,
     _fmt,
     _insights_section,
     _kv_rows,
     _names_text,
     _param_uncertainty_section,
     _provenance_section,
-    _report_document,
-    _report_section,
     _run_title,
-    _series_panel_section,
-    _write_report,
 )
+from figaroh._run.page import _report_document, _report_section, _write_report
+from figaroh._run.values import _finite_or_none
 from figaroh.tools.stages import stages_line
 
 logger = logging.getLogger(__name__)
