@@ -43,10 +43,10 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple, Union
 import numpy as np
 
 from figaroh._run.git import _git_commit_hash, _run_git, git_head
-from figaroh._run.hashing import file_sha256
 from figaroh._run.naming import _safe_path_component
 from figaroh.tools._timestamps import parse_time
 from figaroh.tools.joint_terms import enable_keys
+from figaroh.utils.fileio import file_sha256
 
 logger = logging.getLogger(__name__)
 

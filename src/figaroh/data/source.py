@@ -7,47 +7,19 @@ traced back to the exact bytes it was computed from.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, Union
 
-from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.fileio import atomic_write_text, file_sha256
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["DataSource", "Session", "file_sha256", "atomic_write_text"]
 
-_BLOCK = 1 << 20  # 1 MiB
-
 PathLike = Union[str, os.PathLike]
-
-
-def file_sha256(path: PathLike) -> str:
-    """Hex sha256 digest of a file's bytes.
-
-    The file is read in 1 MiB blocks, so arbitrarily large recordings can be
-    hashed in constant memory.
-
-    Args:
-        path: File to hash.
-
-    Returns:
-        The 64-character lowercase hexadecimal digest.
-
-    Raises:
-        FileNotFoundError: ``path`` does not exist (the message names it).
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"cannot hash {str(p)!r}: no such file (check the path)")
-    digest = hashlib.sha256()
-    with open(p, "rb") as fh:
-        for block in iter(lambda: fh.read(_BLOCK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

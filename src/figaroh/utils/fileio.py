@@ -6,6 +6,7 @@ leaves the destination untouched and no temporary file behind.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -67,3 +68,31 @@ def atomic_write(
 def atomic_write_text(path: PathLike, text: str, encoding: str = "utf-8") -> str:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_write`)."""
     return atomic_write(path, lambda stream: stream.write(text), encoding=encoding)
+
+
+_HASH_BLOCK = 1 << 20  # 1 MiB
+
+
+def file_sha256(path: PathLike) -> str:
+    """Hex sha256 digest of a file's bytes.
+
+    The file is read in 1 MiB blocks, so arbitrarily large recordings can be
+    hashed in constant memory.
+
+    Args:
+        path: File to hash.
+
+    Returns:
+        The 64-character lowercase hexadecimal digest.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist (the message names it).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"cannot hash {str(p)!r}: no such file (check the path)")
+    digest = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for block in iter(lambda: fh.read(_HASH_BLOCK), b""):
+            digest.update(block)
+    return digest.hexdigest()
