@@ -10,14 +10,15 @@ frame. Helpers of :mod:`figaroh.tools.urdf_exporter`.
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
+import pinocchio as pin
+
+from figaroh.utils.fileio import atomic_write
 
 
 def floats(text: str | None, n: int, what: str) -> np.ndarray:
@@ -187,25 +188,21 @@ def prolog(path: Path) -> bytes:
     return m.group("prolog").strip() + b"\n"
 
 
+def _check_loads_in_pinocchio(urdf_path: str) -> None:
+    """Raise ``ValueError`` unless Pinocchio builds a model from ``urdf_path``."""
+    try:
+        pin.buildModelFromUrdf(urdf_path)
+    except Exception as exc:  # noqa: BLE001 - reported as a refusal
+        raise ValueError(f"the modified URDF does not load in Pinocchio: {exc}") from exc
+
+
 def atomic_write_checked(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically after checking Pinocchio loads it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".urdf", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        import pinocchio as pin
-
-        try:
-            pin.buildModelFromUrdf(tmp)
-        except Exception as exc:  # noqa: BLE001 - reported as a refusal
-            raise ValueError(f"the modified URDF does not load in Pinocchio: {exc}") from exc
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(
+        path,
+        lambda fh: fh.write(data),
+        binary=True,
+        check=_check_loads_in_pinocchio,
+        suffix=".urdf",
+    )

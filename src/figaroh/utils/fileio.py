@@ -21,14 +21,24 @@ def atomic_write(
     *,
     binary: bool = False,
     encoding: str = "utf-8",
+    check: Callable[[str], None] | None = None,
+    suffix: str = ".tmp",
 ) -> str:
     """Write ``path`` atomically through a callback.
+
+    The bytes go to a temporary file beside ``path``, are flushed to disk,
+    optionally checked, and only then replace ``path`` (``os.replace``), so a
+    reader sees either the old file or the complete new one; on any error the
+    temporary file is removed and ``path`` is untouched.
 
     Args:
         path: Destination file; its folder must exist.
         write: Called with the open temporary file.
         binary: Open the temporary file in binary mode.
         encoding: Text encoding (text mode).
+        check: Called with the temporary file's path once it is complete; an
+            exception it raises aborts the write (e.g. "the URDF must load").
+        suffix: Suffix of the temporary file (for checkers that look at it).
 
     Returns:
         ``str(path)``.
@@ -42,7 +52,7 @@ def atomic_write(
         raise FileNotFoundError(
             f"cannot write {str(dest)!r}: folder {str(parent)!r} does not exist (create it first)"
         )
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=suffix, dir=parent)
     try:
         # mkstemp creates 0600 files; give the result the usual umask-based mode
         umask = os.umask(0)
@@ -55,6 +65,8 @@ def atomic_write(
             write(stream)
             stream.flush()
             os.fsync(stream.fileno())
+        if check is not None:
+            check(tmp)
         os.replace(tmp, dest)
     except BaseException:
         try:
