@@ -4,12 +4,8 @@
 :class:`ThresholdCheck`, :func:`evaluate_thresholds` and
 :func:`build_provenance_metadata` are defined in the run-services layer
 (:mod:`figaroh._run.verdict`, :mod:`figaroh._run.provenance`) and re-exported
-here, so scripts importing them from this module keep working.
-
-Verification semantics (evidence based): a check is ``pass``, ``fail`` or
-``not_evaluated``; missing required evidence is ``not_evaluated`` (never a
-pass); non-finite evidence (NaN, ±inf) fails; a verdict passes only when every
-required check passes, and an empty policy is ``not_evaluated``.
+here, so scripts importing them from this module keep working. The
+verification semantics are documented in :mod:`figaroh._run.verdict`.
 """
 
 from __future__ import annotations
