@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from scipy import signal
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +67,8 @@ def low_pass(
     Raises:
         ValueError: Cut-off at or above Nyquist, bad parameters or too few samples.
     """
+    from scipy import signal  # heavy import (~1 s), only where used
+
     if median_padding not in ("zero", "nearest"):
         raise ValueError(
             "filter_params.median_padding must be 'zero' (figaroh 1.0.2) or 'nearest', got "
@@ -169,6 +170,8 @@ def decimate_blocks(x: np.ndarray, factor: int, axis: int = 0) -> np.ndarray:
     Uses ``scipy.signal.decimate`` (order-8 Chebyshev type I, forward-backward),
     so sample ``k`` of the output corresponds to sample ``k·factor`` of the input.
     """
+    from scipy import signal  # heavy import (~1 s), only where used
+
     factor = int(factor)
     if factor < 1:
         raise ValueError(f"decimation_factor must be ≥ 1, got {factor}")

@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pinocchio as pin
-from scipy import signal
 
 from figaroh.identification.exceptions import (
     IdentificationConfigError,
@@ -749,6 +748,8 @@ def low_pass_filter_data(
         Border effects are handled by removing nborder = 5*nbutter samples
         from start and end of filtered signal.
     """
+    from scipy import signal  # heavy import (~1 s), only where used
+
     if identif_config is None:
         raise IdentificationConfigError(
             "identif_config with 'ts' and 'cut_off_frequency_butterworth' is required"
