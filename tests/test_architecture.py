@@ -94,10 +94,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.cli",
         "figaroh.visualisation",
         "figaroh.utils.config_migration",
-        "figaroh.utils",
-        "figaroh",
+        "figaroh.utils.config_routing",
     ),
 )
+
+#: Package ``__init__`` modules, matched exactly (so that a new module under
+#: them is not placed by accident and must be added to :data:`LAYERS`).
+PACKAGE_ROOTS: dict[str, int] = {"figaroh": 4, "figaroh.utils": 4, "figaroh.tools": 0}
 
 #: Parameter names that would hand a step the whole run object.
 RUN_OBJECT_NAMES = frozenset(
@@ -303,6 +306,8 @@ def importlib_dodges(trees: dict[str, ast.Module], root_name: str) -> list[str]:
 
 def layer_of(module: str) -> int:
     """Index in :data:`LAYERS` of the first prefix matching ``module``."""
+    if module in PACKAGE_ROOTS:
+        return PACKAGE_ROOTS[module]
     for rank, prefixes in enumerate(LAYERS):
         for prefix in prefixes:
             if module == prefix or module.startswith(prefix + "."):
@@ -397,6 +402,19 @@ def test_no_upward_import(source):
     _, sites, _ = source
     bad = upward_imports(sites)
     assert not bad, f"{len(bad)} upward imports:\n" + "\n".join(bad)
+
+
+def test_every_module_has_a_layer(source):
+    modules, _, _ = source
+    unplaced = []
+    for module in sorted(modules):
+        try:
+            layer_of(module)
+        except AssertionError:
+            unplaced.append(module)
+    assert not unplaced, "modules missing from LAYERS: " + ", ".join(unplaced)
+    with pytest.raises(AssertionError, match="in no layer"):
+        layer_of("figaroh.tools.brand_new_module")
 
 
 @pytest.mark.parametrize(

@@ -374,21 +374,9 @@ class BaseIdentification(RunServices, ABC):
     ):
         """Median + zero-phase Butterworth low-pass of each signal, column by column.
 
-        Per column: ``scipy.signal.medfilt`` (window ``med_fil``, zero-padded
-        edges unless ``median_padding="nearest"``), then ``filtfilt(b, a, x,
-        padtype="odd", padlen=3·(max(len(b), len(a)) − 1))`` with ``(b, a) =
-        butter(nbutter, f_butter / (f_sample / 2))``.
-
-        Args:
-            *signals: Arrays (N,) or (N, n), or None (passed through).
-            nbutter: Butterworth order.
-            f_butter: Cut-off [Hz].
-            med_fil: Median window [samples] (odd).
-            f_sample: Sampling frequency [Hz].
-            median_padding: ``"zero"`` (figaroh 1.0.2) or ``"nearest"``.
-
-        Returns:
-            The filtered array for one signal, else a tuple.
+        The figaroh 1.0.2 method; the filter, its arguments and defaults are
+        documented at
+        :func:`~figaroh.identification._pipeline.conditioning.apply_filters`.
         """
         return apply_filters(
             *signals,
