@@ -4,10 +4,24 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import stat
+import subprocess
+import sys
+import time
 
 import pytest
 
-from figaroh.utils.fileio import atomic_write, atomic_write_text, file_sha256
+from figaroh.errors import FigarohError
+from figaroh.utils import fileio
+from figaroh.utils.fileio import (
+    SEAL_MARKER,
+    SealedRunError,
+    atomic_write,
+    atomic_write_text,
+    file_sha256,
+    is_sealed_dir,
+)
 
 
 def test_atomic_write_replaces_whole_file(tmp_path):
@@ -53,3 +67,106 @@ def test_file_sha256_matches_hashlib(tmp_path):
     assert file_sha256(path) == hashlib.sha256(data).hexdigest()
     with pytest.raises(FileNotFoundError, match="no such file"):
         file_sha256(tmp_path / "missing.bin")
+
+
+def _temp_name(name: str, pid: int, host: str | None = None) -> str:
+    return f".{name}.{pid}.{host or fileio._HOST}.0123abcd.tmp"
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_temporary_file_is_named_after_the_writer_and_mode_follows_the_umask(tmp_path):
+    seen = []
+
+    def spy(tmp):
+        seen.append(os.path.basename(tmp))
+
+    old = os.umask(0o027)
+    try:
+        atomic_write(tmp_path / "a.txt", lambda s: s.write("x"), check=spy)
+        atomic_write(tmp_path / "b.urdf", lambda s: s.write(b"x"), binary=True, suffix=".urdf")
+    finally:
+        os.umask(old)
+    assert re.fullmatch(rf"\.a\.txt\.{os.getpid()}\.[0-9a-f]{{6}}\.[0-9a-f]{{8}}\.tmp", seen[0])
+    assert stat.S_IMODE(os.stat(tmp_path / "a.txt").st_mode) == 0o640
+    assert stat.S_IMODE(os.stat(tmp_path / "b.urdf").st_mode) == 0o640
+    os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "c.txt", "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "c.txt").st_mode) == 0o644
+
+
+def test_next_write_removes_temps_of_dead_writers_only(tmp_path):
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        dead = tmp_path / _temp_name("out.yaml", _dead_pid())
+        dead_urdf = tmp_path / (_temp_name("r.urdf", _dead_pid()) + ".urdf")
+        alive = tmp_path / _temp_name("out.yaml", live.pid)
+        mine = tmp_path / _temp_name("out.yaml", os.getpid())
+        other_host = tmp_path / _temp_name("out.yaml", _dead_pid(), host="ffffff")
+        user_file = tmp_path / ".notes.tmp"
+        for p in (dead, dead_urdf, alive, mine, other_host, user_file):
+            p.write_text("partial")
+        atomic_write_text(tmp_path / "other.txt", "x")
+        left = set(os.listdir(tmp_path))
+        assert dead.name not in left and dead_urdf.name not in left
+        assert {alive.name, mine.name, other_host.name, user_file.name} <= left
+        # a writer that cannot be checked counts as gone after STALE_TEMP_AGE_S
+        old = time.time() - fileio.STALE_TEMP_AGE_S - 10
+        os.utime(other_host, (old, old))
+        assert fileio.remove_stale_temps(tmp_path) == [str(other_host)]
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_temp_of_a_reused_pid_is_stale(tmp_path):
+    # this process started before the file was written: kept; a file written
+    # long before this process started cannot be ours: removed
+    temp = tmp_path / _temp_name("out.csv", os.getppid())
+    temp.write_text("partial")
+    assert fileio.remove_stale_temps(tmp_path) == []
+    started = fileio._process_start_time(os.getppid())
+    if started is None:
+        pytest.skip("no /proc process start time on this platform")
+    before = started - 3600
+    os.utime(temp, (before, before))
+    assert fileio.remove_stale_temps(tmp_path) == [str(temp)]
+
+
+def test_legacy_mkstemp_temps_are_removed_when_old_and_next_to_their_file(tmp_path):
+    (tmp_path / "report.html").write_text("ok")
+    legacy = tmp_path / ".report.html.k3j_9a2b.tmp"
+    orphan = tmp_path / ".config.settings.tmp"  # no file "config": a user's file
+    for p in (legacy, orphan):
+        p.write_text("partial")
+    assert fileio.remove_stale_temps(tmp_path) == []  # young: may be a live writer
+    old = time.time() - fileio.STALE_TEMP_AGE_S - 10
+    for p in (legacy, orphan):
+        os.utime(p, (old, old))
+    assert fileio.remove_stale_temps(tmp_path) == [str(legacy)]
+
+
+def test_sealed_run_folder_refuses_every_write(tmp_path):
+    run = tmp_path / "20260101T000000Z_nogit"
+    run.mkdir()
+    (run / "report.html").write_text("original")
+    assert not is_sealed_dir(run)
+    (run / SEAL_MARKER).write_text("run-1\n")
+    assert is_sealed_dir(run)
+    # the archive completes its run record once, right after sealing
+    atomic_write_text(run / "provenance.json", "{}")
+    for name in ("report.html", "verdict.json", "provenance.json", "plot.png"):
+        with pytest.raises(SealedRunError, match="archived run") as info:
+            atomic_write_text(run / name, "overwrite")
+        assert isinstance(info.value, FileExistsError) and isinstance(info.value, FigarohError)
+        assert str(run) in str(info.value) and "new run" in str(info.value)
+    assert (run / "report.html").read_text() == "original"
+    assert (run / "provenance.json").read_text() == "{}"
+    assert sorted(os.listdir(run)) == [SEAL_MARKER, "provenance.json", "report.html"]

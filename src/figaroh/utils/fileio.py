@@ -1,18 +1,199 @@
 """Crash-safe file writing: a temporary sibling file, fsync, then ``os.replace``.
 
-Readers never observe a half-written file, and an exception while writing
-leaves the destination untouched and no temporary file behind.
+Every file figaroh writes goes through :func:`atomic_write`, which gives four
+guarantees:
+
+* **All or nothing.** Readers see either the old file or the complete new one;
+  an exception while writing leaves the destination untouched and no temporary
+  file behind.
+* **Usual permissions.** The file is created with mode ``0o666`` minus the
+  process umask, like ``open(path, "w")``.
+* **No litter.** A temporary file is named ``.<name>.<pid>.<host>.<rand>.tmp``;
+  a process killed while writing leaves it behind, and the next write into
+  the same folder removes it once its writer is provably gone (same host and
+  that pid is dead or was started after the file was last written, or the
+  file is older than :data:`STALE_TEMP_AGE_S`). A live writer's temporary file
+  is never removed.
+* **Sealed runs are immutable.** A folder holding :data:`SEAL_MARKER` is an
+  archived run: no file in it is replaced, and the only files created in it
+  are the archive's own run record (:data:`ARCHIVE_RECORD_FILES`, once each);
+  any other write raises :class:`SealedRunError` naming the run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
+import re
+import secrets
+import socket
+import time
 from pathlib import Path
 from typing import IO, Any, Callable, Union
 
+from figaroh.errors import FigarohError
+
+__all__ = [
+    "ARCHIVE_RECORD_FILES",
+    "SEAL_MARKER",
+    "STALE_TEMP_AGE_S",
+    "SealedRunError",
+    "atomic_write",
+    "atomic_write_text",
+    "file_sha256",
+    "is_sealed_dir",
+    "remove_stale_temps",
+]
+
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: Marker file whose presence seals an archived run folder.
+SEAL_MARKER = ".archived"
+#: The run record the archive writes into a folder right after sealing it;
+#: each may be created once in a sealed folder, never replaced.
+ARCHIVE_RECORD_FILES = ("provenance.json", "config.snapshot.yaml", "parameters.csv", "stages.json")
+#: Age [s] after which a temporary file whose writer cannot be checked (another
+#: host, or an unnamed writer of an older figaroh) counts as abandoned.
+STALE_TEMP_AGE_S = 24 * 3600.0
+
+_HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
+# .<name>.<pid>.<host>.<rand>.tmp[<suffix>]
+_TEMP_RE = re.compile(
+    r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})\.[0-9a-f]{8}\.tmp(?:\.[A-Za-z0-9]+)?$"
+)
+# temporary files of earlier versions: tempfile.mkstemp(prefix=".<name>.", suffix=".tmp")
+# (only recognised next to the file <name> they were writing)
+_LEGACY_TEMP_RE = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.(?:tmp|urdf)$")
+
+
+class SealedRunError(FigarohError, FileExistsError):
+    """A write into an archived (sealed) run folder was refused."""
+
+
+def is_sealed_dir(path: PathLike) -> bool:
+    """True when folder ``path`` is a sealed archived run (holds :data:`SEAL_MARKER`)."""
+    return os.path.isfile(os.path.join(os.fspath(path), SEAL_MARKER))
+
+
+def _check_not_sealed(dest: Path, parent: Path) -> None:
+    if not is_sealed_dir(parent):
+        return
+    if dest.name in ARCHIVE_RECORD_FILES and not os.path.lexists(dest):
+        return  # the archive completing its own run record
+    raise SealedRunError(
+        f"cannot write {str(dest)!r}: folder {str(parent)!r} is an archived run (sealed by "
+        f"{SEAL_MARKER}) and archived runs are never modified; write next to it "
+        f"(e.g. into {str(parent.parent / (parent.name + '-reports'))!r}) or into a new run "
+        "directory (compute_run_dir)"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Stale temporary files
+# ---------------------------------------------------------------------------
+def _process_start_time(pid: int) -> float | None:
+    """Start time [s since the epoch] of a live process (Linux ``/proc``), else None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat", "rb") as fh:
+            boot = next(
+                int(line.split()[1])
+                for line in fh.read().decode().splitlines()
+                if line.startswith("btime")
+            )
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _writer_gone(pid: int, mtime: float) -> bool:
+    """True when process ``pid`` of this host cannot be writing a file last written at ``mtime``."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False  # alive (another user's) or not a pid we can check
+    started = _process_start_time(pid)
+    # the pid was reused by a process started after the file was last written
+    return started is not None and started > mtime + 2.0
+
+
+def _is_stale(entry: os.DirEntry, now: float, siblings: set[str]) -> bool:
+    """True when ``entry`` is a temporary file of :func:`atomic_write` whose writer is gone."""
+    match = _TEMP_RE.match(entry.name)
+    if match is None:
+        legacy = _LEGACY_TEMP_RE.match(entry.name)
+        if legacy is None or legacy["name"] not in siblings:
+            return False
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    if not entry.is_file(follow_symlinks=False):
+        return False
+    if now - st.st_mtime > STALE_TEMP_AGE_S:
+        return True
+    if match is None or match["host"] != _HOST:
+        return False
+    return _writer_gone(int(match["pid"]), st.st_mtime)
+
+
+def remove_stale_temps(folder: PathLike) -> list[str]:
+    """Remove the temporary files that killed writers left in ``folder``.
+
+    A temporary file is removed when it carries this host's tag and its
+    writer's pid is dead (or was reused by a process started after the file
+    was last written), or when it is older than :data:`STALE_TEMP_AGE_S`. The
+    temporary file of a live writer is never removed. Called by every
+    :func:`atomic_write`.
+
+    Args:
+        folder: Folder to clean (missing or unreadable → nothing happens).
+
+    Returns:
+        The removed paths.
+    """
+    removed: list[str] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    names = {entry.name for entry in entries}
+    for entry in entries:
+        if entry.name.startswith(".") and _is_stale(entry, now, names):
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                continue
+            removed.append(entry.path)
+    return removed
+
+
+# ---------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------
+def _create_temp(parent: Path, name: str, suffix: str) -> tuple[int, str]:
+    """Exclusively create ``.<name>.<pid>.<host>.<rand>.tmp<suffix>`` (mode from the umask)."""
+    extra = "" if suffix == ".tmp" else suffix
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = parent / f".{name}.{os.getpid()}.{_HOST}.{secrets.token_hex(4)}.tmp{extra}"
+        try:
+            return os.open(tmp, flags, 0o666), str(tmp)
+        except FileExistsError:  # pragma: no cover - 32 random bits collided
+            continue
+
+
+def _commit(tmp: str, dest: Path, parent: Path) -> None:
+    """Move the complete temporary file to ``dest``, re-checking the seal just before."""
+    _check_not_sealed(dest, parent)  # the folder may have been sealed while we wrote
+    os.replace(tmp, dest)
 
 
 def atomic_write(
@@ -29,7 +210,9 @@ def atomic_write(
     The bytes go to a temporary file beside ``path``, are flushed to disk,
     optionally checked, and only then replace ``path`` (``os.replace``), so a
     reader sees either the old file or the complete new one; on any error the
-    temporary file is removed and ``path`` is untouched.
+    temporary file is removed and ``path`` is untouched. The file gets mode
+    ``0o666 & ~umask``. Stale temporary files of dead writers in the folder are
+    removed first (see :func:`remove_stale_temps`).
 
     Args:
         path: Destination file; its folder must exist.
@@ -38,13 +221,15 @@ def atomic_write(
         encoding: Text encoding (text mode).
         check: Called with the temporary file's path once it is complete; an
             exception it raises aborts the write (e.g. "the URDF must load").
-        suffix: Suffix of the temporary file (for checkers that look at it).
+        suffix: Suffix of the temporary file (for checkers that look at it,
+            e.g. ``".urdf"``).
 
     Returns:
         ``str(path)``.
 
     Raises:
         FileNotFoundError: The destination folder does not exist.
+        SealedRunError: The destination folder is a sealed archived run.
     """
     dest = Path(path)
     parent = dest.parent if str(dest.parent) else Path(".")
@@ -52,12 +237,10 @@ def atomic_write(
         raise FileNotFoundError(
             f"cannot write {str(dest)!r}: folder {str(parent)!r} does not exist (create it first)"
         )
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=suffix, dir=parent)
+    _check_not_sealed(dest, parent)
+    remove_stale_temps(parent)
+    fd, tmp = _create_temp(parent, dest.name, suffix)
     try:
-        # mkstemp creates 0600 files; give the result the usual umask-based mode
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
         stream = (
             os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding=encoding, newline="")
         )
@@ -67,7 +250,7 @@ def atomic_write(
             os.fsync(stream.fileno())
         if check is not None:
             check(tmp)
-        os.replace(tmp, dest)
+        _commit(tmp, dest, parent)
     except BaseException:
         try:
             os.unlink(tmp)
