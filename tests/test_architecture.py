@@ -66,6 +66,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.measurements",
         "figaroh.utils.cubic_spline",
         "figaroh.utils.config_parser",
+        "figaroh.utils.yaml_budget",
+        "figaroh.utils.config_keys",
     ),
     # 2: run services shared by every task
     (
