@@ -11,7 +11,10 @@ the *task config* consumed by ``unified_to_legacy_identif_config`` /
 
 Resolution order of :meth:`UnifiedConfigParser.parse`:
 
-1. load YAML (``yaml.safe_load``);
+1. load YAML (``yaml.safe_load`` semantics, under a node budget that refuses
+   documents whose aliases expand past ``FIGAROH_YAML_MAX_NODES`` nodes) and
+   check its keys (unknown keys warned with a suggestion, refused in strict
+   mode: ``strict=True`` or a top-level ``strict_keys: true``);
 2. ``extends`` — recursive template inheritance, parent first, child
    deep-merged over the parent (mappings merge, lists and scalars replace);
 3. the requested variant;
@@ -52,7 +55,9 @@ from typing import Any
 import yaml
 
 from figaroh.utils._lazy import lazy_reexports
+from figaroh.utils.config_keys import UnknownConfigKeyError, check_document, strict_requested
 from figaroh.utils.error_handling import MIGRATION_COMMAND, ConfigurationError
+from figaroh.utils.yaml_budget import YamlBudgetError, load_yaml_file
 
 logger = logging.getLogger(__name__)
 
@@ -152,10 +157,17 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
 
 
 def _load_yaml_mapping(path: Path) -> dict[str, Any]:
-    """Read ``path`` with ``yaml.safe_load`` and require a mapping."""
+    """Read ``path`` (``yaml.safe_load`` under the node budget) and require a mapping.
+
+    Raises:
+        YamlBudgetError: the document expands past the node budget
+            (:mod:`figaroh.utils.yaml_budget`).
+        ConfigurationError: invalid YAML, not UTF-8, unreadable, not a mapping.
+    """
     try:
-        with open(path, encoding="utf-8") as stream:
-            data = yaml.safe_load(stream)
+        data = load_yaml_file(path)
+    except YamlBudgetError:
+        raise
     except yaml.YAMLError as exc:
         raise ConfigurationError(f"Invalid YAML in file {path}: {exc}") from exc
     except UnicodeDecodeError as exc:
@@ -200,16 +212,31 @@ def _source_of(config: Mapping[str, Any]) -> str:
 class UnifiedConfigParser:
     """Parse a unified configuration file into one resolved dict.
 
+    Every file read (the configuration and its templates) is loaded under the
+    YAML node budget of :mod:`figaroh.utils.yaml_budget` and its keys are
+    checked against :mod:`figaroh.utils.config_keys`: an unknown key is
+    warned about with the closest known key, or refused in strict mode.
+
     Args:
         config_path: Path of the configuration file.
         variant: Name of a variant (``variants.<name>``) to apply, or ``None``.
+        strict: Refuse unknown keys (``True``), only warn (``False``), or
+            (``None``, default) follow the top-level ``strict_keys`` key of the
+            configuration file, else the ``FIGAROH_STRICT_KEYS`` environment
+            variable (``1``/``true``), else warn.
 
     Raises:
         ConfigurationError: ``config_path`` does not exist
             ("Configuration file not found: ...").
     """
 
-    def __init__(self, config_path: str | os.PathLike, variant: str | None = None) -> None:
+    def __init__(
+        self,
+        config_path: str | os.PathLike,
+        variant: str | None = None,
+        *,
+        strict: bool | None = None,
+    ) -> None:
         path = Path(config_path).expanduser()
         try:
             path = path.resolve()
@@ -219,6 +246,8 @@ class UnifiedConfigParser:
             raise ConfigurationError(f"Configuration file not found: {path}")
         self.config_path = path
         self.variant = variant
+        self.strict = strict
+        self._strict_effective = bool(strict)
         self.template_cache: dict[Path, dict[str, Any]] = {}
         self.variable_cache: dict[str, Any] = {}
 
@@ -240,6 +269,9 @@ class UnifiedConfigParser:
             ConfigurationError: "Failed to parse configuration <path>: <reason>"
                 for any problem (bad YAML, missing template, ``extends`` cycle,
                 unknown variant, bad task inheritance, validation failure).
+            YamlBudgetError: a file expands past the YAML node budget (raised
+                as is; the message names the file and how to raise the limit).
+            UnknownConfigKeyError: unknown keys under strict mode (raised as is).
         """
         try:
             config = self._load_resolved(self.config_path, ())
@@ -250,6 +282,8 @@ class UnifiedConfigParser:
             self._validate(config)
             config["_metadata"] = self._metadata(config).__dict__
             return config
+        except (YamlBudgetError, UnknownConfigKeyError):
+            raise
         except Exception as exc:
             raise ConfigurationError(
                 f"Failed to parse configuration {self.config_path}: {exc}"
@@ -260,6 +294,9 @@ class UnifiedConfigParser:
     def _load_resolved(self, path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
         """Load ``path`` and resolve its ``extends`` chain (``chain`` = files above)."""
         data = _load_yaml_mapping(path)
+        if not chain:
+            self._strict_effective = strict_requested(data, self.strict)
+        check_document(data, str(path), strict=self._strict_effective)
         if "extends" not in data:
             return data
         ref = data.pop("extends")
@@ -641,17 +678,20 @@ def create_task_config(robot: Any, unified_config: Mapping[str, Any], task_name:
     return task_config
 
 
-def parse_configuration(config_path: str | os.PathLike, variant: str | None = None) -> dict:
+def parse_configuration(
+    config_path: str | os.PathLike, variant: str | None = None, *, strict: bool | None = None
+) -> dict:
     """Parse a unified configuration file (``UnifiedConfigParser(...).parse()``).
 
     Args:
         config_path: Path of the configuration file.
         variant: Variant to apply, or ``None``.
+        strict: Unknown-key policy (see :class:`UnifiedConfigParser`).
 
     Returns:
         dict: the resolved configuration.
     """
-    return UnifiedConfigParser(config_path, variant).parse()
+    return UnifiedConfigParser(config_path, variant, strict=strict).parse()
 
 
 def _auto_task(tasks: Mapping[str, Any], source: str) -> str:
@@ -680,8 +720,7 @@ def is_unified_config(config_file: str | os.PathLike) -> bool:
         config_file: Path of the YAML configuration file.
     """
     try:
-        with open(config_file, encoding="utf-8") as stream:
-            data = yaml.safe_load(stream)
+        data = load_yaml_file(config_file)
     except Exception:  # noqa: BLE001 - documented: never raises
         return False
     if not isinstance(data, dict):
