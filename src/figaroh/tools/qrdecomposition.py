@@ -39,7 +39,8 @@ them) permutes the chosen indices accordingly and changes nothing else.
 ``max(relative_tolerance * max_j ||w_j||, tolerance)`` (the absolute tolerance
 stays a floor).  The tall matrix is read once: one tall-skinny QR
 ``[W_e | tau] = Q_0 [R_0 | Q_0ᵀtau]`` preserves every inner product of the
-columns, so the selection and both workflows below run on the small ``R_0``.
+columns, so the selection and both workflows below run on the small ``R_0``
+(see "Cost" below).
 ``QRDecomposer(deterministic=False)`` instead takes the pivot order of
 LAPACK's column-pivoted QR (``?geqp3``) of ``W_e``, whose ties are settled by
 its column swaps and round-off (the choice then depends on the column order).
@@ -60,11 +61,22 @@ Two workflows are available:
 
 All numbers are kept at full float64 precision (``phi_b``, ``beta``, ``M``,
 the values of the ``base_parameters`` dicts); only the expression strings are
-rounded.  The tuple-returning methods (:meth:`QRDecomposer.double_decomposition`,
-:meth:`QRDecomposer.decompose_with_pivoting` and the legacy functions built on
-them) do the second QR on the tall matrix as figaroh 1.0.2 does, so their
-values match 1.0.2 bit for bit on the same BLAS; :meth:`QRDecomposer.decompose`
-does it on ``R_0`` (one pass over the tall matrix) and agrees to round-off.
+rounded.
+
+Cost: :meth:`QRDecomposer.decompose`, :func:`get_baseParams`,
+:func:`get_baseIndex` and the ``get_base_mapping_matrix*`` methods read the
+tall matrix in one tall-skinny QR (``R_0`` only, ``Q_0`` is never formed) plus
+a copy of the base columns ``W_b``; everything else is ``O(n^3)`` work on
+``R_0``.  The second QR is the QR of the column-permuted ``R_0[:, perm] =
+Q' R`` (``[W_base | W_regroup] = (Q_0 Q') R``), so ``beta = R_1^{-1} R_2``,
+``phi_b = R_1^{-1} Q'_1{}^T (Q_0^T tau)``, ``cond(W_b) = cond(R_1)`` and the
+covariance ``sigma^2 (W_b^T W_b)^{-1} = sigma^2 R_1^{-1} R_1^{-T}`` all come
+from the small factor.  The tuple-returning methods that give ``phi_b``
+(:meth:`QRDecomposer.double_decomposition`,
+:meth:`QRDecomposer.decompose_with_pivoting`, :func:`double_QR`,
+:func:`QR_pivoting`) instead redo the second QR on the tall matrix as figaroh
+1.0.2 does, so their values match 1.0.2 bit for bit on the same BLAS; the two
+routes agree to round-off (about 1e-13 relative on well-conditioned problems).
 
 Base-parameter expression format (a contract parsed by other modules)
 ---------------------------------------------------------------------
@@ -112,7 +124,6 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence, Tuple, Union
 
 import numpy as np
-from scipy import linalg
 
 from figaroh.tools.exceptions import FigarohToolsError, RankDeficiencyError
 
@@ -152,6 +163,15 @@ _COEF = r"\d+(?:\.\d+)?(?:e[+-]\d+)?"
 #: Regular expression matching one regrouped term `` + c*name`` of an expression.
 EXPRESSION_TERM_PATTERN = re.compile(rf" (?P<sign>[+-]) (?P<coef>{_COEF})\*(?P<name>[^\s*]+)")
 _EXPRESSION_PATTERN = re.compile(rf"(?P<base>[^\s*]+)(?P<terms>(?: [+-] {_COEF}\*[^\s*]+)*)")
+
+
+
+def _scipy_linalg():
+    """``scipy.linalg``, imported on first use (it is not needed to import this module)."""
+    from scipy import linalg
+
+    return linalg
+
 
 _PIVOTING_ALIASES = {"pivoting", "pivot", "qr_pivoting", "qr-pivoting"}
 _DOUBLE_ALIASES = {"double", "double_qr", "double-qr"}
@@ -608,7 +628,7 @@ class QRDecomposer:
         thr = self._threshold(norms)
         if not self.deterministic:
             A = R0 if W is None else W
-            _, R_p, P = linalg.qr(A, mode="economic", pivoting=True, check_finite=False)
+            _, R_p, P = _scipy_linalg().qr(A, mode="economic", pivoting=True, check_finite=False)
             rank = self._find_rank(R_p)
             chosen, rest = P[:rank].tolist(), P[rank:].tolist()
         else:
@@ -674,7 +694,7 @@ class QRDecomposer:
         """``R1^{-1} B`` for upper-triangular ``R1`` (back substitution)."""
         if B.size == 0:
             return np.zeros(B.shape, dtype=float)
-        return linalg.solve_triangular(R1, B, lower=False, check_finite=False)
+        return _scipy_linalg().solve_triangular(R1, B, lower=False, check_finite=False)
 
     def _build_parameter_expressions(
         self, base_params: List[str], regroup_params: List[str], beta: np.ndarray
@@ -755,7 +775,7 @@ class QRDecomposer:
             beta = np.linalg.solve(R1, R2) if R2.size else np.zeros((rank, 0))
             phi_b = np.zeros(rank) if tau is None else np.linalg.solve(R1, Q_t[:, :rank].T @ tau)
         else:
-            Q_p, R_r = linalg.qr(R0[:, perm], mode="economic", check_finite=False)
+            Q_p, R_r = _scipy_linalg().qr(R0[:, perm], mode="economic", check_finite=False)
             R1, R2 = R_r[:rank, :rank], R_r[:rank, rank:]
             beta = self._solve_upper(R1, R2)
             phi_b = (
@@ -770,7 +790,7 @@ class QRDecomposer:
             "R1": R1,
             "beta": beta,
             "phi_b": phi_b,
-            "W_b": np.array(W[:, base]),
+            "W_b": W[:, base],  # fancy indexing copies: W_b owns its data
             "M": self._build_M_from_partition(beta, base, regroup, len(names)),
             "expressions": self._build_parameter_expressions(params_base, params_regroup, beta),
             "params_base": params_base,
@@ -1141,12 +1161,15 @@ def get_baseParams(
     Returns:
         ``(W_b, params_base_expr, base_indices)``: ``W_b = W_e[:, base_indices]``,
         one expression per base column, ``base_indices`` ascending (the same
-        as :func:`get_baseIndex`).
+        as :func:`get_baseIndex`).  One tall-skinny QR of ``W_e``; the
+        regrouping coefficients come from its small ``R`` factor.
     """
-    W = _validate_regressor(W_e)
     decomposer = QRDecomposer(tolerance=tol_qr)
-    result = decomposer.double_decomposition(np.zeros(W.shape[0]), W, params_r, params_std)
-    return result[0], result[2], list(decomposer.base_indices or [])
+    W, names, _ = decomposer._prepare(W_e, params_r)
+    if params_std is not None:
+        _params_std_vector(params_std, names)
+    core = decomposer._double_core(W, names)
+    return core["W_b"], list(core["expressions"]), list(core["base_indices"])
 
 
 def get_baseIndex(
@@ -1233,6 +1256,7 @@ def _min_norm_operator(M: Any) -> np.ndarray:
     A = _validate_regressor(M, "M")
     r, n = A.shape
     if r <= n:
+        linalg = _scipy_linalg()
         Q, R = linalg.qr(A.T, mode="economic", check_finite=False)
         d = np.abs(np.diag(R))
         if d.size and d.min() > max(r, n) * np.finfo(float).eps * d.max():
