@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from figaroh.tools.stages import stages_line
+from figaroh.utils.fileio import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +31,26 @@ def _condition_label(cond: float) -> str:
     if cond < 1000:
         return "moderately-conditioned"
     return "ill-conditioned"
+
+
+def _num(value: Any, spec: str) -> str:
+    """``value`` formatted with ``spec``; ``"unavailable"`` when it is not a number."""
+    try:
+        return format(float(value), spec)
+    except (TypeError, ValueError):
+        return "unavailable"
+
+
+def _selected_rmse_line(selected_info: dict) -> str:
+    """RMSE line of the selected estimate; a rejected one has no RMSE and says why."""
+    rmse = selected_info.get("effort_rmse_fit")
+    if selected_info.get("status") == "accepted":
+        return f"  RMSE ({selected_info.get('stage')} estimate): {_num(rmse, '.4f')}"
+    label = f"rejected {selected_info.get('requested', '?')}"
+    if rmse is None:
+        reason = selected_info.get("reason") or "no estimate"
+        return f"  RMSE ({label} estimate): unavailable (rejected: {reason})"
+    return f"  RMSE ({label} estimate): {_num(rmse, '.4f')}"
 
 
 def format_quality_report(ident: Any) -> str:
@@ -49,7 +70,10 @@ def format_quality_report(ident: Any) -> str:
             f"  Reported estimate: {sel.stage if sel.accepted else 'none'}"
             f" (requested {sel.requested}: {sel.status}; {sel.reason})"
         )
-    cond = float(result.get("condition number", float("nan")))
+    try:
+        cond = float(result.get("condition number", float("nan")))
+    except (TypeError, ValueError):
+        cond = float("nan")
     n_base = len(result.get("base parameters names", []))
     lines.append(f"  Base parameters: {n_base}    Samples: {result.get('num samples', 0)}")
     if math.isnan(cond):
@@ -59,20 +83,15 @@ def format_quality_report(ident: Any) -> str:
     rmse_label = "RMSE:" if sel is None else "RMSE (base fit):"
     correlation = ident.correlation if ident.correlation is not None else float("nan")
     lines.append(
-        f"  {rmse_label:<13s} {result.get('rmse norm (N/m)', float('nan')):.4f}    "
-        f"Correlation: {correlation:.4f}"
+        f"  {rmse_label:<13s} {_num(result.get('rmse norm (N/m)'), '.4f')}    "
+        f"Correlation: {_num(correlation, '.4f')}"
     )
     at_rest = result.get("coulomb_at_rest")
     if isinstance(at_rest, dict) and at_rest.get("message"):
         lines.append(f"  Coulomb friction: {at_rest['message']}")
     selected_info = result.get("selected")
     if isinstance(selected_info, dict) and "effort_rmse_fit" in selected_info:
-        label = (
-            selected_info["stage"]
-            if selected_info.get("status") == "accepted"
-            else f"rejected {selected_info.get('requested', '?')}"
-        )
-        lines.append(f"  RMSE ({label} estimate): {selected_info['effort_rmse_fit']:.4f}")
+        lines.append(_selected_rmse_line(selected_info))
 
     per_joint = ident._compute_per_joint_stats()
     lines.append(_THIN)
@@ -84,15 +103,16 @@ def format_quality_report(ident: Any) -> str:
         lines.append(f"  {'Joint':<22s} {'Mean':>10s} {'Std':>10s} {'RMSE':>10s} {'Max':>10s}")
         lines.append(f"  {'-' * 22} {'-' * 10} {'-' * 10} {'-' * 10} {'-' * 10}")
         for i, name in enumerate(per_joint["joint_names"]):
-            lines.append(
-                f"  {name:<22s} {per_joint['mean'][i]:10.4f} {per_joint['std'][i]:10.4f} "
-                f"{per_joint['rmse'][i]:10.4f} {per_joint['max_abs'][i]:10.4f}"
+            cells = " ".join(
+                f"{_num(per_joint[key][i], '.4f'):>10s}"
+                for key in ("mean", "std", "rmse", "max_abs")
             )
+            lines.append(f"  {str(name):<22s} {cells}")
         per_joint_sel = (selected_info or {}).get("effort_rmse_fit_per_joint")
         if per_joint_sel:
-            lines.append(f"  Selected estimate ({selected_info['stage']}) RMSE per joint")
+            lines.append(f"  Selected estimate ({selected_info.get('stage')}) RMSE per joint")
             for name, value in per_joint_sel.items():
-                lines.append(f"  {name:<22s} {value:10.4f}")
+                lines.append(f"  {str(name):<22s} {_num(value, '.4f'):>10s}")
     else:
         lines.append("  Per-joint residuals: unavailable")
 
@@ -103,8 +123,9 @@ def format_quality_report(ident: Any) -> str:
         order = sorted(range(len(base_names)), key=lambda i: -abs(std_relative[i]))
         lines.append("  Base-Parameter Uncertainty (top 5 by relative std-dev)")
         for i in order[:5]:
-            name = base_names[i] if len(base_names[i]) <= 50 else base_names[i][:49] + "…"
-            lines.append(f"    {name:<50s} {std_relative[i]:8.1f}%")
+            name = str(base_names[i])
+            name = name if len(name) <= 50 else name[:49] + "…"
+            lines.append(f"    {name:<50s} {_num(std_relative[i], '8.1f')}%")
     else:
         lines.append("  Base-parameter uncertainty: unavailable")
 
@@ -116,23 +137,24 @@ def format_quality_report(ident: Any) -> str:
                 "  ⚠ WARNING: no separate validation data provided — falling back to "
                 "identification data. These are NOT an independent generalization test."
             )
-            lines.append(f"  Validation (identification set, n={val['n_val_samples']})")
+            lines.append(f"  Validation (identification set, n={val.get('n_val_samples')})")
         else:
-            lines.append(f"  Validation (separate set, n={val['n_val_samples']})")
+            lines.append(f"  Validation (separate set, n={val.get('n_val_samples')})")
         lines.append(
-            f"    RMSE nominal:    {val['rmse_nominal']:.4f}    "
-            f"RMSE identified: {val['rmse_identified']:.4f}"
+            f"    RMSE nominal:    {_num(val.get('rmse_nominal'), '.4f')}    "
+            f"RMSE identified: {_num(val.get('rmse_identified'), '.4f')}"
         )
-        corr = val.get("correlation_normalised", float("nan"))
         lines.append(
-            f"    Improvement:     {val['improvement_pct']:.1f}%    "
-            f"Correlation (per-joint normalised): {corr:.4f}"
+            f"    Improvement:     {_num(val.get('improvement_pct'), '.1f')}%    "
+            "Correlation (per-joint normalised): "
+            f"{_num(val.get('correlation_normalised'), '.4f')}"
         )
-        for name, m in val.get("per_joint", {}).items():
-            flag = "" if m["predictive"] else "  <- not better than a constant"
+        for name, m in (val.get("per_joint") or {}).items():
+            flag = "" if m.get("predictive", True) else "  <- not better than a constant"
             lines.append(
-                f"    {name:24s} RMSE {m['rmse_identified']:.4g} {m['unit']}"
-                f"  std {m['std_measured']:.4g}  R² {m['r2']:.3f}{flag}"
+                f"    {str(name):24s} RMSE {_num(m.get('rmse_identified'), '.4g')} "
+                f"{m.get('unit', '')}  std {_num(m.get('std_measured'), '.4g')}  "
+                f"R² {_num(m.get('r2'), '.3f')}{flag}"
             )
     else:
         lines.append("  Validation: no separate validation data provided.")
@@ -201,6 +223,8 @@ def basic_identification_plot(ident: Any, output_dir: str = "results") -> str | 
         return None
     os.makedirs(output_dir, exist_ok=True)
     path = os.path.join(output_dir, "identification_basic.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=100), binary=True)
+    finally:
+        plt.close(fig)
     return path

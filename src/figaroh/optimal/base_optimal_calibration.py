@@ -74,7 +74,7 @@ from figaroh.utils.config_parser import (
     require_unified_config,
 )
 from figaroh.utils.error_handling import CalibrationError
-from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.fileio import atomic_write, atomic_write_text
 from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 
 logger = logging.getLogger(__name__)
@@ -1502,7 +1502,8 @@ class BaseOptimalCalibration:
         ax2.grid(True, alpha=0.3)
         fig.tight_layout()
         if save_path is not None:
-            fig.savefig(str(save_path), dpi=100)
+            fmt = Path(save_path).suffix[1:].lower() or None
+            atomic_write(save_path, lambda fh: fig.savefig(fh, format=fmt, dpi=100), binary=True)
         backend = matplotlib.get_backend().lower()
         interactive = "agg" not in backend and backend not in ("pdf", "ps", "svg", "template")
         if show if show is not None else interactive:

@@ -237,8 +237,8 @@ def atomic_write(
         raise FileNotFoundError(
             f"cannot write {str(dest)!r}: folder {str(parent)!r} does not exist (create it first)"
         )
+    remove_stale_temps(parent)  # also in a sealed run: the litter is not part of it
     _check_not_sealed(dest, parent)
-    remove_stale_temps(parent)
     fd, tmp = _create_temp(parent, dest.name, suffix)
     try:
         stream = (
