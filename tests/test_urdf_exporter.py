@@ -7,6 +7,8 @@ parameters, and the untouched nominal file.
 
 from __future__ import annotations
 
+import os
+import stat
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -18,6 +20,7 @@ from figaroh.tools.urdf_exporter import (
     frame_settings_doc,
     is_kinematic_correction,
 )
+from figaroh.utils.fileio import SEAL_MARKER, SealedRunError
 
 KEYS = ["m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"]
 
@@ -286,3 +289,18 @@ def test_inertia_maths_round_trip_and_agree_with_physical_consistency():
     assert inertia.check_p10_feasibility(bad).status == "infeasible"
     with pytest.raises(ValueError, match="negative"):
         inertia.mass_com_inertia_from_p10(-bad)
+
+
+def test_exported_urdf_mode_follows_the_umask_and_sealed_runs_are_refused(arm, tmp_path):
+    old = os.umask(0o022)
+    try:
+        out = export_urdf(arm, {"m_j1": 2.5}, output_path=tmp_path / "m.urdf")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o644  # not mkstemp's 0600
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / SEAL_MARKER).write_text("run\n")
+    with pytest.raises(SealedRunError, match="archived run"):
+        export_urdf(arm, {"m_j1": 2.5}, output_path=run / "m.urdf")
+    assert sorted(p.name for p in run.iterdir()) == [SEAL_MARKER]
