@@ -3,7 +3,8 @@
 The identification side runs on a real ``UR10Identification`` (simulated data
 with known noise, see examples/ur10); the calibration report runs on a
 fixture object holding the attributes ``BaseCalibration`` provides after
-``solve()`` (calibration.md §9.5–9.8).
+``solve()`` (``evaluation_metrics``, ``calib_config``, ``results_data``,
+``_run_provenance`` and the stage records).
 """
 
 from __future__ import annotations
@@ -340,7 +341,7 @@ def test_selected_estimate_is_what_verify_and_report_judge(ident, monkeypatch):
 
 
 # ---------------------------------------------------------------------------
-# Identification insights (§4.1)
+# Identification insights
 # ---------------------------------------------------------------------------
 
 
@@ -517,7 +518,7 @@ def test_identification_report_escapes_joint_and_parameter_names(ident, monkeypa
 
 
 class FakeCalibration:
-    """The attributes ``generate_calibration_report`` reads (calibration.md §9.5–9.8)."""
+    """The attributes ``generate_calibration_report`` reads after ``BaseCalibration.solve()``."""
 
     def __repr__(self):
         return "FakeCalibration()"

@@ -53,18 +53,9 @@ def _selected_rmse_line(selected_info: dict) -> str:
     return f"  RMSE ({label} estimate): {_num(rmse, '.4f')}"
 
 
-def format_quality_report(ident: Any) -> str:
-    """The identification quality report of a solved ``BaseIdentification``.
-
-    Returns:
-        Multi-line text (empty when the object has no result).
-    """
-    result = ident.result
-    if result is None:
-        return ""
-    lines: list[str] = ["", _RULE, "  IDENTIFICATION QUALITY REPORT", _RULE]
-    lines.append(f"  Stages:          {stages_line(ident)}")
-    sel = getattr(ident, "selected", None)
+def _summary_lines(ident: Any, result: dict, sel: Any) -> list[str]:
+    """Stages, reported estimate, size, condition number, RMSE and correlation."""
+    lines = [f"  Stages:          {stages_line(ident)}"]
     if sel is not None:
         lines.append(
             f"  Reported estimate: {sel.stage if sel.accepted else 'none'}"
@@ -81,10 +72,9 @@ def format_quality_report(ident: Any) -> str:
     else:
         lines.append(f"  Condition:    {cond:.1f} ({_condition_label(cond)})")
     rmse_label = "RMSE:" if sel is None else "RMSE (base fit):"
-    correlation = ident.correlation if ident.correlation is not None else float("nan")
     lines.append(
         f"  {rmse_label:<13s} {_num(result.get('rmse norm (N/m)'), '.4f')}    "
-        f"Correlation: {_num(correlation, '.4f')}"
+        f"Correlation: {_num(ident.correlation, '.4f')}"
     )
     at_rest = result.get("coulomb_at_rest")
     if isinstance(at_rest, dict) and at_rest.get("message"):
@@ -92,84 +82,116 @@ def format_quality_report(ident: Any) -> str:
     selected_info = result.get("selected")
     if isinstance(selected_info, dict) and "effort_rmse_fit" in selected_info:
         lines.append(_selected_rmse_line(selected_info))
+    return lines
 
-    per_joint = ident._compute_per_joint_stats()
-    lines.append(_THIN)
-    if per_joint is not None:
-        heading = "Per-Joint Torque Residuals (training set)"
-        if sel is not None:
-            heading = "Base fit residuals, per joint (training set)"
-        lines.append(f"  {heading}")
-        lines.append(f"  {'Joint':<22s} {'Mean':>10s} {'Std':>10s} {'RMSE':>10s} {'Max':>10s}")
-        lines.append(f"  {'-' * 22} {'-' * 10} {'-' * 10} {'-' * 10} {'-' * 10}")
-        for i, name in enumerate(per_joint["joint_names"]):
-            cells = " ".join(
-                f"{_num(per_joint[key][i], '.4f'):>10s}"
-                for key in ("mean", "std", "rmse", "max_abs")
-            )
-            lines.append(f"  {str(name):<22s} {cells}")
-        per_joint_sel = (selected_info or {}).get("effort_rmse_fit_per_joint")
-        if per_joint_sel:
-            lines.append(f"  Selected estimate ({selected_info.get('stage')}) RMSE per joint")
-            for name, value in per_joint_sel.items():
-                lines.append(f"  {str(name):<22s} {_num(value, '.4f'):>10s}")
-    else:
-        lines.append("  Per-joint residuals: unavailable")
 
-    lines.append(_THIN)
-    std_relative = getattr(ident, "std_relative", None)
-    base_names = result.get("base parameters names", [])
-    if std_relative is not None and len(std_relative) == len(base_names):
-        order = sorted(range(len(base_names)), key=lambda i: -abs(std_relative[i]))
-        lines.append("  Base-Parameter Uncertainty (top 5 by relative std-dev)")
-        for i in order[:5]:
-            name = str(base_names[i])
-            name = name if len(name) <= 50 else name[:49] + "…"
-            lines.append(f"    {name:<50s} {_num(std_relative[i], '8.1f')}%")
-    else:
-        lines.append("  Base-parameter uncertainty: unavailable")
-
-    lines.append(_THIN)
-    val = result.get("validation_metrics")
-    if val is not None:
-        if val.get("validation_source") == "identification_data_fallback":
-            lines.append(
-                "  ⚠ WARNING: no separate validation data provided — falling back to "
-                "identification data. These are NOT an independent generalization test."
-            )
-            lines.append(f"  Validation (identification set, n={val.get('n_val_samples')})")
-        else:
-            lines.append(f"  Validation (separate set, n={val.get('n_val_samples')})")
-        lines.append(
-            f"    RMSE nominal:    {_num(val.get('rmse_nominal'), '.4f')}    "
-            f"RMSE identified: {_num(val.get('rmse_identified'), '.4f')}"
+def _per_joint_lines(per_joint: dict | None, selected_info: Any, has_selection: bool) -> list[str]:
+    """Per-joint residual table of the base fit (and the selected estimate's RMSE)."""
+    if per_joint is None:
+        return ["  Per-joint residuals: unavailable"]
+    heading = "Per-Joint Torque Residuals (training set)"
+    if has_selection:
+        heading = "Base fit residuals, per joint (training set)"
+    lines = [
+        f"  {heading}",
+        f"  {'Joint':<22s} {'Mean':>10s} {'Std':>10s} {'RMSE':>10s} {'Max':>10s}",
+        f"  {'-' * 22} {'-' * 10} {'-' * 10} {'-' * 10} {'-' * 10}",
+    ]
+    for i, name in enumerate(per_joint["joint_names"]):
+        cells = " ".join(
+            f"{_num(per_joint[key][i], '.4f'):>10s}" for key in ("mean", "std", "rmse", "max_abs")
         )
-        lines.append(
-            f"    Improvement:     {_num(val.get('improvement_pct'), '.1f')}%    "
-            "Correlation (per-joint normalised): "
-            f"{_num(val.get('correlation_normalised'), '.4f')}"
-        )
-        for name, m in (val.get("per_joint") or {}).items():
-            flag = "" if m.get("predictive", True) else "  <- not better than a constant"
-            lines.append(
-                f"    {str(name):24s} RMSE {_num(m.get('rmse_identified'), '.4g')} "
-                f"{m.get('unit', '')}  std {_num(m.get('std_measured'), '.4g')}  "
-                f"R² {_num(m.get('r2'), '.3f')}{flag}"
-            )
-    else:
-        lines.append("  Validation: no separate validation data provided.")
-        lines.append(
+        lines.append(f"  {str(name):<22s} {cells}")
+    selected_info = selected_info if isinstance(selected_info, dict) else {}
+    per_joint_sel = selected_info.get("effort_rmse_fit_per_joint")
+    if per_joint_sel:
+        lines.append(f"  Selected estimate ({selected_info.get('stage')}) RMSE per joint")
+        for name, value in per_joint_sel.items():
+            lines.append(f"  {str(name):<22s} {_num(value, '.4f'):>10s}")
+    return lines
+
+
+def _uncertainty_lines(std_relative: Any, base_names: list) -> list[str]:
+    """The five base parameters with the largest relative standard deviation [%]."""
+    if std_relative is None or len(std_relative) != len(base_names):
+        return ["  Base-parameter uncertainty: unavailable"]
+    order = sorted(range(len(base_names)), key=lambda i: -abs(std_relative[i]))
+    lines = ["  Base-Parameter Uncertainty (top 5 by relative std-dev)"]
+    for i in order[:5]:
+        name = str(base_names[i])
+        name = name if len(name) <= 50 else name[:49] + "…"
+        lines.append(f"    {name:<50s} {_num(std_relative[i], '8.1f')}%")
+    return lines
+
+
+def _validation_lines(val: Any) -> list[str]:
+    """Held-out validation summary; a fallback to the training data is flagged."""
+    if val is None:
+        return [
+            "  Validation: no separate validation data provided.",
             "    Set validation_data_file in the identification config to enable held-out "
-            "FK/torque validation."
+            "FK/torque validation.",
+        ]
+    lines: list[str] = []
+    if val.get("validation_source") == "identification_data_fallback":
+        lines.append(
+            "  ⚠ WARNING: no separate validation data provided — falling back to "
+            "identification data. These are NOT an independent generalization test."
         )
-    pc = result.get("physical consistency")
-    if pc is not None:
-        lines.append(_THIN)
-        lines.append(f"  Physical consistency: {pc.get('status', 'unknown')}")
-    recon = result.get("reconstruction")
-    if recon is not None:
-        lines.append(_THIN)
-        lines.append(f"  Full-parameter reconstruction: {recon.get('status', 'unknown')}")
+        lines.append(f"  Validation (identification set, n={val.get('n_val_samples')})")
+    else:
+        lines.append(f"  Validation (separate set, n={val.get('n_val_samples')})")
+    lines.append(
+        f"    RMSE nominal:    {_num(val.get('rmse_nominal'), '.4f')}    "
+        f"RMSE identified: {_num(val.get('rmse_identified'), '.4f')}"
+    )
+    lines.append(
+        f"    Improvement:     {_num(val.get('improvement_pct'), '.1f')}%    "
+        "Correlation (per-joint normalised): "
+        f"{_num(val.get('correlation_normalised'), '.4f')}"
+    )
+    for name, m in (val.get("per_joint") or {}).items():
+        flag = "" if m.get("predictive", True) else "  <- not better than a constant"
+        lines.append(
+            f"    {str(name):24s} RMSE {_num(m.get('rmse_identified'), '.4g')} "
+            f"{m.get('unit', '')}  std {_num(m.get('std_measured'), '.4g')}  "
+            f"R² {_num(m.get('r2'), '.3f')}{flag}"
+        )
+    return lines
+
+
+def format_quality_report(ident: Any) -> str:
+    """The identification quality report of a solved ``BaseIdentification``.
+
+    Missing or non-numeric values (e.g. the RMSE of a rejected physical fit)
+    are shown as ``unavailable``, never raised.
+
+    Returns:
+        Multi-line text (empty when the object has no result).
+    """
+    result = ident.result
+    if result is None:
+        return ""
+    sel = getattr(ident, "selected", None)
+    lines: list[str] = ["", _RULE, "  IDENTIFICATION QUALITY REPORT", _RULE]
+    lines += _summary_lines(ident, result, sel)
+    lines.append(_THIN)
+    lines += _per_joint_lines(
+        ident._compute_per_joint_stats(), result.get("selected"), sel is not None
+    )
+    lines.append(_THIN)
+    lines += _uncertainty_lines(
+        getattr(ident, "std_relative", None), result.get("base parameters names", [])
+    )
+    lines.append(_THIN)
+    lines += _validation_lines(result.get("validation_metrics"))
+    for key, label in (
+        ("physical consistency", "Physical consistency"),
+        ("reconstruction", "Full-parameter reconstruction"),
+    ):
+        info = result.get(key)
+        if info is not None:
+            lines += [_THIN, f"  {label}: {info.get('status', 'unknown')}"]
     lines.append(_RULE)
     return "\n".join(lines)
 
