@@ -20,11 +20,17 @@ from pathlib import Path
 from typing import Any, List, Mapping, Sequence
 
 import numpy as np
-import yaml
 
 from figaroh.calibration.parameter import get_elastic_names
+from figaroh.utils.config_keys import (
+    LEGACY_SCHEMA,
+    find_unknown_keys,
+    report_unknown_keys,
+    strict_requested,
+)
 from figaroh.utils.config_parser import UnifiedConfigParser, create_task_config, is_unified_config
 from figaroh.utils.error_handling import MIGRATION_COMMAND, CalibrationError, ConfigurationError
+from figaroh.utils.yaml_budget import load_yaml_file
 
 logger = logging.getLogger(__name__)
 
@@ -203,6 +209,61 @@ def _measurability(markers: Any, key: str) -> List[bool]:
     return out
 
 
+def _check_reference_joints(model: Any, markers: Sequence[Any], key: str, field: str) -> None:
+    """Warn about a marker whose ``field`` (reference joint) is not a joint of the model.
+
+    The reference joint is descriptive (the measured point is on the tool
+    frame, ``kinematics.tool_frame``); figaroh 1.0.2 never read it, so a wrong
+    name is warned about, not refused.
+    """
+    names = [str(n) for n in model.names]
+    for i, marker in enumerate(markers):
+        ref = marker.get(field) if isinstance(marker, Mapping) else None
+        if ref is None or (isinstance(ref, str) and ref in names):
+            continue
+        message = (
+            f"{key}[{i}].{field}: {ref!r} is not a joint of model {model.name!r}."
+            f"{_suggest(str(ref), names[1:])} Set it to the joint carrying the marker "
+            "(it is informative only: the measured point is kinematics.tool_frame)"
+        )
+        logger.warning("%s", message)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _integer(value: Any, key: str, default: int) -> int:
+    """``int(value)`` (``default`` for None/0/empty) after checking it is an integer."""
+    if value is None or value == "" or value == 0:
+        return default
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        return int(value) or default  # figaroh 1.0.2 accepted int("500")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise ConfigurationError(
+            f"{key}: expected an integer, got {value!r}"
+            + (" (write the number without quotes)" if isinstance(value, str) else "")
+        )
+    return int(value)
+
+
+def _nonneg_number(value: Any, key: str) -> Any:
+    """``value`` after checking it is a finite number ≥ 0 (a numeric string is converted)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not np.isfinite(value)
+        or value < 0
+    ):
+        raise ConfigurationError(
+            f"{key}: expected a finite number >= 0 [m], got {value!r}"
+            + (" (write the number without quotes)" if isinstance(value, str) else "")
+        )
+    return value
+
+
 def _pose(value: Any, key: str) -> List[float] | None:
     if value is None:
         return None
@@ -314,6 +375,7 @@ def unified_to_legacy_config(robot: Any, unified_calib_config: Mapping[str, Any]
         active=active,
     )
     cfg["NbMarkers"] = len(markers)
+    _check_reference_joints(robot.model, markers, "measurements.markers", "reference_joint")
     _unified_settings(cfg, task_cfg, params, meas)
     _unified_data(cfg, robot.model, params, data, eye)
     return cfg
@@ -356,14 +418,16 @@ def _unified_settings(
     cfg["coeff_regularize"] = regularization_coefficient(
         params.get("regularization_coefficient", 0.0)
     )
-    cfg["outlier_eps"] = params.get("outlier_threshold", 0.05)
+    cfg["outlier_eps"] = _nonneg_number(
+        params.get("outlier_threshold", 0.05), "parameters.outlier_threshold"
+    )
     estimation = params.get("estimation") or {}
     if not isinstance(estimation, Mapping):
         raise ConfigurationError(
             f"parameters.estimation: expected a mapping such as {{method: map}}, got {estimation!r}"
         )
     cfg["estimation"] = dict(estimation)
-    cfg["random_seed"] = int(params.get("random_seed", 0) or 0)
+    cfg["random_seed"] = _integer(params.get("random_seed", 0), "parameters.random_seed", 0)
 
 
 def _unified_data(
@@ -380,7 +444,7 @@ def _unified_data(
         cfg["base_to_ref_frame"], cfg["ref_frame"] = cam, ref
     else:
         cfg["base_to_ref_frame"], cfg["ref_frame"] = None, None
-    cfg["NbSample"] = int(data.get("number_of_samples", 500) or 500)
+    cfg["NbSample"] = _integer(data.get("number_of_samples", 500), "data.number_of_samples", 500)
     cfg["data_file"] = _optional_path(data.get("source_file"))
     cfg["validation_data_file"] = _optional_path(data.get("validation_data_file"))
     sc = data.get("sample_configurations_file")
@@ -458,9 +522,15 @@ def get_param_from_yaml(robot: Any, calib_data: Mapping[str, Any]) -> dict:
         raise ConfigurationError(
             f"legacy calibration section must be a mapping, got {type(calib_data).__name__}"
         )
+    report_unknown_keys(
+        find_unknown_keys(calib_data, LEGACY_SCHEMA["calibration"], "calibration"),
+        "the legacy calibration section",
+        strict=strict_requested(),
+    )
     markers = calib_data.get("markers") or []
     if not markers:
         raise ConfigurationError("calibration.markers is empty: add one {ref_joint, measure} entry")
+    _check_reference_joints(robot.model, markers, "calibration.markers", "ref_joint")
     if not calib_data.get("tool_frame"):
         raise ConfigurationError("calibration.tool_frame is required")
     cfg = _common(
@@ -518,8 +588,7 @@ def load_calibration_config(
         if is_unified_config(path):
             unified = UnifiedConfigParser(path).parse()
             return unified_to_legacy_config(robot, create_task_config(robot, unified, setting_type))
-        with open(path, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh)
+        raw = load_yaml_file(path)
         if not isinstance(raw, Mapping) or setting_type not in raw:
             raise KeyError(
                 f"legacy config {path} has no '{setting_type}' section "

@@ -22,6 +22,8 @@ from typing import Any
 
 from figaroh.identification.exceptions import IdentificationConfigError
 from figaroh.tools import joint_terms
+from figaroh.utils.config_keys import LEGACY_SCHEMA, find_unknown_keys, report_unknown_keys
+from figaroh.utils.config_keys import strict_requested as _strict_requested
 from figaroh.utils.error_handling import MIGRATION_COMMAND
 
 logger = logging.getLogger(__name__)
@@ -84,7 +86,7 @@ def _section(config: Mapping[str, Any], key: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ValueError(
+        raise IdentificationConfigError(
             f"section '{key}' of the identification task must be a mapping, "
             f"got {type(value).__name__}: {value!r}"
         )
@@ -94,13 +96,17 @@ def _section(config: Mapping[str, Any], key: str) -> dict[str, Any]:
 def _positive_number(value: Any, key: str, unit: str) -> float:
     """Return ``float(value)`` after checking it is a finite number > 0."""
     if isinstance(value, bool):
-        raise ValueError(f"{key} must be a positive number [{unit}], got {value!r}")
+        raise IdentificationConfigError(f"{key} must be a positive number [{unit}], got {value!r}")
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{key} must be a positive number [{unit}], got {value!r}") from None
+        raise IdentificationConfigError(
+            f"{key} must be a positive number [{unit}], got {value!r}"
+        ) from None
     if not math.isfinite(number) or number <= 0.0:
-        raise ValueError(f"{key} must be a positive finite number [{unit}], got {value!r}")
+        raise IdentificationConfigError(
+            f"{key} must be a positive finite number [{unit}], got {value!r}"
+        )
     return number
 
 
@@ -128,14 +134,14 @@ def _as_bool(value: Any, key: str) -> bool:
         return value
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    raise ValueError(f"{key} must be true or false, got {value!r}")
+    raise IdentificationConfigError(f"{key} must be true or false, got {value!r}")
 
 
 def _check_nyquist(f_butter: float, f_sample: float, what: str) -> None:
     """Require ``0 < f_butter < f_sample / 2`` (Nyquist frequency)."""
     nyquist = f_sample / 2.0
     if not (0.0 < f_butter < nyquist):
-        raise ValueError(
+        raise IdentificationConfigError(
             f"{what}: cutoff frequency {f_butter:g} Hz must satisfy 0 < cutoff < "
             f"{nyquist:g} Hz, the Nyquist frequency (half of the sampling frequency "
             f"{f_sample:g} Hz); lower the cutoff or raise the sampling frequency"
@@ -184,9 +190,14 @@ def _extract_signal_processing_params(
     identif_config["cut_off_frequency_butterworth"] = cutoff
 
     order = signal_processing.get("filter_order") or _DEFAULT_FILTER_ORDER
+    if not _is_positive_int(order):
+        raise IdentificationConfigError(
+            "signal_processing.filter_order (Butterworth filter order) must be a positive "
+            f"integer such as 4, got {order!r}"
+        )
     method = signal_processing.get("differentiation_method", "gradient")
     if method not in DIFFERENTIATION_METHODS:
-        raise ValueError(
+        raise IdentificationConfigError(
             f"signal_processing.differentiation_method={method!r} is not supported; "
             f"choose one of {list(DIFFERENTIATION_METHODS)}"
         )
@@ -214,17 +225,55 @@ def _extract_signal_processing_params(
 def _user_filter_params(user_params: Any) -> Mapping[str, Any]:
     """``signal_processing.filter_params``: a mapping with keys among :data:`FILTER_PARAM_KEYS`."""
     if not isinstance(user_params, Mapping):
-        raise ValueError(
+        raise IdentificationConfigError(
             "signal_processing.filter_params must be a mapping "
             f"(keys {list(FILTER_PARAM_KEYS)}), got {user_params!r}"
         )
     unknown = sorted(set(user_params) - set(FILTER_PARAM_KEYS))
     if unknown:
-        raise ValueError(
+        raise IdentificationConfigError(
             f"unknown signal_processing.filter_params keys {unknown}; "
             f"allowed: {list(FILTER_PARAM_KEYS)}"
         )
     return user_params
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+def _number(value: Any, key: str) -> Any:
+    """``value`` unchanged after checking it is a (finite) number."""
+    if not _is_number(value) or not math.isfinite(value):
+        raise IdentificationConfigError(
+            f"{key} must be a finite number, got {value!r}"
+            + (" (a string: write the number without quotes)" if isinstance(value, str) else "")
+        )
+    return value
+
+
+def _numeric_values(value: Any, key: str, *, by_name: bool = False) -> Any:
+    """``value`` unchanged after checking it is a list of numbers (per joint).
+
+    A single number is accepted (figaroh 1.0.2 passed it through); with
+    ``by_name`` a mapping ``{joint name: number}`` is accepted too.
+    """
+    if value is None or _is_number(value):
+        return value
+    if by_name and isinstance(value, Mapping):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        items = [value]
+    bad = [v for v in items if not _is_number(v) or not math.isfinite(v)]
+    if bad:
+        raise IdentificationConfigError(
+            f"{key} must be a list of finite numbers (one per joint), got {value!r}; "
+            f"offending entries: {bad}"
+            + (" (write numbers without quotes)" if any(isinstance(v, str) for v in bad) else "")
+        )
+    return value
 
 
 def _is_positive_int(value: Any) -> bool:
@@ -243,16 +292,16 @@ def _check_filter_params(filter_params: Mapping[str, Any]) -> tuple[float, float
     f_butter = _positive_number(filter_params["f_butter"], f"{key}.f_butter", "Hz")
     nbutter = filter_params["nbutter"]
     if not _is_positive_int(nbutter):
-        raise ValueError(
+        raise IdentificationConfigError(
             f"{key}.nbutter (filter order) must be a positive integer, got {nbutter!r}"
         )
     med = filter_params.get("med_fil", 1)
     if not _is_positive_int(med) or med % 2 == 0:
-        raise ValueError(
+        raise IdentificationConfigError(
             f"{key}.med_fil (median window) must be a positive odd integer, got {med!r}"
         )
     if "median_padding" in filter_params and filter_params["median_padding"] not in MEDIAN_PADDINGS:
-        raise ValueError(
+        raise IdentificationConfigError(
             f"{key}.median_padding must be one of {list(MEDIAN_PADDINGS)} ('zero': figaroh "
             "1.0.2, 'nearest': repeat the edge samples), got "
             f"{filter_params['median_padding']!r}"
@@ -288,11 +337,13 @@ def _extract_joint_limits(identif_config: dict[str, Any], joints: Mapping[str, A
     if active is None:
         active = []
     if not isinstance(active, (list, tuple)) or not all(isinstance(n, str) for n in active):
-        raise ValueError(f"joints.active_joints must be a list of joint names, got {active!r}")
+        raise IdentificationConfigError(
+            f"joints.active_joints must be a list of joint names, got {active!r}"
+        )
     identif_config["active_joints"] = list(active)
     limits = joints.get("joint_limits") or {}
     if not isinstance(limits, Mapping):
-        raise ValueError(f"joints.joint_limits must be a mapping, got {limits!r}")
+        raise IdentificationConfigError(f"joints.joint_limits must be a mapping, got {limits!r}")
     identif_config["q_lim_def"] = limits.get("position", [])
     identif_config["dq_lim_def"] = limits.get("velocity", [])
     identif_config["ddq_lim_def"] = limits.get("acceleration", [])
@@ -320,7 +371,9 @@ def _extract_problem_config(identif_config: dict[str, Any], problem: Mapping[str
 
     components = problem.get("model_components") or {}
     if not isinstance(components, Mapping):
-        raise ValueError(f"problem.model_components must be a mapping, got {components!r}")
+        raise IdentificationConfigError(
+            f"problem.model_components must be a mapping, got {components!r}"
+        )
     for out_key, in_key in _component_keys():
         identif_config[out_key] = _as_bool(
             components.get(in_key, True), f"problem.model_components.{in_key}"
@@ -354,16 +407,18 @@ def _torque_fit_joints(fit: Any, active: list[str]) -> list[str] | None:
     if fit is None:
         return None
     if not isinstance(fit, (list, tuple)) or not all(isinstance(n, str) for n in fit):
-        raise ValueError(f"problem.torque_fit_joints must be a list of joint names, got {fit!r}")
+        raise IdentificationConfigError(
+            f"problem.torque_fit_joints must be a list of joint names, got {fit!r}"
+        )
     fit = list(fit)
     unknown = [n for n in fit if active and n not in active]
     if unknown:
-        raise ValueError(
+        raise IdentificationConfigError(
             f"problem.torque_fit_joints names {unknown} that are not active joints; "
             f"active joints: {list(active)}"
         )
     if not fit:
-        raise ValueError(
+        raise IdentificationConfigError(
             "problem.torque_fit_joints is empty: list at least one active joint or "
             "remove the key to fit every active joint"
         )
@@ -383,7 +438,7 @@ def _mechanics_value(mechanics: Mapping[str, Any], path: tuple[str, ...]) -> Any
         node = node.get(key) or {}
         if not isinstance(node, Mapping):
             where = ".".join(("mechanics", *path[: depth + 1]))
-            raise ValueError(f"{where} must be a mapping, got {node!r}")
+            raise IdentificationConfigError(f"{where} must be a mapping, got {node!r}")
     return node.get(path[-1], [])
 
 
@@ -397,9 +452,16 @@ def _extract_mechanical_params(
     its ``values_key``.
     """
     for row in joint_terms.JOINT_TERMS:
-        identif_config[row.values_key] = _mechanics_value(mechanics, row.mechanics_path)
-    identif_config["reduction_ratio"] = mechanics.get("reduction_ratios", [])
-    identif_config["ratio_essential"] = mechanics.get("ratio_essential", 30.0)
+        value = _mechanics_value(mechanics, row.mechanics_path)
+        identif_config[row.values_key] = _numeric_values(
+            value, ".".join(("mechanics", *row.mechanics_path))
+        )
+    identif_config["reduction_ratio"] = _numeric_values(
+        mechanics.get("reduction_ratios", []), "mechanics.reduction_ratios", by_name=True
+    )
+    identif_config["ratio_essential"] = _number(
+        mechanics.get("ratio_essential", 30.0), "mechanics.ratio_essential"
+    )
 
 
 def _extract_coupling_params(identif_config: dict[str, Any], coupling: Mapping[str, Any]) -> None:
@@ -407,9 +469,8 @@ def _extract_coupling_params(identif_config: dict[str, Any], coupling: Mapping[s
     identif_config["has_coupled_wrist"] = _as_bool(
         coupling.get("has_coupled_wrist", True), "coupling.has_coupled_wrist"
     )
-    identif_config["Iam6"] = coupling.get("Iam6", 0)
-    identif_config["fvm6"] = coupling.get("fvm6", 0)
-    identif_config["fsm6"] = coupling.get("fsm6", 0)
+    for key in ("Iam6", "fvm6", "fsm6"):
+        identif_config[key] = _number(coupling.get(key, 0), f"coupling.{key}")
 
 
 def _extract_load_params(identif_config: dict[str, Any]) -> None:
@@ -445,7 +506,7 @@ def _extract_selection_config(identif_config: dict[str, Any], source: Mapping[st
                     "physically consistent set, not of the fit; use 'physical_fit' for a "
                     "physically consistent fit)"
                 )
-            raise ValueError(msg)
+            raise IdentificationConfigError(msg)
         identif_config["select_stage"] = value
 
     fit = source.get("physical_fit")
@@ -454,10 +515,10 @@ def _extract_selection_config(identif_config: dict[str, Any], source: Mapping[st
     if fit is None:
         return
     if not isinstance(fit, Mapping):
-        raise ValueError(f"physical_fit must be a mapping, got {fit!r}")
+        raise IdentificationConfigError(f"physical_fit must be a mapping, got {fit!r}")
     unknown = sorted(set(fit) - set(PHYSICAL_FIT_DEFAULTS))
     if unknown:
-        raise ValueError(
+        raise IdentificationConfigError(
             f"unknown physical_fit keys {unknown}; allowed: {sorted(PHYSICAL_FIT_DEFAULTS)}"
         )
     merged = dict(PHYSICAL_FIT_DEFAULTS)
@@ -640,7 +701,55 @@ def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping
 
     if identif_config["active_joints"]:
         fill_active_joint_indices(model, identif_config)
+    _warn_missing_sections(cfg)
+    _check_ratio_count(model, identif_config)
     return identif_config
+
+
+def _warn(message: str) -> None:
+    logger.warning("%s", message)
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _warn_missing_sections(task_config: Mapping[str, Any]) -> None:
+    """Warn when the identification task relies on defaults a user rarely wants.
+
+    figaroh 1.0.2 ran such a configuration with the built-in defaults
+    (sampling frequency 5000 Hz, cutoff 100 Hz; friction, actuator inertia and
+    offset terms all on), so this is a warning, not an error.
+    """
+    if not task_config.get("signal_processing"):
+        _warn(
+            "identification task has no 'signal_processing' section: sampling_frequency "
+            f"defaults to {_DEFAULT_SAMPLING_FREQUENCY:g} Hz and cutoff_frequency to "
+            f"{_DEFAULT_CUTOFF_FREQUENCY:g} Hz; add tasks.identification.signal_processing "
+            "with the sampling frequency of your data"
+        )
+    if not task_config.get("problem"):
+        _warn(
+            "identification task has no 'problem' section: joint torques are used and the "
+            "friction, actuator-inertia and joint-offset terms are all identified (defaults); "
+            "add tasks.identification.problem.model_components to choose them"
+        )
+
+
+def _check_ratio_count(model: Any, identif_config: Mapping[str, Any]) -> None:
+    """Warn when ``mechanics.reduction_ratios`` holds neither one ratio per active joint
+    nor one per 1-DoF joint of the model."""
+    ratios = identif_config.get("reduction_ratio")
+    if not isinstance(ratios, (list, tuple)) or not ratios:
+        return
+    active = list(identif_config.get("active_joints") or [])
+    if not active:
+        active = [model.names[j] for j in range(1, model.njoints) if model.joints[j].nv == 1]
+    n_model = sum(1 for j in range(1, model.njoints) if model.joints[j].nv == 1)
+    if len(ratios) not in (len(active), n_model):
+        _warn(
+            f"mechanics.reduction_ratios has {len(ratios)} entries for {len(active)} active "
+            f"joints {active} ({n_model} 1-DoF joints in the model): give one ratio per "
+            "active joint, in the order of joints.active_joints (a robot subclass reading it "
+            "would pair them wrongly)"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -667,7 +776,7 @@ def _legacy_block(section: Mapping[str, Any], key: str) -> dict[str, Any]:
             return {}
         block = block[0]
     if not isinstance(block, Mapping):
-        raise ValueError(
+        raise IdentificationConfigError(
             f"legacy identification.{key} must be a list holding one mapping, got {block!r}"
         )
     return {k: _legacy_value(v) for k, v in block.items()}
@@ -702,11 +811,16 @@ def get_param_from_yaml(robot: Any, identif_data: Mapping[str, Any]) -> dict:
     """
     warnings.warn(_LEGACY_CONFIG_DEPRECATION_MESSAGE, DeprecationWarning, stacklevel=2)
     if not isinstance(identif_data, Mapping):
-        raise ValueError(
+        raise IdentificationConfigError(
             f"legacy identification data must be a mapping, got {type(identif_data).__name__}"
         )
     if "identification" in identif_data and isinstance(identif_data["identification"], Mapping):
         identif_data = identif_data["identification"]
+    report_unknown_keys(
+        find_unknown_keys(identif_data, LEGACY_SCHEMA["identification"], "identification"),
+        "the legacy identification section",
+        strict=_strict_requested(),
+    )
     robot_params = _legacy_block(identif_data, "robot_params")
     problem_params = _legacy_block(identif_data, "problem_params")
     processing = _legacy_block(identif_data, "processing_params")

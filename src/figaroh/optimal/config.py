@@ -51,8 +51,6 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Mapping, Tuple
 
-import yaml
-
 from figaroh.identification.config import get_param_from_yaml, unified_to_legacy_identif_config
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
@@ -61,6 +59,8 @@ from figaroh.utils.config_parser import (
     parse_configuration,
     require_unified_config,
 )
+from figaroh.utils.error_handling import ConfigurationError
+from figaroh.utils.yaml_budget import load_yaml_file
 
 logger = logging.getLogger(__name__)
 
@@ -317,8 +317,9 @@ def load_param(robot, config_file: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]
 
     Raises:
         FileNotFoundError: The file does not exist.
-        ValueError: ``"Missing required configuration key: …"`` for a missing
-            key/task, ``"Error loading configuration: …"`` otherwise.
+        ConfigurationError: (a ``ValueError``) ``"Missing required configuration
+            key: …"`` for a missing key/task, ``"Error loading configuration: …"``
+            otherwise.
     """
     try:
         if isinstance(config_file, Mapping):
@@ -334,17 +335,16 @@ def load_param(robot, config_file: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]
             )
         if is_unified_config(path):
             return _load_unified(robot, parse_configuration(path))
-        with open(path, encoding="utf-8") as stream:
-            data = yaml.safe_load(stream)
+        data = load_yaml_file(path)
         if not isinstance(data, Mapping):
-            raise ValueError(f"{path} does not hold a YAML mapping")
+            raise ConfigurationError(f"{path} does not hold a YAML mapping")
         return _load_legacy(robot, data)
     except FileNotFoundError:
         raise
     except KeyError as exc:
-        raise ValueError(f"Missing required configuration key: {exc}") from exc
+        raise ConfigurationError(f"Missing required configuration key: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - documented wrapping
         message = str(exc)
         if "not found" in message and "Task" in message:
-            raise ValueError(f"Missing required configuration key: {message}") from exc
-        raise ValueError(f"Error loading configuration: {message}") from exc
+            raise ConfigurationError(f"Missing required configuration key: {message}") from exc
+        raise ConfigurationError(f"Error loading configuration: {message}") from exc
