@@ -1,19 +1,28 @@
-"""Time the QR base-parameter decomposition on a 6000 x 60 UR10 regressor.
+"""Time the QR base-parameter decomposition of a UR10 regressor against its floor.
 
-Usage: ``python benchmarks/bench_qr.py`` (prints timings, no assertions).
+The floor is one tall-skinny QR of the reduced regressor ``[W_e | tau]``
+(``R`` only, as :func:`figaroh.tools._linalg.tall_qr_r` computes it): the
+one-pass route (:meth:`QRDecomposer.decompose`) should cost that plus
+``O(n^3)`` work on the small factor.  For comparison the legacy tuple method
+:meth:`QRDecomposer.double_decomposition` redoes the second QR on the tall
+matrix (figaroh 1.0.2's arithmetic, ``Q`` formed).  Prints medians and the
+ratio to the floor; no assertions.
+
+Usage: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_qr.py [--samples 1000 10000]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
 import pinocchio as pin
 
+from figaroh.tools._linalg import tall_qr_r
 from figaroh.tools.qrdecomposition import QRDecomposer
 from figaroh.tools.robot_paths import example_robot_data_dir
 
-N_SAMPLES = 1000  # 6 DOF x 1000 samples = 6000 rows
 REPEATS = 7
 
 
@@ -39,30 +48,44 @@ def ur10_regressor(n_samples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarra
     return W, theta
 
 
-def main() -> None:
-    W, theta = ur10_regressor(N_SAMPLES)
+def _median_ms(func) -> float:
+    times = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return 1e3 * float(np.median(times))
+
+
+def _bench(n_samples: int) -> None:
+    W, theta = ur10_regressor(n_samples)
     tau = W @ theta
-    names = [f"p{j}" for j in range(W.shape[1])]
     keep = np.sum(W**2, axis=0) >= 1e-6
-    cases = {
-        f"full {W.shape[0]}x{W.shape[1]}": (W, names),
-        f"reduced {W.shape[0]}x{int(keep.sum())}": (
-            W[:, keep],
-            [n for n, k in zip(names, keep, strict=True) if k],
+    W_e = np.ascontiguousarray(W[:, keep])
+    names = [f"p{j:02d}" for j in np.flatnonzero(keep)]
+    floor = _median_ms(lambda: tall_qr_r(np.column_stack([W_e, tau])))
+    print(f"  reduced {W_e.shape[0]}x{W_e.shape[1]}: tall QR floor {floor:7.2f} ms")
+    runs = {
+        "decompose double": lambda: QRDecomposer().decompose(W_e, names, tau=tau),
+        "decompose pivoting": lambda: QRDecomposer().decompose(
+            W_e, names, tau=tau, method="pivoting"
+        ),
+        "double_decomposition (1.0.2 tall)": lambda: QRDecomposer().double_decomposition(
+            tau, W_e, names
         ),
     }
+    for label, func in runs.items():
+        t = _median_ms(func)
+        print(f"    {label:34s} median {t:7.2f} ms  = {t / floor:5.2f} x floor")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--samples", type=int, nargs="+", default=[1000, 10_000])
+    args = parser.parse_args()
     print(f"UR10 QR decomposition benchmark (median of {REPEATS} runs)")
-    for label, (W_e, params_r) in cases.items():
-        for method in ("double", "pivoting"):
-            times = []
-            for _ in range(REPEATS):
-                start = time.perf_counter()
-                res = QRDecomposer().decompose(W_e, params_r, tau=tau, method=method)
-                times.append(time.perf_counter() - start)
-            print(
-                f"  {label:>18s}  {method:8s}  rank={res.rank:3d}  "
-                f"median={1e3 * np.median(times):7.2f} ms  min={1e3 * min(times):7.2f} ms"
-            )
+    for n in args.samples:
+        _bench(n)
 
 
 if __name__ == "__main__":
