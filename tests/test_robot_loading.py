@@ -113,8 +113,10 @@ def _copy_ur10_without_package(ur10_urdf: Path, tmp_path: Path) -> Path:
 
 def test_missing_mesh_package_names_package_and_folders(ur10_urdf, tmp_path):
     urdf = _copy_ur10_without_package(ur10_urdf, tmp_path)
+    robot = load_robot(str(urdf))  # the meshes are looked for at the first geometry read
+    assert robot.model.nv == 6
     with pytest.raises(MissingPackageError) as err:
-        load_robot(str(urdf))
+        _ = robot.visual_model
     msg = str(err.value)
     assert "missing_pkg_xyz" in msg and str(urdf.parent) in msg
     assert isinstance(err.value, FileNotFoundError)
@@ -136,7 +138,7 @@ def test_package_beside_urdf_is_found(ur10_urdf, tmp_path):
     dirs = resolve_package_dirs(urdf)
     assert str(root / "src") == dirs[0]
     robot = Robot(str(urdf))
-    assert robot.visual_model.ngeoms > 0
+    assert robot.collision_model.ngeoms > 0
 
 
 def _project_with_renamed_package(ur10_urdf: Path, root: Path, pkg: str) -> Path:
@@ -162,15 +164,16 @@ def test_package_in_the_project_models_folder(ur10_urdf, tmp_path, monkeypatch):
     script_dir.mkdir(parents=True)
     monkeypatch.chdir(script_dir)
     robot = load_robot(str(urdf))
-    assert robot.visual_model.ngeoms > 0
+    assert robot.collision_model.ngeoms > 0
     assert str(project / "models") in resolve_package_dirs(urdf)
     # outside the project tree the package is not found; the error names every folder
     outside = tmp_path / "outside"
     outside.mkdir()
     monkeypatch.chdir(outside)
     monkeypatch.setattr(sys, "argv", [""])
+    robot = load_robot(str(urdf))
     with pytest.raises(MissingPackageError) as err:
-        load_robot(str(urdf))
+        _ = robot.collision_model
     msg = str(err.value)
     assert "figaroh_test_ur" in msg and str(outside) in msg and str(urdf_dir) in msg
 
@@ -184,11 +187,11 @@ def test_package_dirs_and_robot_pkg_relative_to_the_working_directory(
     moved = tmp_path / "robot.urdf"
     shutil.move(str(urdf), str(moved))
     monkeypatch.chdir(ws)
-    assert load_robot(str(moved), package_dirs="pkgs").visual_model.ngeoms > 0
-    assert Robot(str(moved), package_dirs=["pkgs"]).visual_model.ngeoms > 0
-    assert load_robot(str(moved), robot_pkg="pkgs/figaroh_test_ur").visual_model.ngeoms > 0
+    assert load_robot(str(moved), package_dirs="pkgs").collision_model.ngeoms > 0
+    assert Robot(str(moved), package_dirs=["pkgs"]).collision_model.ngeoms > 0
+    assert load_robot(str(moved), robot_pkg="pkgs/figaroh_test_ur").collision_model.ngeoms > 0
     monkeypatch.chdir(ws / "pkgs")  # the package folder itself, by name, in the cwd
-    assert load_robot(str(moved), robot_pkg="figaroh_test_ur").visual_model.ngeoms > 0
+    assert load_robot(str(moved), robot_pkg="figaroh_test_ur").collision_model.ngeoms > 0
 
 
 def test_missing_mesh_file_names_the_mesh(ur10_urdf, tmp_path):
@@ -279,7 +282,7 @@ def test_list_available_robots_figaroh():
 
 def test_models_keyword_resolves_to_example_robot_data(ur10_urdf):
     robot = load_robot(str(ur10_urdf), package_dirs="models")
-    assert robot.visual_model.ngeoms > 0
+    assert robot.collision_model.ngeoms > 0
 
 
 def test_create_robot_enhanced_and_plain(ur10_urdf):
@@ -315,8 +318,9 @@ def test_every_shared_urdf_loads_dynamics_only(shared_data):
 def test_shared_urdfs_with_geometry_load_or_name_missing_mesh(shared_data):
     loaded, refused = 0, 0
     for urdf in _valid_urdfs(shared_data):
+        robot = load_robot(str(urdf))
         try:
-            robot = load_robot(str(urdf))
+            _ = robot.collision_model
         except (MissingMeshError, MissingPackageError) as exc:
             refused += 1
             msg = str(exc)
@@ -338,3 +342,129 @@ def test_shared_talos_with_free_flyer(shared_data):
         urdf = next(shared_data.rglob("talos_full_v2.urdf"))
     robot = load_robot(str(urdf), isFext=True, load_geometry=False)
     assert robot.model.joints[1].shortname() == "JointModelFreeFlyer"
+
+
+# ---------------------------------------------------------------- geometry on demand
+@pytest.fixture
+def geometry_builds(monkeypatch):
+    """Every ``pin.buildGeomFromUrdf`` / ``pin.buildModelsFromUrdf`` call, by geometry type."""
+    calls: list = []
+    real_geom, real_models = pin.buildGeomFromUrdf, pin.buildModelsFromUrdf
+
+    def geom(model, filename, geom_type, *args, **kwargs):
+        calls.append(geom_type)
+        return real_geom(model, filename, geom_type, *args, **kwargs)
+
+    def models(*args, **kwargs):
+        calls.append("buildModelsFromUrdf")
+        return real_models(*args, **kwargs)
+
+    monkeypatch.setattr(pin, "buildGeomFromUrdf", geom)
+    monkeypatch.setattr(pin, "buildModelsFromUrdf", models)
+    return calls
+
+
+def _same_geometry(lazy: pin.GeometryModel, eager: pin.GeometryModel) -> None:
+    assert lazy.ngeoms == eager.ngeoms > 0
+    for a, b in zip(lazy.geometryObjects, eager.geometryObjects, strict=True):
+        assert (a.name, a.parentJoint, a.parentFrame, a.meshPath) == (
+            b.name,
+            b.parentJoint,
+            b.parentFrame,
+            b.meshPath,
+        )
+        assert np.array_equal(a.placement.homogeneous, b.placement.homogeneous)
+        assert np.array_equal(a.meshScale, b.meshScale)
+    assert len(lazy.collisionPairs) == len(eager.collisionPairs)
+
+
+def test_loading_parses_no_mesh_and_identification_use_builds_none(ur10_urdf, geometry_builds):
+    robot = load_robot(str(ur10_urdf))  # the 1.0.2 default: geometry available
+    assert robot.load_geometry
+    q = pin.neutral(robot.model)
+    pin.computeJointTorqueRegressor(robot.model, robot.data, q, q, q)
+    pin.framesForwardKinematics(robot.model, robot.data, q)
+    robot.rebuildData()
+    assert robot.backend.model is robot.model and robot.validate_configuration(q)
+    assert geometry_builds == []
+    assert "_visual_model" not in vars(robot) and "_collision_model" not in vars(robot)
+
+
+def test_geometry_is_built_at_first_read_and_equals_the_eager_models(ur10_urdf, geometry_builds):
+    robot = Robot(str(ur10_urdf))
+    _, collision, visual = pin.buildModelsFromUrdf(
+        str(ur10_urdf), package_dirs=resolve_package_dirs(ur10_urdf)
+    )
+    geometry_builds.clear()
+    _same_geometry(robot.collision_model, collision)
+    assert geometry_builds == [pin.GeometryType.COLLISION]  # the visual meshes stay unread
+    assert robot.geom_model is robot.collision_model
+    assert robot.collision_data is robot.collision_data is not None
+    _same_geometry(robot.visual_model, visual)
+    assert isinstance(robot.visual_data, pin.GeometryData)
+    assert robot.visual_model is robot.visual_model and robot.geom_model is not None
+    assert geometry_builds == [pin.GeometryType.COLLISION, pin.GeometryType.VISUAL]
+
+
+def test_geometry_on_demand_with_a_free_flyer_and_an_edited_model(talos_urdf):
+    eager_model, collision = pin.buildModelsFromUrdf(
+        str(talos_urdf),
+        package_dirs=resolve_package_dirs(talos_urdf),
+        root_joint=pin.JointModelFreeFlyer(),
+        geometry_types=pin.GeometryType.COLLISION,
+    )
+    robot = Robot(str(talos_urdf), isFext=True)
+    robot.model.frames[5].placement = pin.SE3.Random()  # edits do not leak into the meshes
+    _same_geometry(robot.collision_model, collision)
+    assert robot.collision_model.geometryObjects[0].parentJoint < eager_model.njoints
+
+
+def test_geometry_paths_are_recorded_at_load_time(ur10_urdf, tmp_path, monkeypatch):
+    ws = tmp_path / "ws"
+    (ws / "pkgs").mkdir(parents=True)
+    urdf = _project_with_renamed_package(ur10_urdf, ws / "pkgs", "figaroh_test_ur")
+    monkeypatch.chdir(ws)
+    robot = Robot(str(urdf.relative_to(ws)), package_dirs="pkgs")  # both relative
+    monkeypatch.chdir(tmp_path)
+    assert robot.collision_model.ngeoms > 0
+
+
+def test_without_geometry_nothing_is_built(ur10_urdf, geometry_builds):
+    robot = Robot(str(ur10_urdf), load_geometry=False)
+    assert robot.visual_model is None and robot.collision_model is None
+    assert robot.visual_data is None and robot.collision_data is None and robot.geom_model is None
+    assert geometry_builds == []
+
+
+def test_assigned_geometry_replaces_the_pending_one(ur10_urdf, geometry_builds):
+    robot = Robot(str(ur10_urdf))
+    empty = pin.GeometryModel()
+    robot.visual_model = empty
+    assert robot.visual_model is empty and isinstance(robot.visual_data, pin.GeometryData)
+    robot.geom_model = None
+    assert robot.collision_model is None and robot.collision_data is None
+    assert geometry_builds == []
+    robot.rebuildData()
+    assert isinstance(robot.visual_data, pin.GeometryData)
+
+
+def test_collision_checking_and_viewer_models_read_the_lazy_attributes(ur10_urdf):
+    from figaroh.tools.robotcollisions import CollisionWrapper
+
+    robot = Robot(str(ur10_urdf))
+    checker = CollisionWrapper(robot)
+    assert checker.geom_model is robot.collision_model and checker.geom_model.ngeoms > 0
+    assert "_visual_model" not in vars(robot)  # collision checking reads no visual mesh
+
+
+def test_calibration_with_the_default_loader_parses_no_mesh(shared_data, geometry_builds):
+    from conftest import load_example
+
+    example = load_example("ur10/calibration.py", "ur10_calibration_geometry_test")
+    urdf = shared_data / "models" / "ur_description" / "urdf" / "ur10_robot.urdf"
+    robot = load_robot(str(urdf), package_dirs=str(shared_data / "models"))
+    calib = example.make_calibrator(robot, shared_data / "ur10" / "calibration.csv")
+    calib.initialize()
+    calib.solve(enable_logging=False)
+    assert calib.STATUS == "CALIBRATED"
+    assert geometry_builds == []

@@ -2,9 +2,13 @@
 
 A :class:`Robot` is what every figaroh workflow receives. It loads a URDF into a
 Pinocchio model (``robot.model`` / ``robot.data``), optionally with a free-flyer
-root joint (floating base, ``isFext=True``), and optionally without geometry
-(``load_geometry=False``): dynamic identification only needs the kinematic tree
-and the inertias, so a URDF whose meshes are missing still loads that way.
+root joint (floating base, ``isFext=True``). Its geometry models
+(``collision_model``, ``visual_model`` and their data) are parsed from the
+meshes the first time something reads them (a viewer, collision checking,
+export validation): dynamic identification and geometric calibration only need
+the kinematic tree and the inertias, so they never pay for the meshes.
+``load_geometry=False`` makes a dynamics-only model whose geometry attributes
+are ``None``.
 
 :func:`load_robot` dispatches between three loaders (also reachable from
 :mod:`figaroh.tools.load_robot`, their figaroh 1.0.2 module path):
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, Tuple, Union
 
@@ -50,7 +55,6 @@ PackageDirs = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], None]
 __all__ = [
     "PackageDirs",
     "Robot",
-    "build_pinocchio_models",
     "SUPPORTED_LOADERS",
     "create_robot",
     "get_available_loaders",
@@ -59,56 +63,20 @@ __all__ = [
 ]
 
 
-def _validate_urdf_path(robot_urdf: str | os.PathLike) -> Path:
-    path = Path(robot_urdf)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"URDF file not found: {path}. Check the path (relative paths are resolved "
-            f"from the current directory {Path.cwd()})."
-        )
-    return path
+#: Geometry kinds a :class:`Robot` builds on demand, with their Pinocchio type.
+_GEOMETRY_TYPES = {"collision": pin.GeometryType.COLLISION, "visual": pin.GeometryType.VISUAL}
 
 
-def build_pinocchio_models(
-    robot_urdf: str | os.PathLike,
-    package_dirs: PackageDirs = None,
-    *,
-    isFext: bool = False,
-    load_geometry: bool = True,
-) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryModel | None]:
-    """Parse a URDF into a Pinocchio model and, optionally, its geometry models.
-
-    Args:
-        robot_urdf: Path of the URDF file.
-        package_dirs: Extra folders holding ``package://`` packages (searched
-            before the URDF's parents and the ``example-robot-data`` wheel).
-        isFext: Add a ``JointModelFreeFlyer`` root joint (floating base).
-        load_geometry: Also build the collision and visual geometry models
-            (requires every referenced mesh to exist).
-
-    Returns:
-        ``(model, collision_model, visual_model)``; the geometry models are
-        ``None`` when ``load_geometry`` is False.
+def _build_model(path: str, isFext: bool) -> pin.Model:
+    """Parse the kinematic/dynamic model of a URDF (no mesh is read).
 
     Raises:
-        FileNotFoundError: The URDF, a referenced package or a mesh is missing
-            (the message names what is missing and the folders searched).
         RobotLoadError: The file is not a valid URDF.
     """
-    path = _validate_urdf_path(robot_urdf)
-    root_joint = pin.JointModelFreeFlyer() if isFext else None
     try:
-        if not load_geometry:
-            if root_joint is None:
-                return pin.buildModelFromUrdf(str(path)), None, None
-            return pin.buildModelFromUrdf(str(path), root_joint), None, None
-        dirs = resolve_package_dirs(path, package_dirs, check_meshes=True)
-        model, collision, visual = pin.buildModelsFromUrdf(
-            str(path), package_dirs=dirs, root_joint=root_joint
-        )
-        return model, collision, visual
-    except FileNotFoundError:
-        raise
+        if isFext:
+            return pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+        return pin.buildModelFromUrdf(path)
     except (ValueError, RuntimeError) as exc:
         raise RobotLoadError(
             f"Pinocchio could not build a model from {path}: {exc}. Check that the file "
@@ -116,20 +84,146 @@ def build_pinocchio_models(
         ) from exc
 
 
+@dataclass(frozen=True)
+class _GeometrySource:
+    """Where a :class:`Robot` reads its meshes from when a geometry model is first used.
+
+    Recorded when the robot is loaded, so that building the geometry later
+    (after a ``chdir``, say) searches the same folders as loading it eagerly
+    would have.
+
+    Attributes:
+        urdf: Absolute path of the URDF file.
+        package_dirs: Absolute folders given by the caller, searched first.
+        cwd: Working directory at load time (a ``package://`` search root).
+        isFext: Whether the model has a free-flyer root joint.
+    """
+
+    urdf: str
+    package_dirs: Tuple[str, ...]
+    cwd: str
+    isFext: bool
+
+    @classmethod
+    def record(cls, robot_urdf: str | os.PathLike, package_dirs: PackageDirs, isFext: bool):
+        """The source of ``robot_urdf`` as seen from the current working directory."""
+        cwd = os.getcwd()
+        if package_dirs is None:
+            dirs: list = []
+        elif isinstance(package_dirs, (str, os.PathLike)):
+            dirs = [p for p in os.fspath(package_dirs).split(os.pathsep) if p]
+        else:
+            dirs = list(package_dirs)
+        return cls(
+            urdf=os.path.join(cwd, os.fspath(robot_urdf)),
+            package_dirs=tuple(os.path.join(cwd, os.fspath(p)) for p in dirs),
+            cwd=cwd,
+            isFext=bool(isFext),
+        )
+
+    def build(self, kind: str) -> pin.GeometryModel:
+        """Parse the ``"collision"`` or ``"visual"`` meshes of the URDF.
+
+        The geometry is attached to a freshly parsed model of the same URDF,
+        so it equals what ``pin.buildModelsFromUrdf`` gives at load time even
+        if the robot's own model was edited since.
+
+        Raises:
+            MissingPackageError: A ``package://`` package is in none of the folders.
+            MissingMeshError: A referenced mesh file does not exist.
+            RobotLoadError: Pinocchio could not read the meshes.
+        """
+        dirs = resolve_package_dirs(self.urdf, self.package_dirs, check_meshes=True, cwd=self.cwd)
+        model = _build_model(self.urdf, self.isFext)
+        try:
+            return pin.buildGeomFromUrdf(model, self.urdf, _GEOMETRY_TYPES[kind], package_dirs=dirs)
+        except (ValueError, RuntimeError) as exc:
+            raise RobotLoadError(
+                f"Pinocchio could not build the {kind} geometry of {self.urdf}: {exc}. "
+                f"Check the mesh files, or load with load_geometry=False for dynamics only."
+            ) from exc
+
+
+class _OnDemandGeometry:
+    """Data descriptor of one geometry attribute of :class:`Robot`, built on first read.
+
+    ``Robot.visual_model`` / ``visual_data`` and ``collision_model`` /
+    ``collision_data`` read ``robot.__dict__["_<kind>_model"]`` and
+    ``["_<kind>_data"]``; while those are absent the kind is pending and the
+    first read of either builds both from ``robot._geometry_source``
+    (``None``: no geometry, both stay ``None``). Assigning a model stores it
+    with a fresh ``createData()``; assigning data stores it as given.
+    """
+
+    def __init__(self, kind: str, part: str) -> None:
+        self.kind, self.part = kind, part
+        self.key = f"_{kind}_{part}"
+
+    def __get__(self, robot: Any, owner: type | None = None) -> Any:
+        if robot is None:
+            return self
+        state = robot.__dict__
+        if f"_{self.kind}_model" not in state:
+            source = state.get("_geometry_source")
+            self._store(robot, source.build(self.kind) if source is not None else None)
+        return state[self.key]
+
+    def __set__(self, robot: Any, value: Any) -> None:
+        if self.part == "model":
+            self._store(robot, value)
+        else:
+            self.__get__(robot)  # resolve the pending model first
+            robot.__dict__[self.key] = value
+
+    def _store(self, robot: Any, model: pin.GeometryModel | None) -> None:
+        robot.__dict__[f"_{self.kind}_model"] = model
+        robot.__dict__[f"_{self.kind}_data"] = model.createData() if model is not None else None
+
+    @staticmethod
+    def is_built(robot: Any, kind: str) -> bool:
+        """Whether ``kind`` (``"collision"`` / ``"visual"``) is no longer pending."""
+        return f"_{kind}_model" in robot.__dict__
+
+    @staticmethod
+    def forget(robot: Any) -> None:
+        """Make every kind pending again."""
+        for kind in _GEOMETRY_TYPES:
+            robot.__dict__.pop(f"_{kind}_model", None)
+            robot.__dict__.pop(f"_{kind}_data", None)
+
+
 class Robot(RobotWrapper):
     """Robot model loaded from a URDF, with free-flyer support.
+
+    Only the kinematic/dynamic model is parsed at load time. The geometry
+    models are built on demand: the first read of ``collision_model`` /
+    ``collision_data`` / ``geom_model`` parses the collision meshes, the
+    first read of ``visual_model`` / ``visual_data`` the visual meshes
+    (viewers, collision checking and export validation read them; dynamic
+    identification and geometric calibration never do). The result equals
+    what an eager ``pin.buildModelsFromUrdf`` gives.
 
     Attributes:
         model: Pinocchio kinematic/dynamic model.
         data: Pinocchio data matching ``model``.
-        collision_model: Collision geometry (``None`` without geometry).
-        visual_model: Visual geometry (``None`` without geometry).
+        collision_model: Collision geometry (``None`` without geometry);
+            built on first read.
+        collision_data: Data of ``collision_model``.
+        visual_model: Visual geometry (``None`` without geometry); built on
+            first read.
+        visual_data: Data of ``visual_model``.
         geom_model: Alias of ``collision_model``.
         isFext: Whether a free-flyer root joint was added.
         robot_urdf: Path of the URDF the model was built from.
+        load_geometry: Whether geometry is available.
     """
 
     DEFAULT_FREEFLYER_LIMITS: Tuple[float, float] = (-1.0, 1.0)
+
+    collision_model = _OnDemandGeometry("collision", "model")
+    collision_data = _OnDemandGeometry("collision", "data")
+    visual_model = _OnDemandGeometry("visual", "model")
+    visual_data = _OnDemandGeometry("visual", "data")
 
     def __init__(
         self,
@@ -153,30 +247,60 @@ class Robot(RobotWrapper):
                 floating base in the neutral configuration ``q0``.
             freeflyer_limits: ``(lower, upper)`` bounds [m] on the free-flyer
                 translation (default ``(-1, 1)``).
-            load_geometry: Build collision/visual geometry (needs the meshes).
-                Pass ``False`` for a dynamics-only model.
+            load_geometry: Make the collision/visual geometry available (True:
+                each is parsed from the meshes at its first read; a missing
+                package or mesh raises ``MissingPackageError`` /
+                ``MissingMeshError`` there). ``False``: a dynamics-only model,
+                the geometry attributes are ``None``.
 
         Raises:
-            FileNotFoundError: URDF, package or mesh missing.
+            FileNotFoundError: URDF missing.
             RobotLoadError: Invalid URDF.
             ValueError: Bad ``freeflyer_ori`` or ``freeflyer_limits``.
         """
+        _validate_urdf_exists(robot_urdf)
         self.isFext = bool(isFext)
         self.robot_urdf = str(robot_urdf)
         self.load_geometry = bool(load_geometry)
         self._freeflyer_limits = self._check_limits(
             freeflyer_limits if freeflyer_limits is not None else self.DEFAULT_FREEFLYER_LIMITS
         )
-        model, collision, visual = build_pinocchio_models(
-            robot_urdf, package_dirs, isFext=self.isFext, load_geometry=self.load_geometry
+        RobotWrapper.__init__(self, model=_build_model(self.robot_urdf, self.isFext))
+        self._geometry_source = (
+            _GeometrySource.record(robot_urdf, package_dirs, self.isFext)
+            if self.load_geometry
+            else None
         )
-        RobotWrapper.__init__(self, model=model, collision_model=collision, visual_model=visual)
+        _OnDemandGeometry.forget(self)
         if self.isFext:
             self._configure_freeflyer(freeflyer_ori)
         elif freeflyer_ori is not None:
             raise ValueError("freeflyer_ori was given but isFext is False: add isFext=True.")
-        self.geom_model = self.collision_model
         self._backend = None
+
+    # ------------------------------------------------------------------ geometry
+    @property
+    def geom_model(self) -> pin.GeometryModel | None:
+        """Alias of ``collision_model`` (built on first read)."""
+        return self.collision_model
+
+    @geom_model.setter
+    def geom_model(self, value: pin.GeometryModel | None) -> None:
+        self.collision_model = value
+
+    def rebuildData(self) -> None:
+        """Re-create ``data`` and the data of the geometry models already built.
+
+        Pending geometry stays pending (its data is created when it is built).
+        """
+        if all(_OnDemandGeometry.is_built(self, kind) for kind in _GEOMETRY_TYPES):
+            super().rebuildData()
+            return
+        self.data = self.model.createData()
+        for kind in _GEOMETRY_TYPES:
+            if _OnDemandGeometry.is_built(self, kind):
+                model = self.__dict__[f"_{kind}_model"]
+                self.__dict__[f"_{kind}_data"] = model.createData() if model is not None else None
 
     # ------------------------------------------------------------------ free flyer
     @staticmethod

@@ -101,6 +101,35 @@ def _main_script_dir() -> Path | None:
     return None
 
 
+def _real_dir(path: str | os.PathLike) -> str | None:
+    """``path`` with symbolic links resolved, or ``None`` when it is not a folder."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+    return real if os.path.isdir(real) else None
+
+
+def _project_models_dirs(start: str | os.PathLike | None, cwd: str | None = None) -> list[str]:
+    starts: list[str | os.PathLike] = [start] if start is not None else [cwd or os.getcwd()]
+    if start is None:
+        script_dir = _main_script_dir()
+        if script_dir is not None:
+            starts.append(script_dir)
+    found: dict[str, None] = {}
+    for first in starts:
+        current = _real_dir(first)
+        while current is not None:
+            models = os.path.join(current, "models")
+            if os.path.isdir(models):
+                found.setdefault(os.path.realpath(models), None)
+            if any(os.path.exists(os.path.join(current, marker)) for marker in PROJECT_MARKERS):
+                break
+            parent = os.path.dirname(current)
+            current = parent if parent != current else None
+    return list(found)
+
+
 def project_models_dirs(start: str | os.PathLike | None = None) -> list[Path]:
     """``models/`` folders of the project tree a script runs in, nearest first.
 
@@ -117,24 +146,48 @@ def project_models_dirs(start: str | os.PathLike | None = None) -> list[Path]:
     Returns:
         Existing ``models`` folders (resolved, de-duplicated).
     """
-    starts = [Path(start)] if start is not None else [Path.cwd()]
-    if start is None:
-        script_dir = _main_script_dir()
-        if script_dir is not None:
-            starts.append(script_dir)
-    found: dict[Path, None] = {}
-    for first in starts:
-        try:
-            folder = first.resolve()
-        except OSError:
-            continue
-        for current in (folder, *folder.parents):
-            models = current / "models"
-            if models.is_dir():
-                found.setdefault(models.resolve(), None)
-            if any((current / marker).exists() for marker in PROJECT_MARKERS):
-                break
-    return list(found)
+    return [Path(p) for p in _project_models_dirs(start)]
+
+
+def _candidate_roots(
+    urdf_path: str | os.PathLike,
+    package_dirs: str | os.PathLike | Sequence[str | os.PathLike] | None,
+    cwd: str | None = None,
+) -> list[str]:
+    """:func:`candidate_package_roots` as resolved path strings.
+
+    ``cwd`` stands for the working directory (default: the current one), so
+    that a search recorded earlier can be replayed after a ``chdir``. The
+    parents of the resolved URDF path are real folders already: they skip
+    ``realpath``.
+    """
+    cwd = cwd or os.getcwd()
+    roots: dict[str, None] = {}
+    for folder in _as_list(package_dirs):
+        real = _real_dir(os.path.join(cwd, folder))
+        if real is not None:
+            roots.setdefault(real, None)
+    urdf = os.path.realpath(os.path.join(cwd, urdf_path))
+    urdf_exists = os.path.isfile(urdf)
+    current = os.path.dirname(urdf)
+    while True:
+        if urdf_exists or os.path.isdir(current):
+            roots.setdefault(current, None)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    real_cwd = _real_dir(cwd)
+    if real_cwd is not None:
+        roots.setdefault(real_cwd, None)
+    for models in _project_models_dirs(None, cwd):
+        roots.setdefault(models, None)
+    erd = example_robot_data_dir()
+    if erd is not None:
+        # URDFs of the wheel say package://example-robot-data/robots/<pkg>/...
+        roots.setdefault(str(erd), None)
+        roots.setdefault(str(erd.parent), None)
+    return list(roots)
 
 
 def candidate_package_roots(
@@ -156,35 +209,57 @@ def candidate_package_roots(
         folder and its parent (the wheel's own URDFs name their meshes
         ``package://example-robot-data/robots/...``).
     """
-    roots: list[Path] = list(_as_list(package_dirs))
-    urdf = Path(urdf_path).resolve()
-    roots.extend(urdf.parents)
-    roots.append(Path.cwd())
-    roots.extend(project_models_dirs())
-    erd = example_robot_data_dir()
-    if erd is not None:
-        # URDFs of the wheel say package://example-robot-data/robots/<pkg>/...
-        roots.extend([erd, erd.parent])
-    unique: dict[Path, None] = {}
+    return [Path(p) for p in _candidate_roots(urdf_path, package_dirs)]
+
+
+def _find_package(name: str, roots: Iterable[str]) -> str | None:
     for root in roots:
-        try:
-            resolved = root.resolve()
-        except OSError:
-            continue
-        if resolved.is_dir():
-            unique.setdefault(resolved, None)
-    return list(unique)
+        if os.path.basename(root) == name:
+            return root
+        candidate = os.path.join(root, name)
+        if os.path.isdir(candidate):
+            return candidate
+    return None
 
 
 def find_package(name: str, roots: Iterable[Path]) -> Path | None:
     """First ``root/<name>`` folder among ``roots`` (or a root that *is* the package)."""
-    for root in roots:
-        if root.name == name:
-            return root
-        candidate = root / name
-        if candidate.is_dir():
-            return candidate
-    return None
+    found = _find_package(name, (os.fspath(r) for r in roots))
+    return Path(found) if found is not None else None
+
+
+def _missing_package(urdf: Path, pkg: str, roots: list[str]) -> MissingPackageError:
+    searched = "\n  ".join(roots)
+    return MissingPackageError(
+        f"URDF {urdf} references package '{pkg}' (package://{pkg}/...), which was not "
+        f"found in any of these folders:\n  {searched}\n"
+        f"Pass package_dirs=<folder containing '{pkg}'>, or load without geometry "
+        f"(load_geometry=False) if you only need dynamics."
+    )
+
+
+def _check_meshes(urdf: Path, text: str, packages: dict[str, str], roots: list[str]) -> None:
+    """Raise :class:`MissingMeshError` for the first referenced mesh that does not exist."""
+    urdf_dir = os.fspath(urdf.parent)
+    for match in _FILE_URI.finditer(text):
+        uri = match.group(1)
+        if uri.startswith("package://"):
+            pkg, _, rel = uri[len("package://") :].partition("/")
+            mesh = os.path.join(packages[pkg], rel)
+            where = f"package '{pkg}' at {packages[pkg]}"
+        elif uri.startswith("file://"):
+            mesh = uri[len("file://") :]
+            where = "an absolute file:// URI"
+        else:
+            mesh = uri if os.path.isabs(uri) else os.path.join(urdf_dir, uri)
+            where = f"the URDF folder {urdf_dir}"
+        if not os.path.exists(mesh):
+            raise MissingMeshError(
+                f"URDF {urdf} references mesh '{uri}', resolved through {where} to "
+                f"{mesh}, which does not exist. Folders searched for packages: "
+                f"{', '.join(roots)}. Provide the mesh files or load "
+                f"without geometry (load_geometry=False)."
+            )
 
 
 def resolve_package_dirs(
@@ -192,17 +267,22 @@ def resolve_package_dirs(
     package_dirs: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
     *,
     check_meshes: bool = True,
+    cwd: str | os.PathLike | None = None,
 ) -> list[str]:
     """Build the ``package_dirs`` list Pinocchio needs to load a URDF's meshes.
 
     Every package referenced by a ``package://`` URI must be found in one of the
     candidate roots (see :func:`candidate_package_roots`); with
-    ``check_meshes`` every referenced mesh file must also exist.
+    ``check_meshes`` every referenced mesh file must also exist (a ``stat``
+    per mesh: nothing is parsed).
 
     Args:
         urdf_path: Path of the URDF file.
         package_dirs: Extra folders to search first.
         check_meshes: Also verify that each mesh file exists.
+        cwd: Folder that relative paths (``urdf_path``, ``package_dirs``) and
+            the working-directory candidates stand for (default: the current
+            working directory).
 
     Returns:
         Folders to pass as Pinocchio's ``package_dirs`` (the parents of the
@@ -212,46 +292,23 @@ def resolve_package_dirs(
         MissingPackageError: A referenced package is in none of the folders.
         MissingMeshError: A referenced mesh file does not exist.
     """
-    urdf = Path(urdf_path)
+    cwd_s = os.fspath(cwd) if cwd is not None else os.getcwd()
+    urdf = Path(os.path.join(cwd_s, urdf_path))
     text = urdf.read_text(encoding="utf-8", errors="replace")
-    roots = candidate_package_roots(urdf, package_dirs)
-    resolved: dict[str, Path] = {}
+    roots = _candidate_roots(urdf, package_dirs, cwd_s)
+    packages: dict[str, str] = {}
     for pkg in referenced_packages(text):
-        found = find_package(pkg, roots)
+        found = _find_package(pkg, roots)
         if found is None:
-            searched = "\n  ".join(str(r) for r in roots)
-            raise MissingPackageError(
-                f"URDF {urdf} references package '{pkg}' (package://{pkg}/...), which was not "
-                f"found in any of these folders:\n  {searched}\n"
-                f"Pass package_dirs=<folder containing '{pkg}'>, or load without geometry "
-                f"(load_geometry=False) if you only need dynamics."
-            )
-        resolved[pkg] = found
+            raise _missing_package(urdf, pkg, roots)
+        packages[pkg] = found
     if check_meshes:
-        for match in _FILE_URI.finditer(text):
-            uri = match.group(1)
-            if uri.startswith("package://"):
-                pkg, _, rel = uri[len("package://") :].partition("/")
-                mesh = resolved[pkg] / rel
-                where = f"package '{pkg}' at {resolved[pkg]}"
-            elif uri.startswith("file://"):
-                mesh = Path(uri[len("file://") :])
-                where = "an absolute file:// URI"
-            else:
-                mesh = (urdf.parent / uri) if not os.path.isabs(uri) else Path(uri)
-                where = f"the URDF folder {urdf.parent}"
-            if not mesh.exists():
-                raise MissingMeshError(
-                    f"URDF {urdf} references mesh '{uri}', resolved through {where} to "
-                    f"{mesh}, which does not exist. Folders searched for packages: "
-                    f"{', '.join(str(r) for r in roots)}. Provide the mesh files or load "
-                    f"without geometry (load_geometry=False)."
-                )
+        _check_meshes(urdf, text, packages, roots)
     dirs: dict[str, None] = {}
-    for found in resolved.values():
-        dirs.setdefault(str(found.parent), None)
+    for found in packages.values():
+        dirs.setdefault(os.path.dirname(found), None)
     for root in roots:
-        dirs.setdefault(str(root), None)
+        dirs.setdefault(root, None)
     return list(dirs)
 
 
