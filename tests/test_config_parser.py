@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import logging
+import re
+import subprocess
+import sys
 import textwrap
 import warnings
 from pathlib import Path
@@ -11,6 +14,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from figaroh.utils.config_keys import (
+    STRICT_ENV,
+    UNIFIED_SCHEMA,
+    UnknownConfigKeyError,
+    UnknownConfigKeyWarning,
+    check_document,
+    find_unknown_keys,
+)
 from figaroh.utils.config_parser import (
     ConfigMetadata,
     UnifiedConfigParser,
@@ -24,6 +35,12 @@ from figaroh.utils.config_parser import (
     require_unified_config,
 )
 from figaroh.utils.error_handling import MIGRATION_COMMAND, ConfigurationError
+from figaroh.utils.yaml_budget import (
+    YamlBudgetError,
+    expanded_node_count,
+    load_yaml,
+    load_yaml_file,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 MIGRATION_CLI = (
@@ -680,3 +697,173 @@ def test_error_handling_helpers(caplog):
         eh.setup_example_logging("LOUD")
     for handler in list(example_logger.handlers):
         example_logger.removeHandler(handler)
+
+
+# ---------------------------------------------------------------------------
+# YAML node budget (figaroh.utils.yaml_budget)
+# ---------------------------------------------------------------------------
+
+GOLDEN_CONFIGS = ROOT.parent / "shared" / "golden" / "configs"
+
+_BOMB_SCRIPT = """
+import resource, sys, time, tracemalloc
+from figaroh.utils.config_parser import UnifiedConfigParser
+from figaroh.utils.yaml_budget import YamlBudgetError
+tracemalloc.start()
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+try:
+    UnifiedConfigParser(sys.argv[1]).parse()
+    outcome = "parsed"
+except YamlBudgetError as exc:
+    outcome = "refused: " + str(exc)
+elapsed = time.perf_counter() - start
+peak = tracemalloc.get_traced_memory()[1]
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0
+print(f"{elapsed:.4f} {peak} {rss}")
+print(outcome)
+"""
+
+
+def _alias_bomb(levels: int = 8, fan_out: int = 9) -> str:
+    lines = ["tasks: {}", f"a0: &a0 [{', '.join(['lol'] * fan_out)}]"]
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * fan_out)}]")
+    lines.append(f"robot: {{name: bomb, description: *a{levels}}}")
+    return "\n".join(lines) + "\n"
+
+
+def test_alias_bomb_refused_in_little_memory(tmp_path: Path) -> None:
+    """Eight levels of nine aliases (9^8 ≈ 4.3e7 nodes) refused before any copy."""
+
+    bomb = write(tmp_path / "bomb.yaml", _alias_bomb())
+    assert bomb.stat().st_size < 1400
+    run = subprocess.run(
+        [sys.executable, "-c", _BOMB_SCRIPT, str(bomb)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    numbers, outcome = run.stdout.strip().splitlines()
+    elapsed, peak, rss_kib = numbers.split()
+    print(f"alias bomb refused in {float(elapsed):.3f} s, peak {int(peak) / 1e6:.2f} MB traced")
+    assert outcome.startswith("refused: ")
+    assert "bomb.yaml" in outcome and "FIGAROH_YAML_MAX_NODES" in outcome
+    assert int(peak) < 100e6
+    assert int(rss_kib) * 1024 < 100e6
+
+
+def test_budget_counts_shared_nodes_once_per_use() -> None:
+
+    node = yaml.compose("a: &x [1, 2, 3]\nb: [*x, *x]\n")
+    # root + (a, [1,2,3]=4) + (b, list + 2 * 4)
+    assert expanded_node_count(node, 10**6) == 1 + (1 + 4) + (1 + 1 + 2 * 4)
+
+
+def test_budgeted_load_has_safe_load_semantics(tmp_path: Path) -> None:
+
+    text = "base: &b {x: 1, y: [1, 2]}\nchild:\n  <<: *b\n  y: [3]\nn: ~\nf: 1.5e-3\n"
+    assert load_yaml(text) == yaml.safe_load(text)
+    assert load_yaml("") is None
+    with pytest.raises(yaml.YAMLError):
+        load_yaml("!!python/object:os.system {}")
+    path = write(tmp_path / "small.yaml", "a: [1, 2, 3]\n")
+    assert load_yaml_file(path, max_nodes=6) == {"a": [1, 2, 3]}
+    with pytest.raises(YamlBudgetError, match=r"small\.yaml expands to more than 5 nodes"):
+        load_yaml_file(path, max_nodes=5)
+
+
+def test_is_unified_config_never_raises_on_a_bomb(tmp_path: Path) -> None:
+    bomb = write(tmp_path / "bomb.yaml", _alias_bomb())
+    assert is_unified_config(bomb) is False
+    with pytest.raises(ConfigurationError, match="expands to more than"):
+        require_unified_config(bomb)
+
+
+# ---------------------------------------------------------------------------
+# known keys (figaroh.utils.config_keys)
+# ---------------------------------------------------------------------------
+
+
+def _figaroh_config_files() -> list[Path]:
+    shared = ROOT.parent / "shared" / "data"
+    files = sorted(ROOT.glob("config/**/*.yaml")) + sorted(ROOT.glob("examples/*/config*/*.yaml"))
+    files += [
+        p
+        for p in sorted(shared.glob("**/*.yaml"))
+        if "models" not in p.relative_to(shared).parts
+        and "calibration_joint_configurations" not in p.read_text(encoding="utf-8")
+    ]
+    return files
+
+
+def _golden_config(tmp_path: Path, template: Path) -> Path:
+    marker = (
+        "        - {name: m1, reference_joint: j1, "
+        "measurable_dof: [true, true, true, false, false, false]}"
+    )
+    text = template.read_text(encoding="utf-8").replace("@MARKERS@", marker)
+    text = text.replace('"@DATA@"', '"data.csv"').replace("@JOINTS@", "[j1]")
+    text = re.sub(r"@[A-Z_]+@", "1", text)
+    return write(tmp_path / template.name, text)
+
+
+@pytest.mark.parametrize(
+    "path", _figaroh_config_files(), ids=lambda p: f"{p.parent.parent.name}/{p.name}"
+)
+def test_every_shipped_config_key_is_known_in_strict_mode(path: Path) -> None:
+    """figaroh 1.0.2 configs (unified or legacy) carry only known keys."""
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnknownConfigKeyWarning)
+        doc = load_yaml_file(path)
+        unified = is_unified_config(path)
+        schema = "unified" if unified else "legacy"
+        assert check_document(doc, str(path), schema=schema, strict=True) == []
+        if unified and path.parent.name != "templates":
+            UnifiedConfigParser(path, strict=True).parse()
+
+
+@pytest.mark.skipif(not GOLDEN_CONFIGS.is_dir(), reason="golden kit not found")
+def test_golden_configs_keys_are_known(tmp_path: Path) -> None:
+    templates = sorted(GOLDEN_CONFIGS.glob("*.yaml"))
+    assert templates
+    for template in templates:
+        UnifiedConfigParser(_golden_config(tmp_path, template), strict=True).parse()
+
+
+def test_unknown_key_suggestion_and_free_sections() -> None:
+
+    doc = {
+        "custom": {"anything": {"goes": 1}},
+        "_anchors": {"x": 1},
+        "tasks": {
+            "identification": {"problem": {"model_components": {"fricton": False}}},
+            "my_task": {"signal_processing": {"filter_ordr": 8}},
+        },
+        "robot": {"name": "r", "properties": {"mechanics": {"reduction_ratio": [1]}}},
+    }
+    found = {u.path: u.suggestion for u in find_unknown_keys(doc, UNIFIED_SCHEMA)}
+    assert found == {
+        "tasks.identification.problem.model_components.fricton": (
+            "tasks.identification.problem.model_components.friction"
+        ),
+        "tasks.my_task.signal_processing.filter_ordr": (
+            "tasks.my_task.signal_processing.filter_order"
+        ),
+        "robot.properties.mechanics.reduction_ratio": "robot.properties.mechanics.reduction_ratios",
+    }
+
+
+def test_strict_false_overrides_file_and_environment(tmp_path: Path, monkeypatch) -> None:
+
+    path = write(tmp_path / "r.yaml", "strict_keys: true\nrobot: {name: a, colour: red}\n")
+    with pytest.raises(UnknownConfigKeyError, match=r"'robot\.colour'"):
+        UnifiedConfigParser(path).parse()
+    with pytest.warns(UserWarning, match=r"'robot\.colour'"):
+        UnifiedConfigParser(path, strict=False).parse()
+    monkeypatch.setenv(STRICT_ENV, "1")
+    lax = write(tmp_path / "lax.yaml", "robot: {name: a, colour: red}\n")
+    with pytest.raises(UnknownConfigKeyError):
+        parse_configuration(lax)
