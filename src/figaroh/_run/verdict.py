@@ -347,21 +347,43 @@ def _evidence_guards(
 
 
 def _prediction_checks(
-    thresholds: Mapping[str, Any], independent: bool, prediction_keys: Sequence[str]
+    thresholds: Mapping[str, Any],
+    independent: bool,
+    prediction_keys: Sequence[str],
+    independence_failure: str | None = None,
 ) -> List[ThresholdCheck]:
-    """``independent_validation`` and ``prediction_error_policy`` (prediction scope)."""
+    """``independent_validation`` and ``prediction_error_policy`` (prediction scope).
+
+    ``independent_validation`` is ``fail`` with ``independence_failure`` as its
+    reason when one is given (the validation data is known not to be
+    independent), else ``pass`` iff ``independent`` (``not_evaluated``
+    otherwise).
+    """
     keys = list(prediction_keys or [])
     policy_ok = bool(keys) and all(_is_error_limit(thresholds.get(k)) for k in keys)
-    return [
-        ThresholdCheck(
+    independent = bool(independent) and not independence_failure
+    if independence_failure:
+        independence = ThresholdCheck(
+            name="independent_validation",
+            value=0.0,
+            threshold=1.0,
+            comparison="min",
+            passed=False,
+            status="fail",
+            reason=str(independence_failure),
+        )
+    else:
+        independence = ThresholdCheck(
             name="independent_validation",
             value=1.0 if independent else None,
             threshold=1.0,
             comparison="min",
-            passed=bool(independent),
+            passed=independent,
             status="pass" if independent else "not_evaluated",
             reason="" if independent else _REASON_NO_INDEPENDENT,
-        ),
+        )
+    return [
+        independence,
         ThresholdCheck(
             name="prediction_error_policy",
             value=1.0 if policy_ok else None,
@@ -383,6 +405,7 @@ def scoped_verification(
     prediction_keys: Sequence[str],
     solver_success: bool | None = None,
     facts: Mapping[str, Any] | None = None,
+    independence_failure: str | None = None,
 ) -> VerificationVerdict:
     """Evidence-based verdict for the ``execution`` or ``prediction`` scope.
 
@@ -394,9 +417,9 @@ def scoped_verification(
        tuple uses its own failure reason), and ``solver_success`` when given;
     2. the threshold checks of :func:`evaluate_thresholds`;
     3. scope ``prediction`` only: ``independent_validation`` (pass iff
-       ``independent``) and ``prediction_error_policy`` (pass iff every key of
-       ``prediction_keys`` has a required ``max`` limit ≥ 0; empty keys →
-       ``not_evaluated``).
+       ``independent``; ``fail`` when ``independence_failure`` is given) and
+       ``prediction_error_policy`` (pass iff every key of ``prediction_keys``
+       has a required ``max`` limit ≥ 0; empty keys → ``not_evaluated``).
 
     The status is :func:`_check_status` of all checks; ``passed`` is True only
     for ``"pass"``. ``verdict.stages`` holds ``numerical_execution`` (guards),
@@ -416,6 +439,8 @@ def scoped_verification(
             for a prediction to be accepted (``validation_rmse:<joint>``).
         solver_success: Whether the solver reported success (None: no check).
         facts: Evidence name → bool, None or ``(bool_or_None, reason)``.
+        independence_failure: Why the validation data is known not to be
+            independent (e.g. identical to the training data), or None.
 
     Returns:
         The verdict.
@@ -434,7 +459,9 @@ def scoped_verification(
 
     prediction_status = "not_evaluated"
     if scope == "prediction":
-        checks.extend(_prediction_checks(thresholds, independent, prediction_keys))
+        checks.extend(
+            _prediction_checks(thresholds, independent, prediction_keys, independence_failure)
+        )
         prediction_status = _check_status(checks)
 
     verdict.checks = checks

@@ -16,8 +16,15 @@
 * evidence guards — finite parameters, predictions, measurements and fit
   RMSE; facts ``requested_validation_loaded`` and ``matching_torque_shapes``
   (and ``selected_stage_accepted`` with a non-default ``select_stage``);
+* input data checks — one guard ``data_check:<name>`` per check of
+  ``ident.data_checks`` (joint motion, sampling interval, magnitudes,
+  validation independence, model inertias): a fit whose inputs failed a
+  check never passes, and the failed guard's reason (also the first
+  insights) says which check stopped it;
 * scope ``prediction`` additionally needs independent validation data and an
-  explicit ``validation_rmse:<joint>`` maximum for every validation joint.
+  explicit ``validation_rmse:<joint>`` maximum for every validation joint;
+  validation data identical to the training data fails
+  ``independent_validation``.
 
 No universal improvement, correlation or conditioning gate is imposed: the
 default policy is empty, so a default ``verify()`` is ``not_evaluated``.
@@ -37,6 +44,7 @@ from figaroh._run.verdict import (
     VerificationVerdict,
     scoped_verification,
 )
+from figaroh.identification._pipeline.data_checks import DataChecks
 from figaroh.tools.identification_report import _build_insights
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.stages import apply_to_verdict
@@ -228,6 +236,11 @@ def verify_identification(
             f"The requested {requested} estimate was rejected: {getattr(sel, 'reason', '')}",
         )
 
+    checks = getattr(ident, "data_checks", None)
+    checks = checks if isinstance(checks, DataChecks) else DataChecks()
+    facts.update(checks.facts())
+    duplicate = next((f for f in checks.failed if f.check == "validation_independent"), None)
+
     verdict = scoped_verification(
         metrics,
         thresholds,
@@ -243,10 +256,12 @@ def verify_identification(
         independent,
         [f"validation_rmse:{j}" for j in joint_names],
         facts=facts,
+        independence_failure=None if duplicate is None else duplicate.message,
     )
     verdict.insights = [
-        i["text"] for i in _build_insights(result, std_relative, base_names, validation)
-    ]
+        f"Input data check {f.check} failed, so this fit cannot pass: {f.message}"
+        for f in checks.failed
+    ] + [i["text"] for i in _build_insights(result, std_relative, base_names, validation)]
     metadata = getattr(ident, "_run_provenance", None)
     if not isinstance(metadata, Mapping) or not metadata:
         metadata = collect_run_provenance(ident, "identification")
@@ -268,5 +283,11 @@ def verify_identification(
         else (getattr(sel, "stage", "none") if getattr(sel, "accepted", False) else "none")
     )
     apply_to_verdict(verdict, ident, selected_stage=selected_stage)
-    logger.info("identification verdict (%s scope): %s", scope, verdict.status)
+    stopped = [c.name for c in verdict.checks if c.required and c.status == "fail"]
+    logger.info(
+        "identification verdict (%s scope): %s%s",
+        scope,
+        verdict.status,
+        f", stopped by {stopped}" if stopped else "",
+    )
     return verdict

@@ -72,12 +72,20 @@ from figaroh.identification._pipeline.base_fit import (
 )
 from figaroh.identification._pipeline.conditioning import (
     apply_filters,
+    check_joint_names,
     condition_kinematics,
     differentiate,
     full_configuration,
     make_settings,
     signal_set,
     validate_raw_data,
+)
+from figaroh.identification._pipeline.data_checks import (
+    DataChecks,
+    magnitude_bounds,
+    model_finding,
+    training_checks,
+    validation_finding,
 )
 from figaroh.identification._pipeline.export import base_result
 from figaroh.identification._pipeline.fit_rows import (
@@ -217,6 +225,7 @@ class BaseIdentification(RunServices, ABC):
         self.std_relative = None
 
         self._val_available = False
+        self._val_duplicate = False
         self._val_processed_data = None
         self._val_num_samples = None
 
@@ -225,6 +234,7 @@ class BaseIdentification(RunServices, ABC):
         self._val_trajectory = None
         self._val_sample_mask = None
         self.stages = []
+        self.data_checks = DataChecks()
 
         self._idx_eliminated = None
         self._base_indices = None
@@ -300,12 +310,45 @@ class BaseIdentification(RunServices, ABC):
         return trajectory_mask(trajectory, truncate)
 
     def _record_data_stage(self):
-        """Record stage ``data`` as ``ok``: what was adopted, how many samples are masked."""
+        """Record stage ``data``: what was adopted, how many samples are masked, the data checks.
+
+        The status is ``ok``, or ``failed`` when a data check failed (its reason
+        then lists the failed checks' messages; the fit still runs).
+        """
         reason = data_stage_reason(getattr(self, "trajectory", None))
         metrics = data_stage_metrics(
             getattr(self, "num_samples", None), getattr(self, "_sample_mask", None)
         )
+        checks = getattr(self, "data_checks", None) or DataChecks()
+        metrics["failed_data_checks"] = len(checks.failed)
+        if checks.failed:
+            return record_stage(
+                self, "data", "failed", f"{reason}; data checks failed: {checks.summary()}", metrics
+            )
         return record_stage(self, "data", "ok", reason, metrics)
+
+    def _check_training_data(self) -> None:
+        """Run the data checks on the conditioned active-joint data (before the full configuration).
+
+        Stores the findings in ``data_checks`` (a failed one is logged as a
+        warning and fails ``verify()``); a fatal one (no meaningful fit exists)
+        is raised by ``solve()`` before the fit. The bounds come from the
+        identification task's ``data_checks`` mapping (``max_abs_velocity``
+        [rad/s or m/s], ``max_abs_torque`` [N·m or N]).
+        """
+        filter_params = (self.filter_config or {}).get("filter_params") or {}
+        options = (getattr(self, "task_config", None) or {}).get("data_checks")
+        checks = training_checks(
+            self.processed_data,
+            [str(n) for n in self.identif_config.get("active_joints", [])],
+            filter_params.get("f_sample"),
+            magnitude_bounds(options if isinstance(options, dict) else None),
+            self._sample_mask,
+        )
+        model = model_finding(self.model)
+        if not model.passed:
+            logger.warning("Data check %s failed: %s", model.check, model.message)
+        self.data_checks = checks.with_findings(model)
 
     def _validate_raw_data(self, raw) -> None:
         """Check the dict returned by :meth:`load_trajectory_data` (shapes, finiteness, time)."""
@@ -321,12 +364,14 @@ class BaseIdentification(RunServices, ABC):
         Args:
             truncate: Optional ``(start, end)`` sample range to keep.
         """
+        check_joint_names(self.identif_config.get("active_joints", []), list(self.model.names))
         self.raw_data = self._adopt_trajectory(self.load_trajectory_data())
         self.raw_data = self._truncate_data(self.raw_data, truncate)
         self._sample_mask = self._trajectory_mask(self.trajectory, truncate)
         self.process_kinematics_data(self.filter_config)
         self.processed_data["torques"] = np.asarray(self.process_torque_data(), dtype=float)
         self.num_samples = self.processed_data["positions"].shape[0]
+        self._check_training_data()
         self._build_full_configuration()
         self._record_data_stage()
 
@@ -512,6 +557,7 @@ class BaseIdentification(RunServices, ABC):
         self.initialize_standard_parameters()
         self.compute_reference_torque()
         self._val_available = False
+        self._val_duplicate = False
         source = self.identif_config.get("validation_data_file") or ""
         if source:
             data_source = self.resolve_validation_source(source)
@@ -560,6 +606,9 @@ class BaseIdentification(RunServices, ABC):
 
     # ------------------------------------------------------------------ solve
     def _validate_prerequisites(self):
+        checks = getattr(self, "data_checks", None)
+        if isinstance(checks, DataChecks):
+            checks.raise_fatal()
         if self.processed_data is None:
             raise IdentificationStateError("Data not processed. Call process_data() first.")
         if self.dynamic_regressor is None:
@@ -1088,15 +1137,29 @@ class BaseIdentification(RunServices, ABC):
             self._val_processed_data = self.processed_data
             self._val_num_samples = self.num_samples
             self._val_available = True
+            self._record_validation_independence(saved[0], self.raw_data)
         finally:
             self.raw_data, self.processed_data, self.num_samples = saved
+
+    def _record_validation_independence(self, training: dict, validation: dict) -> None:
+        """Check ``validation_independent`` (held-out ≠ training) and re-record stage ``data``."""
+        finding = validation_finding(training or {}, validation or {})
+        self._val_duplicate = not finding.passed
+        if not finding.passed:
+            logger.warning("Data check %s failed: %s", finding.check, finding.message)
+        self.data_checks = (getattr(self, "data_checks", None) or DataChecks()).with_findings(
+            finding
+        )
+        self._record_data_stage()
 
     def _compute_validation_metrics(self):
         """Held-out metrics (else on the training data); records stage ``validation``."""
         if self._idx_eliminated is None or self._base_indices is None:
             return None
         if self._val_available:
-            data, mask, source = self._val_processed_data, self._val_sample_mask, "validation_data"
+            data, mask = self._val_processed_data, self._val_sample_mask
+            # a copy of the training data is never called independent
+            source = "identification_data_fallback" if self._val_duplicate else "validation_data"
         else:
             logger.warning(
                 "No held-out validation data: evaluating on the identification data "

@@ -14,12 +14,14 @@ from typing import Any, Dict, Mapping, Sequence
 import numpy as np
 
 from figaroh.identification import _signal
+from figaroh.identification._pipeline.data_checks import as_numeric, require_finite
 from figaroh.identification._pipeline.records import Settings, SignalSet
-from figaroh.identification.exceptions import IdentificationDataError
+from figaroh.identification.exceptions import IdentificationConfigError, IdentificationDataError
 from figaroh.tools.identification_report import effort_unit
 
 __all__ = [
     "apply_filters",
+    "check_joint_names",
     "condition_kinematics",
     "differentiate",
     "full_configuration",
@@ -58,6 +60,26 @@ def make_settings(
         effort_units=tuple(effort_unit(model, n) for n in names),
         tol_qr=float(tol_qr),
     )
+
+
+def check_joint_names(active: Sequence[str], model_names: Sequence[str]) -> None:
+    """Require every active joint name to be a joint of the model.
+
+    Args:
+        active: ``identif_config["active_joints"]``.
+        model_names: The model's joint names (``model.names``).
+
+    Raises:
+        IdentificationConfigError: Naming the unknown joints (e.g. a name with
+            a space) and the valid names.
+    """
+    known = [str(n) for n in model_names if str(n) != "universe"]
+    unknown = [str(n) for n in active if str(n) not in known]
+    if unknown:
+        raise IdentificationConfigError(
+            f"unknown active joint(s) {unknown} in identif_config['active_joints'] "
+            f"(joints.active_joints); the model's joints are {known}"
+        )
 
 
 def apply_filters(
@@ -200,11 +222,9 @@ def _checked_time(raw: Mapping[str, Any]) -> int:
             "return 'timestamps' (N, 1) [s] (build them from the sampling period if the "
             "log has none)"
         )
-    t = np.asarray(t, dtype=float).reshape(-1) if np.ndim(t) == 1 else np.asarray(t, float)[:, 0]
-    if not np.all(np.isfinite(t)):
-        raise IdentificationDataError(
-            f"'timestamps' contains NaN/inf at row {int(np.flatnonzero(~np.isfinite(t))[0])}"
-        )
+    t = as_numeric("timestamps", t)
+    t = t.reshape(-1) if t.ndim == 1 else t[:, 0]
+    require_finite("timestamps", t[:, None], ["time"])
     dt = np.diff(t)
     if np.any(dt <= 0):
         k = int(np.flatnonzero(dt <= 0)[0])
@@ -216,8 +236,8 @@ def _checked_time(raw: Mapping[str, Any]) -> int:
 
 
 def _check_signal(key: str, value: Any, n: int, n_active: int, names: Sequence[str]) -> None:
-    """Shape (n, n_active) and finiteness of one raw signal."""
-    arr = np.asarray(value, dtype=float)
+    """Shape (n, n_active), numeric content and finite, non-overflowing values of one raw signal."""
+    arr = as_numeric(key, value)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != n:
@@ -229,14 +249,7 @@ def _check_signal(key: str, value: Any, n: int, n_active: int, names: Sequence[s
             f"'{key}' has {arr.shape[1]} columns but there are {n_active} active joints "
             f"{list(names)}; one column per active joint, in that order"
         )
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        col = names[j] if j < len(names) else j
-        raise IdentificationDataError(
-            f"'{key}' contains NaN/inf (first at sample {i}, joint {col}); clean the log "
-            "or mark the samples invalid with a TrajectoryData mask"
-        )
+    require_finite(key, arr, names)
 
 
 def validate_raw_data(raw: Any, n_active: int, names: Sequence[str]) -> None:
