@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import hashlib
 import json
 import math
 import os
+import pickle
 import shutil
 import subprocess
 import types
@@ -16,6 +18,7 @@ import numpy as np
 import pytest
 import yaml
 
+from figaroh._run import git as run_git
 from figaroh._run import html as run_html
 from figaroh._run import provenance as prov_mod
 from figaroh.data.source import DataSource, Session
@@ -271,6 +274,108 @@ def test_git_commit_and_dirty_state(ident, tmp_path, monkeypatch):
     assert sw["git_dirty"].startswith("unavailable:")
 
 
+@pytest.fixture
+def git_calls(monkeypatch):
+    """The argument lists of every ``git`` subprocess started through figaroh._run.git."""
+    calls: list = []
+    real = subprocess.run
+
+    def spy(args, *a, **k):
+        if Path(str(args[0])).name.startswith("git"):
+            calls.append(list(args[1:]))
+        return real(args, *a, **k)
+
+    monkeypatch.setattr(run_git.subprocess, "run", spy)
+    return calls
+
+
+def test_capture_runs_no_git_until_the_record_is_read(ident, git_calls):
+    obj = _solved(ident)
+    assert git_calls == []  # solve() captures the record: no subprocess
+    record = obj._run_provenance
+    assert isinstance(record, dict) and record["task"] == "identification"
+    assert len(git_calls) == 1 and git_calls[0][0] == "status"  # one call gives both fields
+    assert list(record) == [
+        "run_id",
+        "task",
+        "asset",
+        "model",
+        "config",
+        "software",
+        "data",
+        "timestamps",
+    ]
+    assert {"git_commit", "git_dirty", "hostname", "numpy"} <= set(record["software"])
+    json.dumps(record), record.get("run_id"), dict(record)
+    assert len(git_calls) == 1  # filled once
+
+
+def _pending(ident):
+    return collect_run_provenance(ident, "identification")
+
+
+@pytest.mark.parametrize(
+    "serialise",
+    [
+        pytest.param(lambda r: _strict_loads(json.dumps(r, allow_nan=False)), id="json"),
+        pytest.param(lambda r: _strict_loads(json.dumps(r, indent=2)), id="json-indent"),
+        pytest.param(lambda r: _strict_loads(json.dumps({"p": r}))["p"], id="json-nested"),
+        pytest.param(lambda r: yaml.safe_load(yaml.safe_dump(r)), id="yaml-safe"),
+        pytest.param(
+            lambda r: yaml.safe_load(yaml.dump({"p": r}, Dumper=yaml.CSafeDumper))["p"],
+            id="yaml-c-nested",
+            marks=pytest.mark.skipif(not hasattr(yaml, "CSafeDumper"), reason="no libyaml"),
+        ),
+        pytest.param(lambda r: yaml.safe_load(yaml.dump(r)), id="yaml-dump"),
+        pytest.param(dict, id="dict"),
+        pytest.param(lambda r: {**r}, id="unpack"),
+        pytest.param(copy.deepcopy, id="deepcopy"),
+        pytest.param(copy.copy, id="copy"),
+        pytest.param(lambda r: pickle.loads(pickle.dumps(r)), id="pickle"),
+        pytest.param(lambda r: dict(r.items()), id="items"),
+    ],
+)
+def test_a_pending_record_serialises_complete(ident, serialise):
+    out = serialise(_pending(ident))
+    assert type(out) is dict
+    assert "run_id" in out and "git_commit" in out["software"]
+    expected = dict(_pending(ident).items())
+    for section in ("task", "asset", "model", "config", "data"):
+        assert out[section] == expected[section]
+    assert out["software"].keys() == expected["software"].keys()
+
+
+def test_pending_records_compare_and_print_complete(ident):
+    a, b = _pending(ident), _pending(ident)
+    assert len(a) == 8 and "run_id" in b
+    a, b = _pending(ident), _pending(ident)
+    assert (a == b) is (dict(a.items()) == dict(b.items()))
+    assert "git_commit" in repr(_pending(ident))
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_worktree_state_of_a_repository_without_commit(tmp_path):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    state = run_git.worktree_state(tmp_path)
+    assert state.commit is None and state.dirty is False and "no commit" in state.reason
+    (tmp_path / "f.txt").write_text("x")
+    subprocess.run(["git", "add", "f.txt"], cwd=tmp_path, check=True)
+    assert run_git.worktree_state(tmp_path).dirty is True
+
+
+def test_calibration_solve_starts_no_git_subprocess(shared_data, git_calls, tmp_path):
+    from conftest import load_example
+
+    example = load_example("ur10/calibration.py", "ur10_calibration_provenance_test")
+    robot = example.Robot(example.ur10_urdf(), load_geometry=False)
+    calib = example.make_calibrator(robot, shared_data / "ur10" / "calibration.csv")
+    calib.initialize()
+    calib.solve(enable_logging=False)
+    assert git_calls == []
+    run_dir = compute_run_dir(calib, tmp_path / "runs")  # the first write reads the record
+    assert len(git_calls) == 1 and run_dir.name.endswith(calib._run_provenance["run_id"][-8:])
+
+
 def test_collect_splits(ident):
     splits = collect_splits(ident)
     assert splits == {
@@ -508,3 +613,41 @@ def test_torn_index_line_is_repaired(ident, tmp_path):
     assert len(lines) == 3
     assert _strict_loads(lines[2])["run_id"] == obj._run_provenance["run_id"]
     assert [e["run_id"] for e in read_index(root)] == ["complete", obj._run_provenance["run_id"]]
+
+
+def test_archived_run_verifies_against_its_index_hashes(ident, tmp_path):
+    from figaroh.tools.run_archive import verify_archived_run
+
+    obj = _solved(ident)
+    root = tmp_path / "runs"
+    run_dir = compute_run_dir(obj, root)
+    (run_dir / "verdict.json").write_text('{"status": "pass"}', encoding="utf-8")
+    archived = Path(archive_run(obj, run_dir))
+    (entry,) = read_index(root)
+    names = sorted(p.name for p in archived.iterdir() if p.name != ".archived")
+    assert entry["files"] == names and sorted(entry["sha256"]) == names
+    assert entry["sha256"]["verdict.json"] == hashlib.sha256(b'{"status": "pass"}').hexdigest()
+    check = verify_archived_run(archived)  # root defaults to the grand-grand-parent
+    assert check.ok and check.problems == () and check.run_dir == str(archived)
+
+    os.chmod(archived / "parameters.csv", 0o644)
+    (archived / "parameters.csv").write_text("parameter,value\nIzz1,0.0\n", encoding="utf-8")
+    (archived / "stages.json").unlink(missing_ok=True)
+    (archived / "provenance.json").unlink()
+    (archived / "notes.txt").write_text("added", encoding="utf-8")
+    bad = verify_archived_run(archived, root)
+    assert not bad.ok
+    text = "\n".join(bad.problems)
+    assert "parameters.csv: altered" in text and "provenance.json: missing" in text
+    assert "notes.txt: added after archiving" in text
+
+
+def test_unfinished_archive_does_not_verify(ident, tmp_path):
+    from figaroh.tools.run_archive import verify_archived_run
+
+    obj = _solved(ident)
+    run_dir = compute_run_dir(obj, tmp_path / "runs")
+    check = verify_archived_run(run_dir, tmp_path / "runs")
+    assert not check.ok
+    assert any("not sealed" in p for p in check.problems)
+    assert any("did not finish" in p for p in check.problems)

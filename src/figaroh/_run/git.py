@@ -1,4 +1,14 @@
-"""Git state of the working directory (commit hash, cached per process and folder)."""
+"""Git state of a working directory: the commit hash and whether tracked files changed.
+
+Two queries, each one ``git`` subprocess (a few ms):
+
+* :func:`git_head` — ``git rev-parse HEAD``, cached per process and folder:
+  every report of a process quotes the same commit and only the first pays;
+* :func:`worktree_state` — the commit *and* the dirty flag from a single
+  ``git status --porcelain=v2 --branch`` call, not cached (the working tree
+  can change under a running process: a cached "clean" would be a false
+  claim). Run provenance calls it only when a record is read, i.e. written.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +16,10 @@ import functools
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from typing import Sequence, Tuple, Union
 
-__all__ = ["_git_commit_hash", "_run_git", "git_head"]
+__all__ = ["WorktreeState", "_git_commit_hash", "_run_git", "git_head", "worktree_state"]
 
 _GIT_TIMEOUT_S = 5.0
 
@@ -66,3 +77,49 @@ def _git_commit_hash() -> str:
     """``git rev-parse HEAD`` of the current working directory, ``"unknown"`` on failure."""
     ok, out = git_head()
     return out if ok and out else "unknown"
+
+
+@dataclass(frozen=True)
+class WorktreeState:
+    """Commit and dirty state of a git working tree at one instant.
+
+    Attributes:
+        commit: Hash of ``HEAD``, or ``None`` when unknown.
+        dirty: Whether tracked files differ from ``HEAD`` (staged or not;
+            untracked files do not count), or ``None`` when unknown.
+        reason: Why ``commit`` / ``dirty`` is ``None`` (empty otherwise).
+    """
+
+    commit: str | None
+    dirty: bool | None
+    reason: str = ""
+
+
+def worktree_state(cwd: Union[str, os.PathLike] | None = None) -> WorktreeState:
+    """Commit and dirty flag of the working tree at ``cwd`` from one ``git status`` call.
+
+    Runs ``git status --porcelain=v2 --branch --untracked-files=no``: the
+    ``# branch.oid`` header gives the commit (``(initial)`` in a repository
+    without commits), any other line a changed tracked file.
+
+    Args:
+        cwd: Folder inside the working tree (default: the current directory).
+
+    Returns:
+        The state; never raises (no git, not a repository or a timeout give
+        ``commit=None, dirty=None`` and the reason).
+    """
+    ok, out = _run_git(["status", "--porcelain=v2", "--branch", "--untracked-files=no"], cwd=cwd)
+    if not ok:
+        return WorktreeState(None, None, out)
+    commit, reason, dirty = None, "no branch.oid line in git status output", False
+    for line in out.splitlines():
+        if line.startswith("# branch.oid "):
+            oid = line[len("# branch.oid ") :].strip()
+            if oid == "(initial)":
+                reason = "the repository has no commit yet"
+            else:
+                commit, reason = oid, ""
+        elif line and not line.startswith("#"):
+            dirty = True
+    return WorktreeState(commit, dirty, reason)

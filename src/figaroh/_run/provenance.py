@@ -36,13 +36,15 @@ import platform
 import re
 import socket
 import sys
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Tuple, Union
 
 import numpy as np
+import yaml
 
-from figaroh._run.git import _git_commit_hash, _run_git, git_head
+from figaroh._run.git import _git_commit_hash, worktree_state
 from figaroh._run.naming import _safe_path_component
 from figaroh.tools._timestamps import parse_time
 from figaroh.tools.joint_terms import enable_keys
@@ -50,7 +52,13 @@ from figaroh.utils.fileio import file_sha256
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TASKS", "build_provenance_metadata", "collect_run_provenance", "collect_splits"]
+__all__ = [
+    "TASKS",
+    "ProvenanceRecord",
+    "build_provenance_metadata",
+    "collect_run_provenance",
+    "collect_splits",
+]
 
 #: Tasks accepted by :func:`collect_run_provenance`.
 TASKS = ("identification", "calibration")
@@ -288,21 +296,6 @@ def _software_versions() -> Dict[str, Any]:
     return dict(_installed_versions())
 
 
-def _git_commit() -> str:
-    ok, out = git_head()
-    return out if ok and out else _unavailable(out if not ok else "empty git output")
-
-
-def _git_dirty() -> Any:
-    """True when tracked files of the current working tree differ from HEAD.
-
-    Returns:
-        bool, or ``"unavailable: <reason>"`` (no git, not a repository, timeout).
-    """
-    ok, out = _run_git(["status", "--porcelain", "--untracked-files=no"])
-    return bool(out) if ok else _unavailable(out)
-
-
 def _hostname() -> str:
     name = socket.gethostname()
     return name or _unavailable("empty hostname")
@@ -473,19 +466,28 @@ def _run_asset(model: Any, config: Mapping[str, Any]) -> Mapping[str, Any]:
     return asset
 
 
-def _software_section() -> Dict[str, Any]:
-    """Software versions, git commit and dirty state, host name (best effort)."""
-    git_commit = _best_effort("git commit", _git_commit)
+def _git_fields(cwd: str) -> Tuple[Any, Any]:
+    """``(git_commit, git_dirty)`` at ``cwd``; an unknown one is ``"unavailable: <reason>"``."""
+    state = worktree_state(cwd)
+    commit = state.commit if state.commit else _unavailable(state.reason)
+    dirty = state.dirty if state.dirty is not None else _unavailable(state.reason)
+    return commit, dirty
+
+
+def _software_section(cwd: str) -> Dict[str, Any]:
+    """Software versions, git commit and dirty state at ``cwd``, host name (best effort)."""
     software: Dict[str, Any] = {}
     versions = _best_effort("software versions", _software_versions)
     if isinstance(versions, Mapping):
         software.update(versions)
     else:
         software["versions"] = versions
-    software["git_commit"] = git_commit
-    software["git_dirty"] = _best_effort("git dirty state", _git_dirty)
+    fields = _best_effort("git state", _git_fields, cwd)
+    commit, dirty = fields if isinstance(fields, tuple) else (fields, fields)
+    software["git_commit"] = commit
+    software["git_dirty"] = dirty
     software["hostname"] = _best_effort("hostname", _hostname)
-    return software
+    return _json_safe(software)
 
 
 def _timestamps_section(obj: Any, now: datetime) -> Dict[str, Any]:
@@ -509,7 +511,11 @@ def _run_id(
     now: datetime,
 ) -> str:
     """``<asset>_<task>_<YYYYmmddTHHMMSSZ>_<git8|nogit>`` (each part a safe component)."""
-    stamp = parse_time(timestamps["run_finished"]) or parse_time(timestamps["run_started"]) or now
+    stamp = (
+        parse_time(timestamps.get("run_finished"))
+        or parse_time(timestamps.get("run_started"))
+        or now
+    )
     git_short = (
         git_commit[:8]
         if isinstance(git_commit, str) and re.fullmatch(r"[0-9a-f]{7,64}", git_commit)
@@ -525,6 +531,126 @@ def _run_id(
     )
 
 
+#: Top-level keys of a provenance record, in order.
+_RECORD_KEYS = ("run_id", "task", "asset", "model", "config", "software", "data", "timestamps")
+
+
+@dataclass(frozen=True)
+class _PendingGit:
+    """What a :class:`ProvenanceRecord` needs to fill its git fields later."""
+
+    cwd: str
+    task: str
+    now: datetime
+
+
+class ProvenanceRecord(dict):
+    """The provenance dict of a run, whose software and git fields are filled at first read.
+
+    Querying git costs a subprocess (and the versions a few package-metadata
+    look-ups); a run that is solved but never written (reported, archived,
+    saved) should not pay for it. The record therefore holds every section
+    at capture time except ``software`` (versions, git commit and dirty
+    state, host name) and the ``run_id`` (which quotes the short commit);
+    the first read of any kind (``record[key]``, ``get``, iteration,
+    ``items()``, ``len``, ``in``, ``==``, ``dict(record)``, ``json.dumps``,
+    ``yaml.safe_dump``, ``copy.deepcopy``, pickling, ``repr``) or any write
+    runs one ``git status`` in the working directory of the capture and
+    completes the record, in the key order ``run_id, task, asset, model,
+    config, software, data, timestamps``. From then on it is an ordinary
+    dict; copies and pickles are plain ``dict`` objects.
+    """
+
+    __slots__ = ("_pending",)
+
+    def __init__(self, record: Mapping[str, Any], pending: _PendingGit | None = None) -> None:
+        dict.__init__(self, record)
+        self._pending = pending
+
+    def _fill(self) -> None:
+        pending = getattr(self, "_pending", None)
+        if pending is None:
+            return
+        self._pending = None
+        current = dict(dict.items(self))
+        current["software"] = software = _software_section(pending.cwd)
+        asset, stamps = current.get("asset"), current.get("timestamps")
+        current["run_id"] = _run_id(
+            asset if isinstance(asset, Mapping) else {},
+            pending.task,
+            stamps if isinstance(stamps, Mapping) else {},
+            software["git_commit"],
+            pending.now,
+        )
+        filled = {k: current.pop(k) for k in _RECORD_KEYS if k in current}
+        filled.update(current)
+        dict.clear(self)
+        dict.update(self, filled)
+
+    def __eq__(self, other: object) -> bool:
+        self._fill()
+        if isinstance(other, ProvenanceRecord):
+            other._fill()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None  # type: ignore[assignment] - a dict is not hashable
+
+    def __reduce_ex__(self, protocol: Any) -> Tuple[Any, ...]:
+        self._fill()
+        return (dict, (dict(dict.items(self)),))
+
+
+def _read_filled(name: str) -> Callable[..., Any]:
+    base = getattr(dict, name)
+
+    def method(self: ProvenanceRecord, *args: Any, **kwargs: Any) -> Any:
+        self._fill()
+        return base(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = base.__doc__
+    return method
+
+
+for _name in (
+    "__getitem__",
+    "__iter__",
+    "__reversed__",
+    "__len__",
+    "__contains__",
+    "__repr__",
+    "__or__",
+    "__ror__",
+    "__ior__",
+    "__setitem__",
+    "__delitem__",
+    "get",
+    "keys",
+    "values",
+    "items",
+    "copy",
+    "pop",
+    "popitem",
+    "setdefault",
+    "update",
+    "clear",
+):
+    setattr(ProvenanceRecord, _name, _read_filled(_name))
+del _name
+
+# yaml's representers match the exact type: register the record as a mapping
+# (on the two representer bases every yaml dumper class, C or Python, reads).
+for _representer in (yaml.representer.SafeRepresenter, yaml.representer.Representer):
+    _representer.add_representer(
+        ProvenanceRecord, lambda dumper, data: dumper.represent_dict(dict(data.items()))
+    )
+del _representer
+
+
 def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
     """Build the full provenance record of one calibration/identification run.
 
@@ -533,7 +659,10 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
     values), ``_config_file_path``, ``robot.model`` / ``model`` (name, nq, nv),
     ``robot.robot_urdf``, ``trajectory`` / ``_val_trajectory`` /
     ``observations`` / ``_val_observations`` (``source.files``), ``_data_path``,
-    ``_run_started_at`` and ``_run_finished_at``.
+    ``_run_started_at`` and ``_run_finished_at``. The ``software`` section
+    (versions, git state, host name) and ``run_id`` are filled later, at the
+    record's first read (see :class:`ProvenanceRecord`), with git run in the
+    working directory current now: solving a run starts no subprocess.
 
     Args:
         obj: A ``BaseIdentification`` or ``BaseCalibration`` instance (or a
@@ -543,15 +672,16 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
             config-key allowlist surfaced under ``config.values``.
 
     Returns:
-        A strict-JSON-serialisable dict with keys ``run_id``, ``task``,
-        ``asset`` (``asset_id``, ``is_specified``, ``label``, …), ``model``
-        (``robot_name``, ``model_name``, …), ``config`` (``path``, ``sha256``,
-        ``values``), ``software`` (``python``, ``numpy``, ``scipy``,
-        ``pinocchio``, ``figaroh``, ``platform``, ``git_commit``,
-        ``git_dirty``, ``hostname``), ``data`` (``files``: list of
-        ``{role, origin, path, sha256, ...}``) and ``timestamps``
-        (``run_started``, ``run_finished``, ``report_generated``). Never
-        raises: a failed lookup is the string ``"unavailable: <reason>"``.
+        A :class:`ProvenanceRecord` (a ``dict``), strict-JSON serialisable,
+        with keys ``run_id``, ``task``, ``asset`` (``asset_id``,
+        ``is_specified``, ``label``, …), ``model`` (``robot_name``,
+        ``model_name``, …), ``config`` (``path``, ``sha256``, ``values``),
+        ``software`` (``python``, ``numpy``, ``scipy``, ``pinocchio``,
+        ``figaroh``, ``platform``, ``git_commit``, ``git_dirty``,
+        ``hostname``), ``data`` (``files``: list of ``{role, origin, path,
+        sha256, ...}``) and ``timestamps`` (``run_started``,
+        ``run_finished``, ``report_generated``). Never raises: a failed
+        lookup is the string ``"unavailable: <reason>"``.
     """
     task_s = str(task)
     if task_s not in TASKS:
@@ -561,20 +691,15 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
     if not isinstance(config, Mapping):
         config = {}
     model = _best_effort("model identity", _model_identity, obj, config)
-    asset = _run_asset(model, config)
-    software = _software_section()
-    timestamps = _timestamps_section(obj, now)
     record = {
-        "run_id": _run_id(asset, task_s, timestamps, software["git_commit"], now),
         "task": task_s,
-        "asset": asset,
+        "asset": _run_asset(model, config),
         "model": model,
         "config": _best_effort("config section", _config_section, obj, config, task_s),
-        "software": software,
         "data": _best_effort("data files", _data_files_provenance, obj, config),
-        "timestamps": timestamps,
+        "timestamps": _timestamps_section(obj, now),
     }
-    return _json_safe(record)
+    return ProvenanceRecord(_json_safe(record), _PendingGit(os.getcwd(), task_s, now))
 
 
 def _int_or_none(value: Any) -> int | None:
