@@ -180,8 +180,8 @@ def test_save_yaml_csv_npz_round_trip(manager, ident_results, tmp_path):
         y = yaml.safe_load(fh)
     assert y["base parameters names"] == names
     assert y["base parameters values"] == phi.tolist()
-    assert y["torque processed"] == ident_results["torque processed"].tolist()
-    assert y["base regressor"] == ident_results["base regressor"].tolist()
+    for per_sample in ("torque processed", "torque estimated", "base regressor"):
+        assert per_sample not in y  # per-sample arrays: NPZ only, on request
     assert y["condition number"] == float(ident_results["condition number"])
     assert y["base parameters"] == dict(zip(names, phi.tolist(), strict=True))
     assert y["identification config"] == ident_results["identification config"]
@@ -198,13 +198,7 @@ def test_save_yaml_csv_npz_round_trip(manager, ident_results, tmp_path):
     assert [float(x) for x in cols["std dev of estimated param"]] == (
         ident_results["std dev of estimated param"].tolist()
     )
-    assert [float(x) for x in cols["torque estimated"]] == (
-        ident_results["torque estimated"].tolist()
-    )
-    W = ident_results["base regressor"]
-    for i in range(W.shape[1]):
-        assert [float(x) for x in cols[f"base regressor_{i}"]] == W[:, i].tolist()
-    assert "base regressor" not in cols
+    assert not [c for c in cols if c.startswith(("torque", "base regressor"))]
     assert [float(x) for x in cols["rmse norm (N/m)"]] == [ident_results["rmse norm (N/m)"]]
     assert cols["num samples"] == ["800"] and cols["task type"] == ["identification"]
     assert "identification config" not in cols and "validation_metrics" not in cols
@@ -212,7 +206,7 @@ def test_save_yaml_csv_npz_round_trip(manager, ident_results, tmp_path):
     # NPZ: pickle-free, arrays exact, mappings as JSON text
     with np.load(saved["npz"], allow_pickle=False) as z:
         assert np.array_equal(z["base parameters values"], phi)
-        assert np.array_equal(z["base regressor"], W)
+        assert "base regressor" not in z.files and "torque processed" not in z.files
         assert z["base parameters names"].tolist() == names
         assert float(z["rmse norm (N/m)"]) == ident_results["rmse norm (N/m)"]
         assert int(z["num samples"]) == 800
@@ -322,7 +316,7 @@ def test_crash_during_write_leaves_no_partial_file(manager, tmp_path, monkeypatc
         stream.write("base parameters values:\n- 1.0\n- ")  # half-written document
         raise OSError("disk full")
 
-    monkeypatch.setattr(rm.yaml, "safe_dump", broken_dump)
+    monkeypatch.setattr(yaml, "dump", broken_dump)
     with pytest.raises(FigarohExampleError, match="Failed to save results: disk full"):
         manager.save_results(output_dir=tmp_path, save_formats=["yaml", "csv"])
     assert list(tmp_path.iterdir()) == []
@@ -634,3 +628,86 @@ def test_robot_name_is_made_file_safe(tmp_path):
     saved = m.save_results(output_dir=tmp_path, save_formats=["yaml"])
     assert Path(saved["yaml"]).parent == tmp_path
     assert Path(saved["yaml"]).name.startswith("my_robot_arm_identification_")
+
+
+# ---------------------------------------------------------------------------
+# layout: per-sample arrays only on request, only in the NPZ
+# ---------------------------------------------------------------------------
+
+
+def test_include_arrays_puts_per_sample_arrays_in_the_npz_only(ident_results, tmp_path):
+    data = dict(ident_results)
+    data["validation_metrics"] = {
+        **ident_results["validation_metrics"],
+        "tau_measured_per_joint": {j: [0.1 * i, 0.2 * i] for i, j in enumerate(JOINTS)},
+    }
+    m = ResultsManager("identification", "ur10", data)
+    saved = m.save_results(output_dir=tmp_path, save_formats=["yaml", "csv"], include_arrays=True)
+    assert set(saved) == {"yaml", "csv", "npz", "metadata"}  # npz added for the arrays
+    y = yaml.safe_load(Path(saved["yaml"]).read_text(encoding="utf-8"))
+    assert "base regressor" not in y and "tau_measured_per_joint" not in y["validation_metrics"]
+    assert y["validation_metrics"]["per_joint_rmse"] == data["validation_metrics"]["per_joint_rmse"]
+    assert "tau_measured_per_joint" in data["validation_metrics"]  # the input is not modified
+    with np.load(saved["npz"], allow_pickle=False) as z:
+        np.testing.assert_array_equal(z["base regressor"], data["base regressor"])
+        np.testing.assert_array_equal(z["torque processed"], data["torque processed"])
+        np.testing.assert_array_equal(z["torque estimated"], data["torque estimated"])
+        for i, j in enumerate(JOINTS):
+            got = z[f"validation_metrics/tau_measured_per_joint/{j}"]
+            np.testing.assert_array_equal(got, [0.1 * i, 0.2 * i])
+        np.testing.assert_array_equal(z["base parameters values"], data["base parameters values"])
+    meta = yaml.safe_load(Path(saved["metadata"]).read_text(encoding="utf-8"))
+    assert meta["arrays"]["included"] is True
+    assert meta["arrays"]["file"] == Path(saved["npz"]).name
+    assert "validation_metrics/tau_measured_per_joint" in meta["arrays"]["keys"]
+
+
+def test_default_metadata_names_the_arrays_left_out(manager, tmp_path):
+    saved = manager.save_results(output_dir=tmp_path, save_formats=["npz"])
+    meta = yaml.safe_load(Path(saved["metadata"]).read_text(encoding="utf-8"))
+    assert meta["arrays"] == {
+        "included": False,
+        "file": None,
+        "keys": ["base regressor", "torque estimated", "torque processed"],
+    }
+
+
+def test_optimal_tasks_keep_their_trajectories(tmp_path):
+    traj = {"position_segments": [np.linspace(0, 1, 50)], "condition_number": 3.0}
+    saved = ResultsManager("optimal_trajectory", "ur10").save_results(
+        traj, tmp_path, save_formats=["yaml"]
+    )
+    y = yaml.safe_load(Path(saved["yaml"]).read_text(encoding="utf-8"))
+    assert y["position_segments"] == [np.linspace(0, 1, 50).tolist()]
+
+
+def test_stale_claim_of_a_dead_process_is_removed(manager, tmp_path):
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    pid = int(dead.stdout)
+    from figaroh._run import results_files
+
+    stale = tmp_path / ".run.claim"
+    stale.write_text(f"{pid} {results_files._HOST}\n", encoding="utf-8")
+    live = tmp_path / ".other.claim"
+    live.write_text(f"{os.getpid() + 0} {results_files._HOST}\n", encoding="utf-8")
+    saved = manager.save_results(output_dir=tmp_path, file_prefix="run", save_formats=["yaml"])
+    assert Path(saved["yaml"]).name == "run.yaml"  # the dead claim no longer blocks the name
+    assert not stale.exists() and live.exists()  # a live process's claim is kept
+
+
+def test_claimed_name_is_skipped(manager, tmp_path):
+    from figaroh._run import results_files
+
+    (tmp_path / ".run.claim").write_text(f"{os.getpid()} {results_files._HOST}\n")
+    saved = manager.save_results(output_dir=tmp_path, file_prefix="run", save_formats=["yaml"])
+    assert Path(saved["yaml"]).name == "run_1.yaml"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".run.claim",
+        "run_1.yaml",
+        "run_1_metadata.yaml",
+    ]

@@ -124,7 +124,8 @@ def test_unsolved_run_raises_or_warns(tmp_path, caplog, capsys):
         run.export_verification_report(output_dir=str(tmp_path))
     with caplog.at_level(logging.WARNING):
         assert run.print_quality_report() is None
-        assert run.save_results(str(tmp_path)) is None
+        with pytest.warns(UserWarning, match=r"Run solve\(\) first"):
+            assert run.save_results(str(tmp_path)) is None
         assert run.plot_results() is None
     for action in ("report", "save", "plot"):
         assert f"No identification results to {action}. Run solve() first." in caplog.text
@@ -341,7 +342,7 @@ def test_calibration_reports_repr_and_save(calib, tmp_path, capsys, caplog):
     assert text.startswith("UR10Calibration(robot=") and "status='CALIBRATED'" in text
     calib.print_quality_report()
     assert capsys.readouterr().out == calib_quality_text(calib) + "\n"
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING), pytest.warns(UserWarning, match="no 'result'"):
         assert calib.save_results(str(tmp_path / "s")) is None
     assert "no 'result' attribute on UR10Calibration" in caplog.text
     manager = calib._make_results_manager()

@@ -12,7 +12,8 @@ in its own immutable directory::
         report.html, verdict.json, ...   written there by the caller beforehand
 
 and appends one JSON line per run to ``<root>/index.jsonl`` (git-diffable,
-``jq``-able).
+``jq``-able) that records, among others, the sha256 of every file of the run
+directory; :func:`verify_archived_run` checks a run against it.
 
 Guarantees:
 
@@ -26,7 +27,10 @@ Guarantees:
 * **Atomic files.** Every file is written to a temporary file and renamed
   (:func:`figaroh.utils.fileio.atomic_write_text`); a crash while writing
   leaves no half-written file. All content is serialised before anything is
-  written. The index line is appended with one ``write`` then ``fsync``.
+  written. The index line is appended with one ``write`` then ``fsync``,
+  under an exclusive ``flock`` of the index (POSIX), so processes archiving
+  into one root at once each get their own sealed directory and one intact
+  index line.
 * **Strict JSON** (``allow_nan=False``): non-finite floats are stored as
   ``null`` (see :func:`figaroh._run.json_io.verification_json_data`).
 """
@@ -34,6 +38,7 @@ Guarantees:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import logging
@@ -46,20 +51,32 @@ from typing import Any, Dict, List, Mapping, Tuple, Union
 import numpy as np
 import yaml
 
+try:  # POSIX only: the index append is then also locked against other writers
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
 from figaroh._run.json_io import verification_json_data
 from figaroh._run.naming import _safe_path_component
 from figaroh._run.stages import stages_json_data
 from figaroh.tools._timestamps import parse_time
-from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.fileio import SEAL_MARKER, atomic_write_text, file_sha256
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["INDEX_FILE", "archive_run", "compute_run_dir", "read_index"]
+__all__ = [
+    "INDEX_FILE",
+    "RunCheck",
+    "archive_run",
+    "compute_run_dir",
+    "read_index",
+    "verify_archived_run",
+]
 
 #: Name of the run index at the archive root.
 INDEX_FILE = "index.jsonl"
 #: Marker file that seals an archived run directory.
-_SEAL_FILE = ".archived"
+_SEAL_FILE = SEAL_MARKER
 _ARCHIVE_FILES = ("provenance.json", "config.snapshot.yaml", "parameters.csv", "stages.json")
 _SUFFIX_RE = re.compile(r"-r\d+$")
 _MAX_SUFFIX = 10000
@@ -313,10 +330,18 @@ def _read_verdict(run_dir: Path) -> Dict[str, Any]:
 
 
 def _append_line(index_path: Path, line: str) -> None:
-    """Append one line with a single ``write`` then ``fsync`` (repairs a torn last line)."""
+    """Append one line to the index, safe against concurrent writers and torn lines.
+
+    The file is opened with ``O_APPEND`` and locked (``flock``, exclusive)
+    while the last byte is checked — a line torn by a killed writer gets a
+    newline first — and the line is written with one ``write``, then
+    ``fsync``.
+    """
     data = line.encode("utf-8")
-    fd = os.open(index_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(index_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
     try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
@@ -326,7 +351,7 @@ def _append_line(index_path: Path, line: str) -> None:
             view = view[written:]
         os.fsync(fd)
     finally:
-        os.close(fd)
+        os.close(fd)  # releases the lock
 
 
 # ---------------------------------------------------------------------------
@@ -363,7 +388,11 @@ def _archive_contents(obj: Any, provenance: Mapping[str, Any]) -> Dict[str, str]
 
 
 def _index_entry(
-    provenance: Mapping[str, Any], run_id: str, target: Path, root: Path, files: List[str]
+    provenance: Mapping[str, Any],
+    run_id: str,
+    target: Path,
+    root: Path,
+    hashes: Mapping[str, str],
 ) -> Dict[str, Any]:
     """The ``index.jsonl`` record of a run archived in ``target``."""
     try:
@@ -382,7 +411,8 @@ def _index_entry(
         "git_commit": software.get("git_commit"),
         "git_dirty": software.get("git_dirty"),
         "config_sha256": _section(provenance, "config").get("sha256"),
-        "files": files,
+        "files": sorted(hashes),
+        "sha256": dict(sorted(hashes.items())),
         **_read_verdict(target),
     }
 
@@ -394,7 +424,8 @@ def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
     exists), ``parameters.csv`` (when parameters exist) and ``stages.json``
     (when stage records exist), each atomically, then appends one line to
     ``<root>/index.jsonl`` with the run id, asset, task, run directory
-    (relative to root), git commit, config sha256 and — when the caller wrote
+    (relative to root), git commit, config sha256, the names (``files``) and
+    sha256 (``sha256``) of every file of the run directory and — when the caller wrote
     ``verdict.json`` into the directory first — its status, ``passed``, scope
     and metrics. ``<root>`` is the root given to :func:`compute_run_dir`
     (else ``run_dir``'s grand-grand-parent).
@@ -438,11 +469,93 @@ def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
     for name, text in contents.items():
         atomic_write_text(target / name, text)
 
-    entry = _index_entry(provenance, run_id, target, root, sorted(contents))
+    hashes = {
+        p.name: file_sha256(p) for p in target.iterdir() if p.name != _SEAL_FILE and p.is_file()
+    }
+    entry = _index_entry(provenance, run_id, target, root, hashes)
     root.mkdir(parents=True, exist_ok=True)
     _append_line(root / INDEX_FILE, _strict_json(entry, sort_keys=True) + "\n")
     logger.info("Run archived to %s", target)
     return str(target)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunCheck:
+    """Outcome of :func:`verify_archived_run`.
+
+    Attributes:
+        run_dir: The run directory checked.
+        ok: True when the directory is sealed, listed in the index, and every
+            file it held when archived is present with the same sha256.
+        problems: One line per failure (file missing, altered, added; not
+            sealed; not in the index), empty when ``ok``.
+    """
+
+    run_dir: str
+    ok: bool
+    problems: Tuple[str, ...] = ()
+
+
+def _index_entry_of(run_dir: Path, root: Path) -> Mapping[str, Any] | None:
+    """The last index entry naming ``run_dir`` (None when there is none)."""
+    wanted = run_dir.resolve()
+    found = None
+    for entry in read_index(root):
+        rel = entry.get("run_dir")
+        if isinstance(rel, str) and (root / rel).resolve() == wanted:
+            found = entry
+    return found
+
+
+def _hash_problems(run_dir: Path, hashes: Mapping[str, Any]) -> List[str]:
+    problems = []
+    for name, digest in sorted(hashes.items()):
+        path = run_dir / name
+        if not path.is_file():
+            problems.append(f"{name}: missing")
+        elif file_sha256(path) != digest:
+            problems.append(f"{name}: altered (sha256 differs from the index)")
+    extra = sorted(
+        p.name for p in run_dir.iterdir() if p.name != _SEAL_FILE and p.name not in hashes
+    )
+    problems.extend(f"{name}: added after archiving" for name in extra)
+    return problems
+
+
+def verify_archived_run(
+    run_dir: Union[str, os.PathLike], root: Union[str, os.PathLike, None] = None
+) -> RunCheck:
+    """Check an archived run against the sha256 recorded in the index when it was archived.
+
+    :func:`archive_run` records, in the run's ``index.jsonl`` line, the
+    sha256 of every file of the run directory (``"sha256": {name: digest}``).
+    This re-hashes the files and compares.
+
+    Args:
+        run_dir: The archived run directory.
+        root: Archive root holding ``index.jsonl``; default the run
+            directory's grand-grand-parent (``<root>/<asset>/<task>/<run>``).
+
+    Returns:
+        The :class:`RunCheck` (``ok`` False with the reasons when any file is
+        missing, altered or added, the directory is not sealed, or the index
+        has no line for it — e.g. an archive killed before it finished).
+    """
+    path = Path(run_dir)
+    root_path = Path(root) if root is not None else path.parent.parent.parent
+    problems: List[str] = []
+    if not (path / _SEAL_FILE).is_file():
+        problems.append(f"not sealed (no {_SEAL_FILE}): not an archived run")
+    entry = _index_entry_of(path, root_path) if path.is_dir() else None
+    if entry is None:
+        problems.append(f"no line in {str(root_path / INDEX_FILE)!r}: the archive did not finish")
+    else:
+        hashes = entry.get("sha256")
+        if not isinstance(hashes, Mapping):
+            problems.append("index line without sha256 (archived by an older figaroh)")
+        else:
+            problems.extend(_hash_problems(path, hashes))
+    return RunCheck(run_dir=str(path), ok=not problems, problems=tuple(problems))
 
 
 def read_index(root: Union[str, os.PathLike] = "results/runs") -> List[Dict[str, Any]]:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import warnings
 from typing import Any, ClassVar, Dict, List, Mapping
 
 from figaroh._run.json_io import strict_json_text
@@ -235,21 +236,46 @@ class RunServices:
             return
         print(self._quality_report_text())
 
-    def save_results(self, output_dir: str = "results") -> Dict[str, str] | None:
+    def save_results(
+        self, output_dir: str = "results", *, include_arrays: bool = False
+    ) -> Dict[str, str] | None:
         """Save the results as yaml, csv and npz under ``output_dir``.
 
+        The files hold the parameters, their uncertainties, the metrics, the
+        configuration, the stages and — when the run collected it — the run
+        provenance (under ``"provenance"``); the per-sample arrays
+        (regressor, effort trajectories, per-posture residuals) are written
+        only with ``include_arrays=True``, into the compressed NPZ file. See
+        :meth:`figaroh.utils.results_manager.ResultsManager.save_results` for
+        the layout; file names never collide with another save, even from
+        another process at the same second.
+
+        Args:
+            output_dir: Destination folder (created if needed).
+            include_arrays: Also write the per-sample arrays into the NPZ file.
+
         Returns:
-            ``{format: path}`` of the files written, or None (with a warning)
-            without results.
+            ``{format: path}`` of the files written, or None without results
+            (a :class:`UserWarning` and a logged warning say to call
+            ``solve()`` first; figaroh 1.0.2 returned None, so a script keeps
+            running).
         """
         problem = self._missing_results_warning("save")
         if problem:
             logger.warning(problem)
+            warnings.warn(problem, UserWarning, stacklevel=2)
             return None
         if self.results_manager is None:
             self.results_manager = self._make_results_manager()
+        data = self.results_manager.result
+        provenance = getattr(self, "_run_provenance", None)
+        if data and isinstance(provenance, Mapping) and "provenance" not in data:
+            data = {**data, "provenance": provenance}
         saved = self.results_manager.save_results(
-            output_dir=output_dir, save_formats=list(SAVE_FORMATS)
+            data,
+            output_dir=output_dir,
+            save_formats=list(SAVE_FORMATS),
+            include_arrays=include_arrays,
         )
         for fmt, path in (saved or {}).items():
             logger.info("  %s: %s", fmt, path)

@@ -8,10 +8,12 @@
         parameters.csv         parameter,value
         stages.json            stage records (when the run has any)
 
-and appends one JSON line per run to ``<root>/index.jsonl``;
-:func:`compute_run_dir` names the directory and :func:`read_index` reads the
-index back. Paths are sanitised, directories are never overwritten, every
-file is written atomically and JSON is strict (non-finite floats → ``null``).
+and appends one JSON line per run to ``<root>/index.jsonl`` (with the sha256
+of every file of the run); :func:`compute_run_dir` names the directory,
+:func:`read_index` reads the index back and :func:`verify_archived_run`
+checks a run against its recorded hashes. Paths are sanitised, directories
+are never overwritten, every file is written atomically and JSON is strict
+(non-finite floats → ``null``).
 
 This module is the public home of these names; the implementation lives in
 :mod:`figaroh._run.archive`.
@@ -19,7 +21,21 @@ This module is the public home of these names; the implementation lives in
 
 from __future__ import annotations
 
-from figaroh._run.archive import INDEX_FILE, archive_run, compute_run_dir, read_index
+from figaroh._run.archive import (
+    INDEX_FILE,
+    RunCheck,
+    archive_run,
+    compute_run_dir,
+    read_index,
+    verify_archived_run,
+)
 from figaroh._run.naming import _safe_path_component as _safe_path_component
 
-__all__ = ["INDEX_FILE", "archive_run", "compute_run_dir", "read_index"]
+__all__ = [
+    "INDEX_FILE",
+    "RunCheck",
+    "archive_run",
+    "compute_run_dir",
+    "read_index",
+    "verify_archived_run",
+]

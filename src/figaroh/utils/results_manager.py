@@ -6,7 +6,10 @@
 * plots it — per-joint effort comparison and residuals, base parameters,
   calibration residuals, optimal-design weights and trajectories;
 * saves it — YAML, CSV, JSON and NPZ files plus a ``<prefix>_metadata.yaml``
-  summary — and returns ``{format: path}``.
+  summary — and returns ``{format: path}``. The files hold the parameters,
+  uncertainties, metrics, configuration, stages and provenance; the task's
+  per-sample arrays (:data:`ARRAY_KEYS`: regressors, effort trajectories,
+  residuals) only on request (``include_arrays=True``), in the NPZ file.
 
 Conventions
 -----------
@@ -17,40 +20,47 @@ Conventions
   and their paths are returned; ``plt.show()`` is only called with an
   interactive backend. Missing matplotlib turns a plot into a warning.
 * **Atomic, non-clobbering files.** Every file is written to a temporary file
-  in the destination folder, flushed, then renamed with :func:`os.replace`; a
-  failure removes the temporary file (and the files already written by the
-  same :meth:`ResultsManager.save_results` call), so a crash never leaves a
-  partial file. A second save never overwrites an earlier one: names carry a
-  timestamp and, if a name is taken, a numbered suffix ``_1``, ``_2``, ...
+  in the destination folder, flushed, then renamed (through
+  :func:`figaroh.utils.fileio.atomic_write`); a failure removes the
+  temporary file (and the files already written by the same
+  :meth:`ResultsManager.save_results` call), so a crash never leaves a
+  partial file. A save never overwrites another one, even from another
+  process at the same second: names carry a timestamp and the file-name stem
+  is reserved by exclusive creation of a hidden claim file before writing;
+  a taken or claimed name gets a numbered suffix ``_1``, ``_2``, ...
 * **Non-finite values.** JSON files are written with ``allow_nan=False``;
   NaN and ±inf are stored as ``null``. YAML keeps them as the native YAML
   floats ``.nan`` / ``.inf`` / ``-.inf`` (read back as floats by
   ``yaml.safe_load``); CSV cells hold ``nan`` / ``inf`` / ``-inf`` (parsed by
-  ``float``). YAML is written with ``yaml.safe_dump`` only and NPZ archives
+  ``float``). YAML is written with a safe dumper only and NPZ archives
   never contain pickles (``np.load(..., allow_pickle=False)`` reads them).
 """
 
 from __future__ import annotations
 
-import csv
-import dataclasses
 import datetime as _dt
-import enum
-import io
-import json
 import logging
-import math
 import os
 import re
 import sys
-import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path, PurePath
-from typing import IO, Any
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
-import yaml
 
+from figaroh._run.results_files import (
+    ARRAY_KEYS,
+    array_entries,
+    claim_stem,
+    split_arrays,
+    summary_statistics,
+    to_plain,
+    write_csv,
+    write_json,
+    write_npz,
+    write_yaml,
+)
 from figaroh.utils.error_handling import FigarohError, FigarohExampleError, setup_example_logging
 from figaroh.utils.fileio import atomic_write
 
@@ -59,6 +69,7 @@ logger = logging.getLogger(__name__)
 PathLike = str | os.PathLike
 
 __all__ = [
+    "ARRAY_KEYS",
     "InvalidResultsError",
     "ResultsManager",
     "ResultsManagerError",
@@ -85,6 +96,12 @@ TASK_TYPES: tuple[str, ...] = (
 SUPPORTED_FORMATS: tuple[str, ...] = ("yaml", "csv", "json", "npz")
 
 _EXTENSIONS = {"yaml": ".yaml", "csv": ".csv", "json": ".json", "npz": ".npz"}
+_WRITERS: dict[str, Callable[[Path, Mapping[str, Any]], str | None]] = {
+    "yaml": write_yaml,
+    "csv": write_csv,
+    "json": write_json,
+    "npz": write_npz,
+}
 _METADATA_SUFFIX = "_metadata.yaml"
 _BAD_PREFIX = re.compile(r"[\\/\x00]")
 
@@ -103,236 +120,6 @@ class ResultsManagerError(FigarohError, ValueError):
     A :class:`~figaroh.utils.error_handling.FigarohExampleError` (the upstream
     contract of ``save_results``) that is also a ``ValueError``.
     """
-
-
-# ---------------------------------------------------------------------------
-# serialisation helpers
-# ---------------------------------------------------------------------------
-
-
-def _to_plain(value: Any, non_finite: str = "null", unknown: str = "keep") -> Any:
-    """Recursively turn ``value`` into plain Python data.
-
-    Args:
-        value: Any nesting of mappings, sequences, numpy values, dataclasses...
-        non_finite: ``"null"`` maps NaN/±inf floats to ``None``; ``"keep"``
-            leaves them as Python floats (YAML writes ``.nan``/``.inf``).
-        unknown: ``"keep"`` returns unsupported objects unchanged; ``"str"``
-            replaces them by ``str(obj)`` (used when writing files).
-
-    Returns:
-        The converted value.
-    """
-
-    def conv(v: Any) -> Any:
-        if isinstance(v, np.generic):  # before float: np.float64 subclasses float
-            return _numpy_scalar(v, conv)
-        if isinstance(v, enum.Enum):
-            return conv(v.value)
-        if v is None or type(v) in (bool, str, int):
-            return v
-        if isinstance(v, int):  # subclasses → the plain built-in type
-            return int(v)
-        if isinstance(v, str):
-            return str(v)
-        if isinstance(v, float):
-            if non_finite == "null" and not math.isfinite(v):
-                return None
-            return float(v)
-        if isinstance(v, Mapping):
-            return {_plain_key(k): conv(x) for k, x in v.items()}
-        if isinstance(v, np.ndarray):
-            return _array_to_list(v, conv, non_finite)
-        if isinstance(v, (list, tuple)):
-            return [conv(x) for x in v]
-        if isinstance(v, (set, frozenset)):
-            items = [conv(x) for x in v]
-            try:
-                return sorted(items)
-            except TypeError:
-                return items
-        if isinstance(v, PurePath):
-            return os.fspath(v)
-        if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
-            return v.isoformat()
-        if isinstance(v, complex):
-            return str(v)
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return {f.name: conv(getattr(v, f.name)) for f in dataclasses.fields(v)}
-        for attr in ("as_dict", "to_dict"):
-            method = getattr(v, attr, None)
-            if callable(method):
-                try:
-                    out = method()
-                except Exception:  # fall through to the generic rule
-                    break
-                if isinstance(out, Mapping):
-                    return conv(out)
-                break
-        if unknown == "str":
-            logger.debug("serialising unsupported %s as its str()", type(v).__name__)
-            return str(v)
-        return v
-
-    return conv(value)
-
-
-def _plain_key(key: Any) -> Any:
-    if key is None or isinstance(key, (str, bool, int, float)):
-        return key
-    if isinstance(key, np.bool_):
-        return bool(key)
-    if isinstance(key, np.integer):
-        return int(key)
-    if isinstance(key, np.floating):
-        return float(key)
-    if isinstance(key, enum.Enum):
-        return _plain_key(key.value)
-    return str(key)
-
-
-def _numpy_scalar(v: np.generic, conv: Callable[[Any], Any]) -> Any:
-    if isinstance(v, np.bool_):
-        return bool(v)
-    if isinstance(v, (np.integer, np.floating)):
-        # Upstream contract: numpy integer and floating scalars become float.
-        return conv(float(v))
-    if isinstance(v, np.complexfloating):
-        return str(complex(v))
-    if isinstance(v, np.str_):
-        return str(v)
-    return conv(v.item())
-
-
-def _array_to_list(arr: np.ndarray, conv: Callable[[Any], Any], non_finite: str) -> Any:
-    kind = arr.dtype.kind
-    if kind in "biuU":
-        return arr.tolist()
-    if kind == "f":
-        if non_finite == "null" and not np.all(np.isfinite(arr)):
-            obj = arr.astype(object)
-            obj[~np.isfinite(arr)] = None
-            return obj.tolist()
-        return arr.tolist()
-    return conv(arr.tolist())
-
-
-def _format_cell(value: Any) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    return str(value)
-
-
-def _csv_columns(results: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
-    """Tabular view of ``results``: ``[(column name, cells)]``.
-
-    1-D arrays/lists are columns, 2-D arrays are split into ``<key>_<i>``
-    columns (one per array column), scalars and strings are one-element
-    columns. Mappings, ``None`` and arrays with more than two dimensions are
-    not tabular and are skipped (they are in the YAML/JSON/NPZ files).
-    """
-    columns: list[tuple[str, list[str]]] = []
-    taken: set[str] = set()
-
-    def add(name: str, cells: list[str]) -> None:
-        unique, n = name, 1
-        while unique in taken:
-            unique = f"{name}#{n}"
-            n += 1
-        taken.add(unique)
-        columns.append((unique, cells))
-
-    for key, value in results.items():
-        name = str(key)
-        if value is None or isinstance(value, Mapping):
-            continue
-        if isinstance(value, (str, bool, int, float, np.generic)):
-            add(name, [_format_cell(value)])
-            continue
-        if not isinstance(value, (np.ndarray, list, tuple)):
-            logger.debug("CSV: skipping %r (%s is not tabular)", name, type(value).__name__)
-            continue
-        try:
-            arr = np.asarray(value)
-        except (ValueError, TypeError):
-            logger.debug("CSV: skipping %r (ragged sequence)", name)
-            continue
-        if arr.dtype.kind not in "biufU" or arr.ndim > 2:
-            logger.debug("CSV: skipping %r (dtype %s, ndim %d)", name, arr.dtype, arr.ndim)
-            continue
-        if arr.ndim == 0:
-            add(name, [_format_cell(arr.item())])
-        elif arr.ndim == 1:
-            add(name, [_format_cell(x) for x in arr.tolist()])
-        else:
-            for i in range(arr.shape[1]):
-                add(f"{name}_{i}", [_format_cell(x) for x in arr[:, i].tolist()])
-    return columns
-
-
-def _npz_arrays(results: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Pickle-free arrays for the NPZ archive.
-
-    Numeric/boolean/string arrays, lists and scalars are stored as arrays;
-    anything else (mappings, ragged or mixed lists, ``None``) is stored as a
-    0-d unicode array holding its JSON text (non-finite floats → ``null``).
-    """
-    out: dict[str, np.ndarray] = {}
-    array_like = (np.ndarray, list, tuple, str, bool, int, float, np.generic)
-    for key, value in results.items():
-        arr: np.ndarray | None = None
-        if isinstance(value, array_like):
-            try:
-                arr = np.asarray(value)
-            except (ValueError, TypeError):
-                arr = None
-            if arr is not None and arr.dtype.kind not in "biufcU":
-                arr = None
-        if arr is None:
-            text = json.dumps(_to_plain(value, "null", "str"), allow_nan=False)
-            arr = np.asarray(text)
-        out[str(key)] = arr
-    return out
-
-
-def _summary_statistics(arr: np.ndarray) -> dict[str, float | None] | None:
-    if arr.dtype.kind not in "iuf" or arr.size == 0:
-        return None
-    finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
-    if finite.size == 0:
-        return {"mean": None, "std": None, "min": None, "max": None}
-    finite = finite.astype(float, copy=False)
-    return {
-        "mean": float(np.mean(finite)),
-        "std": float(np.std(finite)),
-        "min": float(np.min(finite)),
-        "max": float(np.max(finite)),
-    }
-
-
-# ---------------------------------------------------------------------------
-# atomic, non-clobbering files
-# ---------------------------------------------------------------------------
-
-
-def _atomic_write(path: Path, write: Callable[[IO[Any]], None], binary: bool = False) -> str:
-    """Write ``path`` atomically (see :func:`figaroh.utils.fileio.atomic_write`)."""
-    return atomic_write(path, write, binary=binary)
-
-
-def _unique_stem(folder: Path, stem: str, suffixes: Iterable[str]) -> str:
-    """``stem`` or ``stem_<n>`` such that no ``folder/<stem><suffix>`` exists."""
-    suffixes = list(suffixes)
-    n = 0
-    while True:
-        candidate = stem if n == 0 else f"{stem}_{n}"
-        if not any((folder / f"{candidate}{s}").exists() for s in suffixes):
-            return candidate
-        n += 1
 
 
 def _timestamp() -> str:
@@ -623,7 +410,7 @@ class ResultsManager:
         """
         if non_finite not in ("null", "keep"):
             raise ValueError(f"non_finite must be 'null' or 'keep', got {non_finite!r}")
-        return _to_plain(data, non_finite=non_finite, unknown="keep")
+        return to_plain(data, non_finite=non_finite, unknown="keep")
 
     # -- saving -----------------------------------------------------------
 
@@ -633,14 +420,23 @@ class ResultsManager:
         output_dir: PathLike = "results",
         file_prefix: str | None = None,
         save_formats: Sequence[str] | None = ["yaml", "csv"],  # noqa: B006 - never mutated
+        *,
+        include_arrays: bool = False,
     ) -> dict[str, str]:
         """Save ``results`` (default ``self.result``) in several formats.
 
+        The files hold the parameters, uncertainties, metrics, configuration,
+        stages and provenance; the task's per-sample arrays
+        (:data:`ARRAY_KEYS`) only with ``include_arrays=True``, in the NPZ.
+
         Files, all in ``output_dir`` (created if needed), with
         ``prefix = file_prefix`` or ``<robot_name>_<task_type>_<YYYYmmdd_HHMMSS>``
-        (``_1``, ``_2``, ... appended when any target name is taken):
+        (``_1``, ``_2``, ... appended when any target name is taken or claimed
+        by a concurrent save: names are reserved by exclusive creation, so
+        two processes saving into one folder at once never overwrite each
+        other):
 
-        * ``yaml`` → ``<prefix>.yaml``: the converted dictionary
+        * ``yaml`` → ``<prefix>.yaml``: the converted summary
           (``yaml.safe_dump``; NaN/inf as ``.nan``/``.inf``);
         * ``csv`` → ``<prefix>.csv``: 1-D arrays as columns, 2-D arrays split
           into ``<key>_<i>`` columns, scalars as one-element columns, shorter
@@ -648,11 +444,16 @@ class ResultsManager:
           they parse back exactly; mappings are skipped;
         * ``json`` → ``<prefix>.json`` (``allow_nan=False``, NaN/inf → null);
         * ``npz`` → ``<prefix>.npz`` (compressed, no pickles; non-array values
-          stored as a 0-d string array holding their JSON text);
+          stored as a 0-d string array holding their JSON text), plus, with
+          ``include_arrays``, every per-sample array under its key path
+          joined by ``"/"`` (``"torque processed"``,
+          ``"validation_metrics/tau_measured_per_joint/<joint>"``);
         * always ``<prefix>_metadata.yaml``: ``task_type``, ``robot_name``,
           ``timestamp``, ``files``, ``data_shapes {key: {shape, dtype}}`` and
-          ``summary_statistics {key: {mean, std, min, max}}`` (finite values
-          of numeric arrays) — returned under the key ``"metadata"``.
+          ``summary_statistics {key: {mean, std, min, max}}`` (finite values)
+          of the top-level numeric arrays — per-sample ones included — and
+          ``arrays {included, file, keys}`` — returned under the key
+          ``"metadata"``.
 
         Args:
             results: Dictionary to save; ``None`` uses ``self.result``.
@@ -661,6 +462,8 @@ class ResultsManager:
             save_formats: Subset of ``("yaml", "csv", "json", "npz")`` (a single
                 name is accepted too); default ``["yaml", "csv"]``, also used for
                 ``None``. The list is only read, never modified.
+            include_arrays: Also write the per-sample arrays, into the NPZ file
+                (added to the formats when missing).
 
         Returns:
             ``{format: path}`` of the written files (``{}`` for empty results;
@@ -672,6 +475,8 @@ class ResultsManager:
                 ..."); files already written by this call are removed.
         """
         formats = _check_formats(save_formats)
+        if include_arrays and "npz" not in formats:
+            formats.append("npz")
         _check_prefix(file_prefix)
         data = self.result if results is None else results
         if not isinstance(data, Mapping):
@@ -680,34 +485,41 @@ class ResultsManager:
             logger.error("No results to save (empty results dictionary): run the task first")
             return {}
 
-        saved = self._write_all(data, output_dir, file_prefix, formats)
+        summary, arrays = split_arrays(data, ARRAY_KEYS[self.task_type])
+        saved = self._write_all(summary, arrays, include_arrays, output_dir, file_prefix, formats)
         for fmt, path in saved.items():
             logger.info("Saved %s results (%s): %s", self.task_type, fmt, path)
         return saved
 
     def _write_all(
-        self, data: Mapping[str, Any], output_dir: Any, file_prefix: str | None, formats: list[str]
+        self,
+        summary: Mapping[str, Any],
+        arrays: Mapping[str, Any],
+        include_arrays: bool,
+        output_dir: Any,
+        file_prefix: str | None,
+        formats: list[str],
     ) -> dict[str, str]:
         """Write every format and the metadata file; on failure remove what was written."""
         written: list[str] = []
         try:
             folder = Path(output_dir)
             folder.mkdir(parents=True, exist_ok=True)
-            stem = file_prefix or self._default_stem()
             targets = [_EXTENSIONS[f] for f in formats] + [_METADATA_SUFFIX]
-            stem = _unique_stem(folder, stem, targets)
-            saved: dict[str, str] = {}
-            for fmt in formats:
-                path = folder / f"{stem}{_EXTENSIONS[fmt]}"
-                writer = getattr(self, f"_write_{fmt}")
-                out = writer(path, data)
-                if out is None:
-                    continue
-                saved[fmt] = out
-                written.append(out)
-            meta_path = folder / f"{stem}{_METADATA_SUFFIX}"
-            saved["metadata"] = self._write_metadata(meta_path, data, saved)
-            written.append(saved["metadata"])
+            with claim_stem(folder, file_prefix or self._default_stem(), targets) as stem:
+                saved: dict[str, str] = {}
+                for fmt in formats:
+                    content: Mapping[str, Any] = summary
+                    if fmt == "npz" and include_arrays and arrays:
+                        content = {**summary, **array_entries(arrays)}
+                    out = _WRITERS[fmt](folder / f"{stem}{_EXTENSIONS[fmt]}", content)
+                    if out is None:
+                        continue
+                    saved[fmt] = out
+                    written.append(out)
+                meta = self._metadata(summary, arrays, include_arrays, saved)
+                saved["metadata"] = write_yaml(folder / f"{stem}{_METADATA_SUFFIX}", meta)
+                written.append(saved["metadata"])
         except Exception as exc:
             for path in written:
                 try:
@@ -717,64 +529,24 @@ class ResultsManager:
             raise FigarohExampleError(f"Failed to save results: {exc}") from exc
         return saved
 
-    @staticmethod
-    def _write_yaml(path: Path, data: Mapping[str, Any]) -> str:
-        plain = _to_plain(data, non_finite="keep", unknown="str")
-        return _atomic_write(
-            path,
-            lambda fh: yaml.safe_dump(
-                plain, fh, sort_keys=False, default_flow_style=False, allow_unicode=True
-            ),
-        )
-
-    @staticmethod
-    def _write_json(path: Path, data: Mapping[str, Any]) -> str:
-        plain = _to_plain(data, non_finite="null", unknown="str")
-        text = json.dumps(plain, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-        return _atomic_write(path, lambda fh: fh.write(text))
-
-    @staticmethod
-    def _write_csv(path: Path, data: Mapping[str, Any]) -> str | None:
-        columns = _csv_columns(data)
-        if not columns:
-            logger.warning(
-                "CSV not written: the results hold no array, list or scalar entry "
-                "(mappings are saved in the YAML/JSON/NPZ files)"
-            )
-            return None
-        n_rows = max(len(cells) for _, cells in columns)
-
-        def write(fh: IO[str]) -> None:
-            out = csv.writer(fh)
-            out.writerow([name for name, _ in columns])
-            for i in range(n_rows):
-                out.writerow([cells[i] if i < len(cells) else "" for _, cells in columns])
-
-        return _atomic_write(path, write)
-
-    @staticmethod
-    def _write_npz(path: Path, data: Mapping[str, Any]) -> str:
-        arrays = _npz_arrays(data)
-
-        def write(fh: IO[bytes]) -> None:
-            with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_DEFLATED) as zf:
-                for key, arr in arrays.items():
-                    buf = io.BytesIO()
-                    np.lib.format.write_array(buf, arr, allow_pickle=False)
-                    zf.writestr(f"{key}.npy", buf.getvalue())
-
-        return _atomic_write(path, write, binary=True)
-
-    def _write_metadata(self, path: Path, data: Mapping[str, Any], saved: Mapping[str, str]) -> str:
+    def _metadata(
+        self,
+        summary: Mapping[str, Any],
+        arrays: Mapping[str, Any],
+        include_arrays: bool,
+        saved: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """Content of ``<prefix>_metadata.yaml`` (see :meth:`save_results`)."""
         shapes: dict[str, Any] = {}
         stats: dict[str, Any] = {}
-        for key, value in data.items():
+        for key, value in {**summary, **arrays}.items():
             if isinstance(value, np.ndarray):
                 shapes[str(key)] = {"shape": list(value.shape), "dtype": str(value.dtype)}
-                summary = _summary_statistics(value)
-                if summary is not None:
-                    stats[str(key)] = summary
-        meta = {
+                stat = summary_statistics(value)
+                if stat is not None:
+                    stats[str(key)] = stat
+        included = bool(include_arrays and arrays)
+        return {
             "task_type": self.task_type,
             "robot_name": self.robot_name,
             "timestamp": _dt.datetime.now().isoformat(timespec="seconds"),
@@ -782,10 +554,12 @@ class ResultsManager:
             "non_finite_encoding": {"yaml": ".nan/.inf", "json": "null", "csv": "nan/inf"},
             "data_shapes": shapes,
             "summary_statistics": stats,
+            "arrays": {
+                "included": included,
+                "file": Path(saved["npz"]).name if included else None,
+                "keys": sorted(arrays),
+            },
         }
-        return _atomic_write(
-            path, lambda fh: yaml.safe_dump(meta, fh, sort_keys=False, default_flow_style=False)
-        )
 
     # -- plotting infrastructure -----------------------------------------
 
@@ -812,15 +586,15 @@ class ResultsManager:
             folder.mkdir(parents=True, exist_ok=True)
             stem = file_prefix or self._default_stem()
             for kind, fig in figures:
-                name = _unique_stem(folder, f"{stem}_{kind}", [".png"])
-                path = folder / f"{name}.png"
-                paths.append(
-                    _atomic_write(
-                        path,
-                        lambda fh, f=fig: f.savefig(fh, format="png", dpi=self.style["dpi"]),
-                        binary=True,
+                with claim_stem(folder, f"{stem}_{kind}", [".png"]) as name:
+                    path = folder / f"{name}.png"
+                    paths.append(
+                        atomic_write(
+                            path,
+                            lambda fh, f=fig: f.savefig(fh, format="png", dpi=self.style["dpi"]),
+                            binary=True,
+                        )
                     )
-                )
                 logger.info("Saved %s plot: %s", kind, path)
         finally:
             for _, fig in figures:
@@ -1465,7 +1239,7 @@ def save_results(
         task_type: One of :data:`TASK_TYPES`.
         output_dir: Destination folder.
         robot_name: Name used in file names.
-        **kwargs: ``file_prefix`` / ``save_formats`` of
+        **kwargs: ``file_prefix`` / ``save_formats`` / ``include_arrays`` of
             :meth:`ResultsManager.save_results`.
 
     Returns:
