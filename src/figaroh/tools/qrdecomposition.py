@@ -165,7 +165,6 @@ EXPRESSION_TERM_PATTERN = re.compile(rf" (?P<sign>[+-]) (?P<coef>{_COEF})\*(?P<n
 _EXPRESSION_PATTERN = re.compile(rf"(?P<base>[^\s*]+)(?P<terms>(?: [+-] {_COEF}\*[^\s*]+)*)")
 
 
-
 def _scipy_linalg():
     """``scipy.linalg``, imported on first use (it is not needed to import this module)."""
     from scipy import linalg
@@ -668,28 +667,6 @@ class QRDecomposer:
         return base, [j for j in range(n) if j not in taken]
 
     @staticmethod
-    def _regroup_parameters(
-        W_e: np.ndarray,
-        params_r: List[str],
-        base_indices: List[int],
-        regroup_indices: List[int],
-    ) -> Tuple[np.ndarray, np.ndarray, List[str], List[str]]:
-        """Return ``(W_base, W_regroup, params_base, params_regroup)``."""
-        return (
-            W_e[:, base_indices],
-            W_e[:, regroup_indices],
-            [params_r[i] for i in base_indices],
-            [params_r[i] for i in regroup_indices],
-        )
-
-    @staticmethod
-    def _extract_base_components(
-        R: np.ndarray, Q: np.ndarray, rank: int
-    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return ``(R1, Q1, R2) = (R[:r, :r], Q[:, :r], R[:r, r:])``."""
-        return R[:rank, :rank], Q[:, :rank], R[:rank, rank:]
-
-    @staticmethod
     def _solve_upper(R1: np.ndarray, B: np.ndarray) -> np.ndarray:
         """``R1^{-1} B`` for upper-triangular ``R1`` (back substitution)."""
         if B.size == 0:
@@ -728,14 +705,6 @@ class QRDecomposer:
         if len(regroup_indices):
             M[:, list(regroup_indices)] = beta
         return M
-
-    @classmethod
-    def _build_M_from_pivoting(
-        cls, beta: np.ndarray, P: np.ndarray, rank: int, n_params: int
-    ) -> np.ndarray:
-        """``M`` for the pivoted ordering: rows follow ``P[:rank]``."""
-        P = np.asarray(P)
-        return cls._build_M_from_partition(beta, P[:rank].tolist(), P[rank:].tolist(), n_params)
 
     def _prepare(
         self, W_e: Any, params_r: Any, tau: Any = None
