@@ -1,7 +1,8 @@
 """SIGKILL while writing results, reports and archives never leaves a partial file.
 
-A forked child loops over every kind of write figaroh does (results in
-yaml/csv/json/npz + metadata, a verdict JSON, an HTML page, an archived run)
+A forked child loops over every kind of write figaroh does (an archived
+run, a CSV streamed in flushed pieces through ``atomic_write``, a verdict
+JSON, an HTML page, results in yaml/csv/json/npz + metadata)
 and is killed with SIGKILL after a random (seeded) delay, 30 times. After each
 kill:
 
@@ -15,6 +16,7 @@ kill:
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import random
@@ -33,7 +35,13 @@ import yaml
 from figaroh._run.archive import archive_run, compute_run_dir, read_index
 from figaroh._run.json_io import write_verification_json
 from figaroh.tools.compare_report import generate_compare_page
-from figaroh.utils.fileio import SEAL_MARKER, SealedRunError, atomic_write_text, file_sha256
+from figaroh.utils.fileio import (
+    SEAL_MARKER,
+    SealedRunError,
+    atomic_write,
+    atomic_write_text,
+    file_sha256,
+)
 from figaroh.utils.results_manager import ResultsManager
 
 pytestmark = pytest.mark.skipif(
@@ -82,10 +90,21 @@ def _run_object() -> types.SimpleNamespace:
     )
 
 
+def _streamed_table(fh) -> None:
+    """A CSV streamed in flushed pieces, the way a slow disk sees it (about 0.1 s)."""
+    writer = csv.writer(fh, lineterminator="\n")
+    for row in range(400):
+        writer.writerow([row, *(f"{row * 0.001 + k:.6f}" for k in range(8))])
+        if row % 20 == 19:
+            fh.flush()
+            time.sleep(0.005)
+
+
 def _write_everything(results_dir: Path, report_dir: Path, archive_root: Path) -> None:
     """One round of every kind of write."""
     obj = _run_object()
     archive_run(obj, compute_run_dir(obj, archive_root))
+    atomic_write(report_dir / "table.csv", _streamed_table)
     write_verification_json(VERDICT, report_dir / "verdict.json")
     generate_compare_page(output_path=str(report_dir / "compare.html"), title="kill test")
     ResultsManager("identification", "kt", RESULTS).save_results(
@@ -130,6 +149,7 @@ def reference(tmp_path_factory):
         "round_s": round_s,
         "results": {p.name.replace("res", "", 1): p for p in results.iterdir()},
         "verdict": (reports / "verdict.json").read_bytes(),
+        "table": (reports / "table.csv").read_bytes(),
         "html": _STAMP.sub("", (reports / "compare.html").read_text(encoding="utf-8")),
         "archive": {p.name: file_sha256(p) for p in run_dir.iterdir() if p.name != SEAL_MARKER},
     }
@@ -156,6 +176,8 @@ def _check_after_kill(dirs: list[Path], reference: dict) -> int:
     for path in results.iterdir():
         if not path.name.startswith("."):
             _check_result_file(path, reference)
+    if (reports / "table.csv").exists():
+        assert (reports / "table.csv").read_bytes() == reference["table"], "partial table.csv"
     if (reports / "verdict.json").exists():
         assert (reports / "verdict.json").read_bytes() == reference["verdict"]
         json.loads((reports / "verdict.json").read_text(encoding="utf-8"))
