@@ -470,7 +470,8 @@ class ResultsManager:
             ``csv`` is absent, with a warning, when nothing is tabular).
 
         Raises:
-            ResultsManagerError: unknown format or invalid prefix.
+            ResultsManagerError: unknown format, invalid prefix, or
+                ``output_dir`` is a file.
             FigarohExampleError: any write failure ("Failed to save results:
                 ..."); files already written by this call are removed.
         """
@@ -485,6 +486,11 @@ class ResultsManager:
             logger.error("No results to save (empty results dictionary): run the task first")
             return {}
 
+        if Path(output_dir).exists() and not Path(output_dir).is_dir():
+            raise ResultsManagerError(
+                f"output_dir {os.fspath(output_dir)!r} is a file, not a folder: pass a folder "
+                "path (it is created if missing)"
+            )
         summary, arrays = split_arrays(data, ARRAY_KEYS[self.task_type])
         saved = self._write_all(summary, arrays, include_arrays, output_dir, file_prefix, formats)
         for fmt, path in saved.items():
