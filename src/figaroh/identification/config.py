@@ -20,6 +20,13 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from figaroh.identification._config_values import as_bool as _as_bool
+from figaroh.identification._config_values import check_nyquist as _check_nyquist
+from figaroh.identification._config_values import coulomb_deadband
+from figaroh.identification._config_values import is_positive_int as _is_positive_int
+from figaroh.identification._config_values import number as _number
+from figaroh.identification._config_values import numeric_values as _numeric_values
+from figaroh.identification._config_values import positive_number as _positive_number
 from figaroh.identification.exceptions import IdentificationConfigError
 from figaroh.tools import joint_terms
 from figaroh.utils.config_keys import LEGACY_SCHEMA, find_unknown_keys, report_unknown_keys
@@ -91,61 +98,6 @@ def _section(config: Mapping[str, Any], key: str) -> dict[str, Any]:
             f"got {type(value).__name__}: {value!r}"
         )
     return dict(value)
-
-
-def _positive_number(value: Any, key: str, unit: str) -> float:
-    """Return ``float(value)`` after checking it is a finite number > 0."""
-    if isinstance(value, bool):
-        raise IdentificationConfigError(f"{key} must be a positive number [{unit}], got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise IdentificationConfigError(
-            f"{key} must be a positive number [{unit}], got {value!r}"
-        ) from None
-    if not math.isfinite(number) or number <= 0.0:
-        raise IdentificationConfigError(
-            f"{key} must be a positive finite number [{unit}], got {value!r}"
-        )
-    return number
-
-
-def coulomb_deadband(value: Any, key: str = "problem.coulomb_deadband") -> float:
-    """Validate a Coulomb-friction dead band: a finite speed ≥ 0 [rad/s or m/s].
-
-    Raises:
-        IdentificationConfigError: Not a number, negative or not finite.
-    """
-    try:
-        number = float(value) if not isinstance(value, bool) else float("nan")
-    except (TypeError, ValueError):
-        number = float("nan")
-    if not math.isfinite(number) or number < 0.0:
-        raise IdentificationConfigError(
-            f"{key} must be a finite speed >= 0 [rad/s or m/s] under which the Coulomb "
-            f"friction sign is set to 0 (0 disables the dead band), got {value!r}"
-        )
-    return number
-
-
-def _as_bool(value: Any, key: str) -> bool:
-    """Accept a YAML boolean (or 0/1); anything else is a configuration error."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise IdentificationConfigError(f"{key} must be true or false, got {value!r}")
-
-
-def _check_nyquist(f_butter: float, f_sample: float, what: str) -> None:
-    """Require ``0 < f_butter < f_sample / 2`` (Nyquist frequency)."""
-    nyquist = f_sample / 2.0
-    if not (0.0 < f_butter < nyquist):
-        raise IdentificationConfigError(
-            f"{what}: cutoff frequency {f_butter:g} Hz must satisfy 0 < cutoff < "
-            f"{nyquist:g} Hz, the Nyquist frequency (half of the sampling frequency "
-            f"{f_sample:g} Hz); lower the cutoff or raise the sampling frequency"
-        )
 
 
 # ---------------------------------------------------------------------------
@@ -236,48 +188,6 @@ def _user_filter_params(user_params: Any) -> Mapping[str, Any]:
             f"allowed: {list(FILTER_PARAM_KEYS)}"
         )
     return user_params
-
-
-def _is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float))
-
-
-def _number(value: Any, key: str) -> Any:
-    """``value`` unchanged after checking it is a (finite) number."""
-    if not _is_number(value) or not math.isfinite(value):
-        raise IdentificationConfigError(
-            f"{key} must be a finite number, got {value!r}"
-            + (" (a string: write the number without quotes)" if isinstance(value, str) else "")
-        )
-    return value
-
-
-def _numeric_values(value: Any, key: str, *, by_name: bool = False) -> Any:
-    """``value`` unchanged after checking it is a list of numbers (per joint).
-
-    A single number is accepted (figaroh 1.0.2 passed it through); with
-    ``by_name`` a mapping ``{joint name: number}`` is accepted too.
-    """
-    if value is None or _is_number(value):
-        return value
-    if by_name and isinstance(value, Mapping):
-        items = list(value.values())
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    else:
-        items = [value]
-    bad = [v for v in items if not _is_number(v) or not math.isfinite(v)]
-    if bad:
-        raise IdentificationConfigError(
-            f"{key} must be a list of finite numbers (one per joint), got {value!r}; "
-            f"offending entries: {bad}"
-            + (" (write numbers without quotes)" if any(isinstance(v, str) for v in bad) else "")
-        )
-    return value
-
-
-def _is_positive_int(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int) and value >= 1
 
 
 def _check_filter_params(filter_params: Mapping[str, Any]) -> tuple[float, float]:
@@ -479,6 +389,14 @@ def _extract_load_params(identif_config: dict[str, Any]) -> None:
     identif_config["which_body_loaded"] = 0.0
 
 
+def _extract_optional_sections(identif_config: dict[str, Any], source: Mapping[str, Any]) -> None:
+    """Copy ``physical_consistency`` and ``reconstruction`` when they are non-empty mappings."""
+    for key in ("physical_consistency", "reconstruction"):
+        section = source.get(key, {})
+        if isinstance(section, Mapping) and section:
+            identif_config[key] = dict(section)
+
+
 def _extract_selection_config(identif_config: dict[str, Any], source: Mapping[str, Any]) -> None:
     """Validate and copy ``select_stage`` and ``physical_fit`` from ``source``.
 
@@ -669,31 +587,19 @@ def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping
     """
     model = _robot_model(robot, unified_identif_config)
     cfg = unified_identif_config
-    mechanics = _section(cfg, "mechanics")
-    joints = _section(cfg, "joints")
-    problem = _section(cfg, "problem")
-    coupling = _section(cfg, "coupling")
-    signal_processing = _section(cfg, "signal_processing")
-
     identif_config: dict[str, Any] = {}
     identif_config["robot_name"] = model.name
     instance = cfg.get("instance") or {}
     identif_config["instance"] = dict(instance) if isinstance(instance, Mapping) else instance
 
-    _extract_signal_processing_params(identif_config, signal_processing)
-    _extract_joint_limits(identif_config, joints)
-    _extract_problem_config(identif_config, problem)
-    _extract_mechanical_params(identif_config, mechanics)
-    _extract_coupling_params(identif_config, coupling)
+    _extract_signal_processing_params(identif_config, _section(cfg, "signal_processing"))
+    _extract_joint_limits(identif_config, _section(cfg, "joints"))
+    _extract_problem_config(identif_config, _section(cfg, "problem"))
+    _extract_mechanical_params(identif_config, _section(cfg, "mechanics"))
+    _extract_coupling_params(identif_config, _section(cfg, "coupling"))
     _extract_load_params(identif_config)
-
-    for key in ("physical_consistency", "reconstruction"):
-        section = cfg.get(key, {})
-        if isinstance(section, Mapping) and section:
-            identif_config[key] = dict(section)
-
+    _extract_optional_sections(identif_config, cfg)
     _extract_selection_config(identif_config, cfg)
-
     data_section = cfg.get("data", {})
     if not isinstance(data_section, Mapping):
         data_section = {}
