@@ -44,7 +44,8 @@ class CalibrationData:
         """Point the calibration (or its validation set) at another CSV.
 
         Args:
-            path: CSV file (layout of).
+            path: CSV file (the layout of
+                :meth:`~figaroh.data.observations.PoseObservations.from_csv`).
             validation: Set the held-out validation file instead.
 
         Returns:

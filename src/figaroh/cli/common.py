@@ -1,5 +1,20 @@
 """What every ``figaroh`` command shares: exit codes, the one-line error, thresholds.
 
+Exit codes (the one mapping every command uses, :func:`exit_code_for`):
+
+=====  ==============================================================
+code   meaning
+=====  ==============================================================
+``0``  success; for ``identify``/``calibrate``/``report`` the verdict passed
+``1``  the verdict did not pass, or the computation failed (a solver or
+       linear-algebra failure, an unexpected error: one line naming the
+       exception type, ``-vv`` for the traceback)
+``2``  bad input: a missing or unreadable file, a malformed configuration
+       or data file, a bad option value — one line naming the file or the
+       option and the fix
+``130`` interrupted (Ctrl-C)
+=====  ==============================================================
+
 Importing this module is cheap (standard library and :mod:`figaroh.errors`
 only), so :mod:`figaroh.cli.main` can build the argument parser and report
 errors without importing the library.
@@ -8,7 +23,10 @@ errors without importing the library.
 from __future__ import annotations
 
 import argparse
+import difflib
+import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, Mapping, Sequence
 
@@ -20,11 +38,18 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "INPUT_ERRORS",
+    "CALIBRATE_METRICS",
+    "IDENTIFY_METRICS",
     "CLIError",
     "build_thresholds",
+    "check_metric_names",
+    "describe_error",
+    "exit_code_for",
     "one_line",
     "parse_threshold",
     "require_file",
+    "require_output_dir",
+    "require_output_file",
     "say",
     "steps_for",
 ]
@@ -68,6 +93,46 @@ def one_line(exc: BaseException | str) -> str:
     return " ".join(text.split())
 
 
+def exit_code_for(exc: BaseException) -> int:
+    """The exit code of a command that raised ``exc``.
+
+    * :class:`CLIError` — its own ``code``;
+    * a linear-algebra failure (``numpy.linalg.LinAlgError``, a ``ValueError``
+      subclass) — :data:`EXIT_FAILED`: the input was readable, the computation
+      failed;
+    * :data:`INPUT_ERRORS` — ``OSError`` (missing, unreadable or unwritable
+      file), ``ValueError``/``TypeError``/``KeyError`` (malformed
+      configuration or data; figaroh's own errors subclass these) —
+      :data:`EXIT_BAD_INPUT`;
+    * anything else (``RuntimeError``, an unexpected error) — :data:`EXIT_FAILED`.
+    """
+    if isinstance(exc, CLIError):
+        return exc.code
+    if type(exc).__name__ == "LinAlgError":
+        return EXIT_FAILED
+    if isinstance(exc, INPUT_ERRORS):
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED
+
+
+def describe_error(exc: BaseException) -> str:
+    """The one-line message of ``exc`` for stderr.
+
+    Input errors are shown as they are (their message names the file or the
+    field); an ``OSError`` without its file name in the message gets it; any
+    other exception is prefixed with its type, since it is unexpected.
+    """
+    if isinstance(exc, CLIError):
+        return one_line(exc.message)
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in str(exc):
+        return one_line(f"{exc.filename}: {exc.strerror or exc}")
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return one_line(f"{exc.strerror}: {exc.filename}")
+    if exit_code_for(exc) == EXIT_BAD_INPUT:
+        return one_line(exc)
+    return f"{type(exc).__name__}: {one_line(exc)}"
+
+
 def require_file(path: str | os.PathLike, what: str, directory_ok: bool = False) -> Path:
     """Check that ``path`` exists (a file, or a folder when ``directory_ok``).
 
@@ -82,13 +147,55 @@ def require_file(path: str | os.PathLike, what: str, directory_ok: bool = False)
     raise CLIError(f"{what} not found: {p}")
 
 
+def _existing_file_ancestor(p: Path) -> Path | None:
+    """The first existing ancestor of ``p`` (or ``p``) that is not a folder."""
+    for candidate in (p, *p.parents):
+        if candidate.exists():
+            return None if candidate.is_dir() else candidate
+    return None
+
+
+def require_output_dir(path: str | os.PathLike, option: str) -> Path:
+    """Check that the output folder ``path`` is a folder or can be created.
+
+    Raises:
+        CLIError: ``path`` (or one of its parents) is an existing file (exit 2).
+    """
+    p = Path(path)
+    blocker = _existing_file_ancestor(p)
+    if blocker is not None:
+        where = f"{option} {p}" if blocker == p else f"{option} {p}: {blocker}"
+        raise CLIError(
+            f"{where} is an existing file, not a folder; pass a folder path (it is created "
+            "when missing) or move the file away"
+        )
+    return p
+
+
+def require_output_file(path: str | os.PathLike, option: str) -> Path:
+    """Check that the output file ``path`` can be written (not a folder, parents creatable).
+
+    Raises:
+        CLIError: ``path`` is a folder, or one of its parents is a file (exit 2).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise CLIError(f"{option} {p} is a folder; pass the name of the file to write")
+    blocker = _existing_file_ancestor(p.parent)
+    if blocker is not None:
+        raise CLIError(
+            f"{option} {p}: {blocker} is an existing file, not a folder; choose another path"
+        )
+    return p
+
+
 def parse_threshold(text: str) -> tuple[str, Dict[str, Any]]:
     """Parse ``NAME=VALUE[:min|max]`` (default ``max``) into a threshold entry.
 
     Example: ``validation_rmse:elbow_joint=1.5`` or ``validation_correlation=0.9:min``.
 
     Raises:
-        CLIError: Malformed text (exit 2).
+        CLIError: Malformed text or a non-finite value (exit 2).
     """
     name, sep, rest = text.rpartition("=")
     if not sep or not name:
@@ -101,18 +208,95 @@ def parse_threshold(text: str) -> tuple[str, Dict[str, Any]]:
         threshold = float(value)
     except ValueError:
         raise CLIError(f"--threshold {text!r}: {value!r} is not a number") from None
+    if not math.isfinite(threshold):
+        raise CLIError(f"--threshold {text!r}: the limit must be a finite number")
+    if comparison == "max" and threshold < 0 and _ERROR_METRIC.search(name):
+        raise CLIError(
+            f"--threshold {text!r}: {name} is never negative, so a maximum of {threshold:g} "
+            "can never pass; give a limit >= 0"
+        )
     return name, {"threshold": threshold, "comparison": comparison}
 
 
+#: Verdict metrics of ``figaroh identify`` (``<joint>``: a fitted joint of the URDF).
+IDENTIFY_METRICS: tuple[str, ...] = (
+    "condition_number",
+    "rmse",
+    "validation_correlation",
+    "validation_unpredictable_joints",
+    "validation_improvement_pct",
+    "validation_rmse:<joint>",
+    "validation_abs_bias:<joint>",
+    "validation_peak_error:<joint>",
+    "training_rmse:<joint>",
+    "training_abs_bias:<joint>",
+    "training_peak_error:<joint>",
+)
+#: Verdict metrics of ``figaroh calibrate`` (``training_*``: without held-out data).
+CALIBRATE_METRICS: tuple[str, ...] = (
+    "condition_number",
+    "rmse",
+    "outlier_percentage",
+    "position_rmse_mm",
+    "orientation_rmse_deg",
+    "training_position_rmse_mm",
+    "training_orientation_rmse_deg",
+)
+_METRICS = {"identify": IDENTIFY_METRICS, "calibrate": CALIBRATE_METRICS}
+#: Metrics that are errors (never negative): a negative maximum can never pass.
+_ERROR_METRIC = re.compile(r"(rmse|abs_bias|peak_error|condition_number|outlier_percentage)")
+
+
+def _metric_pattern(name: str) -> str:
+    """``validation_rmse:elbow_joint`` → ``validation_rmse:<joint>``."""
+    head, sep, _ = name.partition(":")
+    return f"{head}:<joint>" if sep else name
+
+
+def check_metric_names(names: Sequence[str], command: str) -> None:
+    """Refuse a ``--threshold`` name that is not a verdict metric of ``command``.
+
+    Per-joint names (``validation_rmse:<joint>``) are checked for their joint
+    by ``verify()`` once the robot is loaded.
+
+    Raises:
+        CLIError: An unknown name, with the valid names and the closest one (exit 2).
+    """
+    valid = _METRICS[command]
+    for name in names:
+        if _metric_pattern(name) in valid:
+            continue
+        close = difflib.get_close_matches(_metric_pattern(name), valid, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise CLIError(
+            f"--threshold {name!r}: not a verdict metric of figaroh {command}; {hint}"
+            f"valid names: {', '.join(valid)}"
+        )
+
+
 def build_thresholds(
-    texts: Sequence[str] | None, per_metric: Mapping[str, float] | None = None
+    texts: Sequence[str] | None,
+    per_metric: Mapping[str, float] | None = None,
+    command: str | None = None,
 ) -> Dict[str, Dict[str, Any]]:
-    """Thresholds from ``--threshold`` texts plus ``{metric: maximum}`` limits."""
+    """Thresholds from ``--threshold`` texts plus ``{metric: maximum}`` limits.
+
+    Args:
+        texts: ``NAME=VALUE[:min|max]`` texts of ``--threshold``.
+        per_metric: Extra ``{metric: maximum}`` limits (the dedicated options).
+        command: ``"identify"`` or ``"calibrate"``: check the ``--threshold``
+            names against its metrics (None: no check).
+
+    Raises:
+        CLIError: A malformed text or an unknown metric name (exit 2).
+    """
     out: Dict[str, Dict[str, Any]] = {}
     for name, value in (per_metric or {}).items():
         out[name] = {"threshold": float(value), "comparison": "max"}
-    for text in texts or ():
-        name, entry = parse_threshold(text)
+    parsed = [parse_threshold(text) for text in texts or ()]
+    if command is not None:
+        check_metric_names([name for name, _ in parsed], command)
+    for name, entry in parsed:
         out[name] = entry
     return out
 

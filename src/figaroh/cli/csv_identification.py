@@ -44,15 +44,18 @@ converts them (see the TIAGo example).
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import os
+import warnings
 from pathlib import Path
 from typing import Dict, List, Sequence
 
 import numpy as np
 
 from figaroh.data.source import DataSource
-from figaroh.data.trajectory import JOINT_FORCE, JOINT_TORQUE, TrajectoryData
+from figaroh.data.text_csv import read_csv_text
+from figaroh.data.trajectory import JOINT_FORCE, JOINT_TORQUE, TrajectoryData, TrajectoryDataError
 from figaroh.identification.base_identification import BaseIdentification
 from figaroh.utils.fileio import atomic_write_text
 
@@ -116,12 +119,19 @@ def _effort_kinds(model, joints: Sequence[str]) -> tuple[list[str], list[str]]:
     return kinds, units
 
 
-def _numeric_table(path: Path, header_row: int, n_columns: int) -> np.ndarray:
+def _numeric_table(path: Path, text: str, header_row: int, n_columns: int) -> np.ndarray:
     """``(N, n_columns)`` float rows below the header (``#`` lines are comments)."""
     try:
-        table = np.loadtxt(
-            path, delimiter=",", skiprows=header_row + 1, ndmin=2, dtype=float, comments="#"
-        )
+        with warnings.catch_warnings():  # an empty table is reported below, by name
+            warnings.filterwarnings("ignore", message="loadtxt: input contained no data")
+            table = np.loadtxt(
+                io.StringIO(text),
+                delimiter=",",
+                skiprows=header_row + 1,
+                ndmin=2,
+                dtype=float,
+                comments="#",
+            )
     except ValueError as exc:
         raise ValueError(
             f"{path}: cannot parse the numeric rows ({exc}); every cell must be a number"
@@ -192,14 +202,17 @@ def read_trajectory_csv(
     Raises:
         FileNotFoundError: The file does not exist.
         ValueError: Missing or duplicated columns (all named in one message),
-            a non-numeric cell, no ``t`` column and no ``sample_period``, or
-            malformed data (:class:`~figaroh.data.trajectory.TrajectoryDataError`).
+            a non-numeric cell, no ``t`` column and no ``sample_period``, a
+            file that is not UTF-8 text
+            (:class:`~figaroh.data.text_csv.NotTextCSVError`), or malformed
+            data (:class:`~figaroh.data.trajectory.TrajectoryDataError`).
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"trajectory CSV not found: {path}")
     joints = [str(j) for j in joints]
-    header, header_row, has_meta = _read_header(path)
+    text = read_csv_text(path, "trajectory CSV")
+    header, header_row, has_meta = _read_header(path, text)
     if any(c.startswith("q:") for c in header):
         # the TrajectoryData.to_csv layout (q:<joint>, effort:<joint>, metadata line)
         kinds, units = (None, None) if has_meta else _effort_kinds(model, joints)
@@ -208,7 +221,7 @@ def read_trajectory_csv(
     if duplicated:
         raise ValueError(f"{path}: duplicated columns {duplicated}")
     columns = {name: k for k, name in enumerate(header)}
-    table = _numeric_table(path, header_row, len(header))
+    table = _numeric_table(path, text, header_row, len(header))
     blocks = _signal_blocks(path, table, columns, joints)
     unused = [c for c in header if not _is_known(c, joints)]
     if unused:
@@ -223,29 +236,33 @@ def read_trajectory_csv(
     else:
         raise ValueError(f"{path} has no 't' column [s] and no sample period was given")
     kinds, units = _effort_kinds(model, joints)
-    return TrajectoryData.from_arrays(
-        joints,
-        blocks["q"],
-        blocks["tau"],
-        effort_kind=kinds,
-        effort_unit=units,
-        dq=blocks["dq"],
-        ddq=blocks["ddq"],
-        mask=mask,
-        source=DataSource.from_files([path], adapter="figaroh.cli.read_trajectory_csv"),
-        **timing,
-    )
+    try:
+        return TrajectoryData.from_arrays(
+            joints,
+            blocks["q"],
+            blocks["tau"],
+            effort_kind=kinds,
+            effort_unit=units,
+            dq=blocks["dq"],
+            ddq=blocks["ddq"],
+            mask=mask,
+            source=DataSource.from_files([path], adapter="figaroh.cli.read_trajectory_csv"),
+            **timing,
+        )
+    except TrajectoryDataError as exc:  # name the file; rows are data rows counted from 0
+        raise TrajectoryDataError(
+            f"{path}: {exc} (rows counted from 0 below the header)", exc.field
+        ) from exc
 
 
-def _read_header(path: Path) -> tuple[List[str], int, bool]:
+def _read_header(path: Path, text: str) -> tuple[List[str], int, bool]:
     """Header cells, header line index and whether a ``# figaroh-trajectory:`` line precedes it."""
     has_meta = False
-    with open(path, newline="", encoding="utf-8") as fh:
-        for k, line in enumerate(fh):
-            if line.startswith("#") or not line.strip():
-                has_meta = has_meta or line.startswith("# figaroh-trajectory:")
-                continue
-            return [c.strip() for c in next(csv.reader([line]))], k, has_meta
+    for k, line in enumerate(io.StringIO(text, newline="")):
+        if line.startswith("#") or not line.strip():
+            has_meta = has_meta or line.startswith("# figaroh-trajectory:")
+            continue
+        return [c.strip() for c in next(csv.reader([line]))], k, has_meta
     raise ValueError(f"{path} is empty: expected a header row 't,q_<joint>,...,tau_<joint>'")
 
 

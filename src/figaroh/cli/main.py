@@ -12,10 +12,12 @@ Commands::
 Every command accepts ``--quiet`` (errors only, no progress bar) and
 ``--verbose`` (``-v`` info, ``-vv`` debug and tracebacks).
 
-Exit codes: ``0`` success (for ``identify``/``calibrate``: the verdict
-passed), ``1`` the verdict did not pass or the computation failed, ``2`` bad
-input (missing file, malformed configuration or data, bad arguments) — always
-with a one-line message on stderr and no traceback.
+Exit codes: ``0`` success (for ``identify``/``calibrate``/``report``: the
+verdict passed), ``1`` the verdict did not pass or the computation failed,
+``2`` bad input (missing file, malformed configuration or data, bad arguments),
+``130`` interrupted — always with a one-line message on stderr and no
+traceback (``-vv`` prints it). The mapping from exceptions to codes is
+:func:`figaroh.cli.common.exit_code_for`.
 
 Importing this module is cheap: it builds the argument parser only. The
 commands live in :mod:`figaroh.cli.task_commands` (``identify``,
@@ -38,13 +40,16 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from figaroh import __version__
 from figaroh.cli.common import (
+    CALIBRATE_METRICS,
     EXIT_BAD_INPUT,
-    EXIT_FAILED,
     EXIT_OK,
-    INPUT_ERRORS,
+    IDENTIFY_METRICS,
     CLIError,
+    describe_error,
+    exit_code_for,
     one_line,
 )
+from figaroh.cli.options import int_at_least, positive_float
 
 logger = logging.getLogger(__name__)
 
@@ -181,7 +186,11 @@ def _add_verdict_options(p: argparse.ArgumentParser) -> None:
         action="append",
         default=None,
         metavar="NAME=VALUE[:min|max]",
-        help="acceptance limit on a verdict metric (repeatable; default comparison max)",
+        help="acceptance limit on a verdict metric (repeatable; default comparison max); "
+        "names: identify "
+        + ", ".join(IDENTIFY_METRICS)
+        + "; calibrate "
+        + ", ".join(CALIBRATE_METRICS),
     )
     p.add_argument("--report", action="store_true", help="also write the HTML report")
     p.add_argument("--archive", action="store_true", help="archive the run under OUTPUT/runs")
@@ -203,7 +212,10 @@ def _add_identify(sub: Any) -> None:
         "--select-stage", choices=SELECT_STAGES, help="estimate to report, verify and export"
     )
     p.add_argument(
-        "--decimate", type=int, metavar="N", help="low-pass and keep every N-th sample (N ≥ 2)"
+        "--decimate",
+        type=int_at_least(2),
+        metavar="N",
+        help="low-pass and keep every N-th sample (N ≥ 2)",
     )
     p.add_argument(
         "--wls",
@@ -213,7 +225,7 @@ def _add_identify(sub: Any) -> None:
     )
     p.add_argument(
         "--rmse-limit",
-        type=float,
+        type=positive_float,
         metavar="TAU",
         help="maximum held-out effort RMSE of every fitted joint [N·m or N]",
     )
@@ -238,15 +250,25 @@ def _add_calibrate(sub: Any) -> None:
     p.add_argument(
         "--measurement-std",
         nargs=2,
-        type=float,
+        type=positive_float,
         metavar=("POS_M", "ROT_RAD"),
         help="measurement noise: position [m] and orientation [rad]",
     )
     p.add_argument("--method", choices=("lm", "trf", "dogbox"), default="lm")
-    p.add_argument("--max-iterations", type=int, default=3, help="outlier-loop fits")
-    p.add_argument("--position-limit-mm", type=float, help="maximum held-out position RMSE [mm]")
     p.add_argument(
-        "--orientation-limit-deg", type=float, help="maximum held-out orientation RMSE [deg]"
+        "--max-iterations", type=int_at_least(1), default=3, help="outlier-loop fits (≥ 1)"
+    )
+    p.add_argument(
+        "--position-limit-mm",
+        type=positive_float,
+        help="maximum held-out position RMSE [mm] (with orientation measured, give "
+        "--orientation-limit-deg too)",
+    )
+    p.add_argument(
+        "--orientation-limit-deg",
+        type=positive_float,
+        help="maximum held-out orientation RMSE [deg] (with position measured, give "
+        "--position-limit-mm too)",
     )
     p.add_argument("--export-urdf", metavar="PATH", help="write the calibrated URDF")
     p.add_argument("-o", "--output", default="results/calibration", help="output folder")
@@ -311,12 +333,24 @@ def _add_robots(sub: Any) -> None:
     _add_verbosity(p, suppress=True)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (exit 2).
+
+    The line names the option and points to ``--help`` instead of printing
+    the whole usage block.
+    """
+
+    def error(self, message: str):  # noqa: D102 - argparse hook
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``figaroh`` argument parser (one sub-parser per command)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Dynamic identification and geometric calibration of robots.",
-        epilog="Exit codes: 0 success, 1 verdict failed, 2 bad input.",
+        epilog="Exit codes: 0 success (verdict passed), 1 verdict failed or computation "
+        "failed, 2 bad input (file, configuration, data or option), 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_verbosity(parser, suppress=False)
@@ -341,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: Arguments without the program name (default ``sys.argv[1:]``).
 
     Returns:
-        ``0`` success, ``1`` verdict failed or computation failed, ``2`` bad input.
+        ``0`` success, ``1`` verdict failed or computation failed, ``2`` bad input,
+        ``130`` interrupted (see :func:`figaroh.cli.common.exit_code_for`).
     """
     parser = build_parser()
     try:
@@ -355,9 +390,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             code = int(_command(args.command)(args))
             failed = False
-        except CLIError as exc:
-            code = exc.code
-            _error(where, exc.message, args.verbose, exc)
         except KeyboardInterrupt:
             code = 130
             _error(where, "interrupted", 0, None)
@@ -365,18 +397,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = 141
             with contextlib.suppress(OSError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except INPUT_ERRORS as exc:
-            code = EXIT_BAD_INPUT
-            _error(where, one_line(exc), args.verbose, exc)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes one line + exit 1
-            code = EXIT_FAILED
-            _error(
-                where,
-                f"{type(exc).__name__}: {one_line(exc)}"
-                + ("" if args.verbose > 1 else " (run with -vv for the traceback)"),
-                args.verbose,
-                exc,
-            )
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one line + its code
+            code = exit_code_for(exc)
+            message = describe_error(exc)
+            if code != EXIT_BAD_INPUT and not isinstance(exc, CLIError) and args.verbose < 2:
+                message += " (run with -vv for the traceback)"
+            _error(where, message, args.verbose, exc)
         finally:
             handler.flush_deferred(discard=failed)
     return code

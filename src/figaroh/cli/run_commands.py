@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List
 
-from figaroh.cli.common import EXIT_FAILED, EXIT_OK, CLIError, one_line, require_file, say
+from figaroh.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CLIError,
+    one_line,
+    require_file,
+    require_output_file,
+    say,
+)
 from figaroh.tools.compare_report import SAMPLE_COUNT_RATIO_LIMIT, generate_compare_page
 from figaroh.tools.run_archive import read_index
 from figaroh.utils.fileio import atomic_write_text
@@ -27,12 +35,42 @@ def _load_json(path: Path, what: str) -> Dict[str, Any]:
 
 
 def _require_verdict(data: Dict[str, Any], path: Path) -> Dict[str, Any]:
+    """``data`` when it is a verification export whose checks can be summarised.
+
+    Raises:
+        CLIError: No ``checks``/``metrics``, or a check that is not an object
+            with a string ``name`` and ``status`` and a numeric (or null)
+            ``value`` — naming the file and the check (exit 2).
+    """
     if not isinstance(data.get("checks"), list) or not isinstance(data.get("metrics"), dict):
         raise CLIError(
             f"{path} is not a verification export (no 'checks'/'metrics'); use the "
             "*_verification.json written by export_verification_report() or figaroh identify"
         )
+    for k, check in enumerate(data["checks"]):
+        problem = _check_problem(check)
+        if problem:
+            raise CLIError(
+                f"{path}: checks[{k}] {problem}; each check is an object "
+                '{"name": str, "status": "pass"|"fail"|"not_evaluated", "value": number|null, '
+                "...}: regenerate the file with export_verification_report()"
+            )
     return data
+
+
+def _check_problem(check: Any) -> str:
+    """What is wrong with one entry of ``checks`` ("" when nothing)."""
+    if not isinstance(check, dict):
+        return f"is {type(check).__name__} {one_line(repr(check))[:60]}, not an object"
+    name = check.get("name")
+    if not isinstance(name, str):
+        return f"has no string 'name' (got {name!r})"
+    if not isinstance(check.get("status"), str):
+        return f"({name!r}) has no string 'status' (got {check.get('status')!r})"
+    value = check.get("value")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return f"({name!r}) has 'value' {value!r}, not a number or null"
+    return ""
 
 
 def _summarise_verdict(data: Dict[str, Any]) -> List[str]:
@@ -73,6 +111,19 @@ def _summarise_verdict(data: Dict[str, Any]) -> List[str]:
     return lines
 
 
+def _list_archive(args: argparse.Namespace, path: Path) -> None:
+    """Print one line per run of the archive root ``path`` (its ``index.jsonl``)."""
+    entries = read_index(path)
+    say(args, f"{len(entries)} archived run(s) in {path}")
+    for e in entries:
+        status = e.get("status") or ("pass" if e.get("passed") else "?")
+        say(
+            args,
+            f"  {e.get('archived_at', '?'):<33} {e.get('task', '?'):<15} "
+            f"{e.get('asset_id', '?'):<12} {status:<14} {e.get('run_dir', '')}",
+        )
+
+
 def report(args: argparse.Namespace) -> int:
     """``figaroh report``: exit 0 when the summarised verdict passed, else 1."""
     path = Path(args.run_dir)
@@ -84,15 +135,7 @@ def report(args: argparse.Namespace) -> int:
             say(args, line)
         return EXIT_OK if data.get("passed") else EXIT_FAILED
     if (path / "index.jsonl").is_file() and not (path / "provenance.json").is_file():
-        entries = read_index(path)
-        say(args, f"{len(entries)} archived run(s) in {path}")
-        for e in entries:
-            status = e.get("status") or ("pass" if e.get("passed") else "?")
-            say(
-                args,
-                f"  {e.get('archived_at', '?'):<33} {e.get('task', '?'):<15} "
-                f"{e.get('asset_id', '?'):<12} {status:<14} {e.get('run_dir', '')}",
-            )
+        _list_archive(args, path)
         return EXIT_OK
     verdict_file, provenance_file = path / "verdict.json", path / "provenance.json"
     if not verdict_file.is_file() and not provenance_file.is_file():
@@ -146,6 +189,7 @@ def _compat_notes(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:
 
 def compare(args: argparse.Namespace) -> int:
     """``figaroh compare``: write the two-run comparison page (exit 0)."""
+    require_output_file(args.output, "-o/--output")
     runs = []
     for arg in (args.run_a, args.run_b):
         path = Path(arg)

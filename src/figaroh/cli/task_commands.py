@@ -18,6 +18,8 @@ from figaroh.cli.common import (
     CLIError,
     build_thresholds,
     one_line,
+    require_output_dir,
+    require_output_file,
     say,
     steps_for,
 )
@@ -28,15 +30,90 @@ from figaroh.tools.urdf_exporter import export_urdf
 __all__ = ["calibrate", "identify"]
 
 
+#: What to add when the prediction verdict lacks a limit, per command.
+_POLICY_HINT = {
+    "identify": "give --rmse-limit TAU or --threshold validation_rmse:<joint>=TAU for every "
+    "fitted joint, or use --scope execution",
+    "calibrate": "give --position-limit-mm and/or --orientation-limit-deg for every measured "
+    "output, or use --scope execution",
+}
+
+
 def _scope(args: argparse.Namespace, thresholds: Dict[str, Any]) -> str:
     if args.scope != "auto":
         return args.scope
     return "prediction" if thresholds else "execution"
 
 
-def _verdict_line(verdict: Any, scope: str) -> str:
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any computation, output paths that cannot be written (exit 2)."""
+    require_output_dir(args.output, "-o/--output")
+    if args.export_urdf:
+        require_output_file(args.export_urdf, "--export-urdf")
+
+
+def _check_calibration_limits(thresholds: Dict[str, Any], scope: str, calib_config) -> None:
+    """A prediction verdict needs a limit on every measured output: refuse a partial one.
+
+    With markers measuring position and orientation (``measurability``), a
+    position limit alone leaves the prediction policy incomplete, so the
+    verdict could only be ``not_evaluated``; say which limit is missing.
+
+    Raises:
+        CLIError: Some measured outputs have a limit and others none (exit 2).
+    """
+    if scope != "prediction":
+        return
+    measured = [bool(m) for m in calib_config.get("measurability", [True] * 3 + [False] * 3)]
+    needed = []
+    if any(measured[:3]):
+        needed.append(("position_rmse_mm", "--position-limit-mm MM", "position"))
+    if any(measured[3:]):
+        needed.append(("orientation_rmse_deg", "--orientation-limit-deg DEG", "orientation"))
+    given = [n for n in needed if n[0] in thresholds]
+    missing = [n for n in needed if n[0] not in thresholds]
+    if given and missing:
+        raise CLIError(
+            f"the markers measure {' and '.join(n[2] for n in needed)} (measurability "
+            f"{measured}): a prediction verdict needs a limit on each; add "
+            + " and ".join(f"{n[1]} (or --threshold {n[0]}=VALUE)" for n in missing)
+            + ", or use --scope execution"
+        )
+
+
+def _check_identification_limits(thresholds: Dict[str, Any], scope: str, ident) -> None:
+    """Per-joint limits must name fitted joints, and cover all of them in the prediction scope.
+
+    Raises:
+        CLIError: A limit on a joint that is not fitted, or (prediction scope)
+            some fitted joints have a ``validation_rmse`` limit and others none
+            (exit 2).
+    """
+    joints = list(ident.fit_joints())
+    for name in thresholds:
+        head, sep, joint = name.partition(":")
+        if sep and joint not in joints:
+            raise CLIError(
+                f"--threshold {name!r} names joint {joint!r}, which is not a fitted joint of "
+                f"this identification; use one of {joints}"
+            )
+    if scope != "prediction":
+        return
+    given = [j for j in joints if f"validation_rmse:{j}" in thresholds]
+    missing = [j for j in joints if f"validation_rmse:{j}" not in thresholds]
+    if given and missing:
+        raise CLIError(
+            f"a prediction verdict needs a validation_rmse limit for every fitted joint; "
+            f"missing {missing}: add --threshold validation_rmse:<joint>=TAU for each, use "
+            "--rmse-limit TAU for all, or use --scope execution"
+        )
+
+
+def _verdict_line(verdict: Any, scope: str, command: str = "") -> str:
     def describe(c: Any) -> str:
         reason = getattr(c, "reason", "")
+        if c.name == "prediction_error_policy" and command in _POLICY_HINT:
+            reason = f"{reason}: {_POLICY_HINT[command]}" if reason else _POLICY_HINT[command]
         return f"{c.name} ({reason})" if reason else c.name
 
     checks = getattr(verdict, "checks", []) or []
@@ -78,7 +155,7 @@ def _write_verdict_report_archive(task, args, out: Path, thresholds, scope) -> L
 
 def _report_outcome(args, verdict, scope, written: Sequence[Path]) -> int:
     """Print the verdict line and the written files; exit code from the verdict."""
-    say(args, _verdict_line(verdict, scope))
+    say(args, _verdict_line(verdict, scope, args.command))
     for path in written:
         say(args, f"wrote {path}")
     return EXIT_OK if verdict.passed else EXIT_FAILED
@@ -86,9 +163,9 @@ def _report_outcome(args, verdict, scope, written: Sequence[Path]) -> int:
 
 def identify(args: argparse.Namespace) -> int:
     """``figaroh identify``: exit 0 when the verdict passed, else 1."""
-    if args.decimate is not None and args.decimate < 2:
-        raise CLIError(f"--decimate must be at least 2, got {args.decimate}")
-    thresholds = build_thresholds(args.threshold)  # validated before the long steps
+    thresholds = build_thresholds(args.threshold, command="identify")  # before the long steps
+    _check_outputs(args)
+    planned_scope = _scope(args, thresholds)  # --rmse-limit sets a limit for every joint
     names = ["load robot", "read configuration", "load data and build the regressor", "solve"]
     names += ["verify and write"] + (["URDF export"] if args.export_urdf else [])
     out = Path(args.output)
@@ -106,6 +183,9 @@ def identify(args: argparse.Namespace) -> int:
             show_report=not args.quiet,
             require_inertials=bool(args.export_urdf),
             steps=steps,
+            check=lambda ident: _check_identification_limits(
+                thresholds, "execution" if args.rmse_limit is not None else planned_scope, ident
+            ),
         )
         steps.start("verify and write")
         if args.rmse_limit is not None:
@@ -151,7 +231,9 @@ def calibrate(args: argparse.Namespace) -> int:
         limits["position_rmse_mm"] = args.position_limit_mm
     if args.orientation_limit_deg is not None:
         limits["orientation_rmse_deg"] = args.orientation_limit_deg
-    thresholds = build_thresholds(args.threshold, limits)
+    thresholds = build_thresholds(args.threshold, limits, command="calibrate")
+    _check_outputs(args)
+    planned_scope = _scope(args, thresholds)
     names = ["load robot", "read configuration", "load data", "solve", "verify and write"]
     names += ["URDF export"] if args.export_urdf else []
     out = Path(args.output)
@@ -170,6 +252,9 @@ def calibrate(args: argparse.Namespace) -> int:
             free_flyer=args.free_flyer,
             show_report=not args.quiet,
             steps=steps,
+            check=lambda calib: _check_calibration_limits(
+                thresholds, planned_scope, calib.calib_config
+            ),
         )
         steps.start("verify and write")
         scope = _scope(args, thresholds)

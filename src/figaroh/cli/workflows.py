@@ -21,7 +21,7 @@ import logging
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from figaroh.calibration.base_calibration import BaseCalibration
 from figaroh.cli.common import (
@@ -172,6 +172,7 @@ def run_identification(
     show_report: bool = True,
     require_inertials: bool = False,
     steps: Any = None,
+    check: Callable[[CSVIdentification], None] | None = None,
 ):
     """Identify the base parameters from CSV logs with :class:`CSVIdentification`.
 
@@ -192,6 +193,9 @@ def run_identification(
             selected stage has no per-link inertials (``fit``): a URDF export
             was asked for.
         steps: A :class:`~figaroh.cli.progress.Steps` to advance (optional).
+        check: Called with the configured identification before the data is
+            read; raises :class:`CLIError` to stop a run that cannot give
+            the asked verdict (optional).
 
     Returns:
         The solved :class:`~figaroh.cli.csv_identification.CSVIdentification`.
@@ -214,6 +218,9 @@ def run_identification(
             "a URDF export needs per-link inertials: select the 'physical_fit' or "
             "'reconstruction' stage (--select-stage or tasks.identification.select_stage)"
         )
+    if check is not None:
+        with input_phase(f"invalid configuration {config}"):
+            check(ident)
     steps.start("load data and build the regressor")
     with input_phase("invalid trajectory data"):
         resolve_csv_path(data)
@@ -222,9 +229,19 @@ def run_identification(
             resolve_csv_path(ident.resolve_validation_source(source))
         ident.initialize()
     steps.start("solve")
-    sink = contextlib.nullcontext() if show_report else contextlib.redirect_stdout(io.StringIO())
+    _solve_identification(ident, decimate, wls, show_report)
+    return ident
+
+
+def _report_sink(show_report: bool):
+    """Where :meth:`solve` prints its report: stdout, or nowhere."""
+    return contextlib.nullcontext() if show_report else contextlib.redirect_stdout(io.StringIO())
+
+
+def _solve_identification(ident, decimate: int | None, wls: bool | None, show_report: bool):
+    """``ident.solve`` with the command-line choices (no plots, no files)."""
     use_wls = bool(ident.identif_config.get("wls", False)) if wls is None else bool(wls)
-    with sink:
+    with _report_sink(show_report):
         ident.solve(
             decimate=bool(decimate),
             decimation_factor=int(decimate) if decimate else 10,
@@ -232,12 +249,30 @@ def run_identification(
             save_results=False,
             wls=use_wls,
         )
-    return ident
 
 
 # ---------------------------------------------------------------------------
 # calibration
 # ---------------------------------------------------------------------------
+def _configured_calibration(
+    robot: Robot,
+    config: str | os.PathLike,
+    known_base_frame: bool,
+    known_tip_frame: bool,
+    measurement_std: Sequence[float] | None,
+) -> BaseCalibration:
+    """A ``BaseCalibration`` of ``config`` with the command-line overrides applied."""
+    calib = BaseCalibration(robot, str(config))
+    calib.calib_config["known_baseframe"] = bool(known_base_frame)
+    calib.calib_config["known_tipframe"] = bool(known_tip_frame)
+    if measurement_std is not None:
+        pos, rot = (float(v) for v in measurement_std)
+        if not (pos > 0 and rot > 0):
+            raise ValueError(f"--measurement-std must be positive, got {pos}, {rot}")
+        calib.calib_config["measurement_std"] = {"position": pos, "orientation": rot}
+    return calib
+
+
 def run_calibration(
     config: str | os.PathLike,
     urdf: str | os.PathLike,
@@ -253,6 +288,7 @@ def run_calibration(
     free_flyer: bool = False,
     show_report: bool = True,
     steps: Any = None,
+    check: Callable[[BaseCalibration], None] | None = None,
 ):
     """Geometric calibration from a pose CSV with the generic ``BaseCalibration``.
 
@@ -278,6 +314,9 @@ def run_calibration(
         free_flyer: Floating-base robot.
         show_report: Let :meth:`solve` print the quality report on stdout.
         steps: A :class:`~figaroh.cli.progress.Steps` to advance (optional).
+        check: Called with the configured calibration before the data is
+            read; raises :class:`CLIError` to stop a run that cannot give
+            the asked verdict (optional).
 
     Returns:
         The solved calibration.
@@ -294,14 +333,11 @@ def run_calibration(
     robot = load_robot_model(urdf, package_dirs, free_flyer)
     steps.start("read configuration")
     with input_phase(f"invalid configuration {config}"):
-        calib = BaseCalibration(robot, str(config))
-        calib.calib_config["known_baseframe"] = bool(known_base_frame)
-        calib.calib_config["known_tipframe"] = bool(known_tip_frame)
-        if measurement_std is not None:
-            pos, rot = (float(v) for v in measurement_std)
-            if not (pos > 0 and rot > 0):
-                raise ValueError(f"--measurement-std must be positive, got {pos}, {rot}")
-            calib.calib_config["measurement_std"] = {"position": pos, "orientation": rot}
+        calib = _configured_calibration(
+            robot, config, known_base_frame, known_tip_frame, measurement_std
+        )
+        if check is not None:
+            check(calib)
     steps.start("load data")
     with input_phase("invalid calibration data"):
         calib.set_data_file(data)
@@ -309,8 +345,7 @@ def run_calibration(
             calib.set_data_file(validation, validation=True)
         calib.initialize()
     steps.start("solve")
-    sink = contextlib.nullcontext() if show_report else contextlib.redirect_stdout(io.StringIO())
-    with sink, warnings.catch_warnings():
+    with _report_sink(show_report), warnings.catch_warnings():
         # the default cost is what this generic path means to use
         warnings.filterwarnings("ignore", message="Using default cost function")
         calib.solve(method=method, max_iterations=max_iterations, enable_logging=False)

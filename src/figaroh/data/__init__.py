@@ -10,6 +10,7 @@ from figaroh.data.adoption import adopt_trajectory, adopt_trajectory_for, trajec
 from figaroh.data.observations import DOF, PoseObservations
 from figaroh.data.protocol import Protocol, ProtocolSession
 from figaroh.data.source import DataSource, Session, file_sha256
+from figaroh.data.text_csv import NotTextCSVError, read_csv_text
 from figaroh.data.trajectory import (
     CLOCKS,
     DRIVE_KINDS,
@@ -38,6 +39,7 @@ __all__ = [
     "MOTOR_TORQUE",
     "TORQUE_UNITS",
     "DataSource",
+    "NotTextCSVError",
     "PoseObservations",
     "Protocol",
     "ProtocolSession",
@@ -47,5 +49,6 @@ __all__ = [
     "adopt_trajectory",
     "adopt_trajectory_for",
     "file_sha256",
+    "read_csv_text",
     "trajectory_mask",
 ]

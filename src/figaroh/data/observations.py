@@ -12,6 +12,7 @@ in the measurement ``frame``.
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import os
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from typing import Any, Iterable, List, Mapping, Sequence, Tuple, Union
 import numpy as np
 
 from figaroh.data.source import DataSource
+from figaroh.data.text_csv import read_csv_text
 
 logger = logging.getLogger(__name__)
 
@@ -377,42 +379,29 @@ class PoseObservations:
         meas6 = _measurability(calib_config)
         joints = cls._active_joint_names(model, calib_config)
 
-        header, body = _read_csv_rows(p)
-        marker_cols = _marker_columns(nmark, meas6)
-        col = {c: k for k, c in enumerate(header)}
-        missing = [c for c in marker_cols + joints if c not in col]
-        if missing:
-            raise KeyError(f"{p}: missing columns {missing} (header: {header})")
-        n = len(body)
-        if n == 0:
-            raise ValueError(f"{p}: no data rows")
-        cells = np.char.strip(np.array(body, dtype=str))
-
-        def numeric(names: List[str]) -> np.ndarray:
-            return _numeric_columns(p, cells, [col[c] for c in names], names)
-
-        q = numeric(joints)
-        values = np.full((n, nmark, 6), np.nan)
-        if marker_cols:
-            values[:, :, meas6] = numeric(marker_cols).reshape(n, nmark, int(meas6.sum()))
-        return cls(
-            joint_names=tuple(joints),
-            q=q,
-            values=values,
-            point_names=tuple(str(k + 1) for k in range(nmark)),
-            measurability=np.tile(meas6, (nmark, 1)),
-            frame=frame,
-            registered_to=registered_to,
-            orientation=orientation,
-            mask=_mask_of_del_list(del_list, n),
-            session=cells[:, col["session_id"]].astype(object) if "session_id" in col else None,
-            sample_index=np.arange(n),
-            source=(
-                source
-                if source is not None
-                else DataSource.from_files([p], adapter="PoseObservations.from_csv")
-            ),
-        )
+        col, cells, q, values = _parse_pose_csv(p, joints, nmark, meas6)
+        n = len(q)
+        try:
+            return cls(
+                joint_names=tuple(joints),
+                q=q,
+                values=values,
+                point_names=tuple(str(k + 1) for k in range(nmark)),
+                measurability=np.tile(meas6, (nmark, 1)),
+                frame=frame,
+                registered_to=registered_to,
+                orientation=orientation,
+                mask=_mask_of_del_list(del_list, n),
+                session=cells[:, col["session_id"]].astype(object) if "session_id" in col else None,
+                sample_index=np.arange(n),
+                source=(
+                    source
+                    if source is not None
+                    else DataSource.from_files([p], adapter="PoseObservations.from_csv")
+                ),
+            )
+        except ValueError as exc:  # name the file; rows are data rows counted from 0
+            raise ValueError(f"{p}: {exc} (rows counted from 0 below the header)") from exc
 
     def to_legacy(
         self, model: Any, calib_config: Mapping[str, Any]
@@ -481,6 +470,38 @@ class PoseObservations:
         return pee, q_measured
 
 
+def _parse_pose_csv(
+    p: Path, joints: List[str], nmark: int, meas6: np.ndarray
+) -> Tuple[dict, np.ndarray, np.ndarray, np.ndarray]:
+    """``(column index, stripped cells, (N, n_joints) q, (N, nmark, 6) values)`` of a pose CSV.
+
+    Unmeasured components of ``values`` are NaN.
+
+    Raises:
+        KeyError: missing columns (all listed).
+        ValueError: not text, empty, ragged or non-numeric.
+    """
+    header, body = _read_csv_rows(p)
+    marker_cols = _marker_columns(nmark, meas6)
+    col = {c: k for k, c in enumerate(header)}
+    missing = [c for c in marker_cols + joints if c not in col]
+    if missing:
+        raise KeyError(f"{p}: missing columns {missing} (header: {header})")
+    n = len(body)
+    if n == 0:
+        raise ValueError(f"{p}: no data rows")
+    cells = np.char.strip(np.array(body, dtype=str))
+
+    def numeric(names: List[str]) -> np.ndarray:
+        return _numeric_columns(p, cells, [col[c] for c in names], names)
+
+    q = numeric(joints)
+    values = np.full((n, nmark, 6), np.nan)
+    if marker_cols:
+        values[:, :, meas6] = numeric(marker_cols).reshape(n, nmark, int(meas6.sum()))
+    return col, cells, q, values
+
+
 def _measurability(calib_config: Mapping[str, Any]) -> np.ndarray:
     """The 6 measured-component flags of ``calib_config`` (``[x, y, z, phix, phiy, phiz]``)."""
     meas6 = np.array(calib_config.get("measurability", _DEFAULT_MEASURABILITY), dtype=bool)
@@ -503,8 +524,8 @@ def _marker_columns(n_markers: int, measurability: np.ndarray) -> List[str]:
 
 def _read_csv_rows(p: Path) -> Tuple[List[str], List[List[str]]]:
     """``(header, data rows)`` of a calibration CSV (every row as long as the header)."""
-    with open(p, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.reader(fh) if r]
+    text = read_csv_text(p, "calibration data file")
+    rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r]
     if not rows:
         raise ValueError(f"{p}: empty file (expected a header row)")
     header = [c.strip() for c in rows[0]]

@@ -32,6 +32,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 import numpy as np
 
 from figaroh.data.source import DataSource, Session, atomic_write_text
+from figaroh.data.text_csv import read_csv_text
 from figaroh.errors import FigarohError
 
 logger = logging.getLogger(__name__)
@@ -359,7 +360,7 @@ def _read_csv_table(p: Path) -> Tuple[Dict[str, Any], List[str], np.ndarray]:
     """``(metadata, header, (N, columns) table)`` of a trajectory CSV file."""
     if not p.is_file():
         raise FileNotFoundError(f"trajectory CSV {str(p)!r} does not exist")
-    lines = p.read_text(encoding="utf-8").splitlines()
+    lines = read_csv_text(p, "trajectory CSV").splitlines()
     meta: Dict[str, Any] = {}
     i = 0
     while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
