@@ -204,6 +204,93 @@ def _source_of(config: Mapping[str, Any]) -> str:
     return "configuration"
 
 
+def _search_templates(ref: str, holder: Path, base_dirs: list[Path]) -> Path:
+    """``templates/<rest>``: ``<rest>`` in the ``templates`` folders at/above ``base_dirs``, cwd."""
+    rest = ref[len(_TEMPLATE_PREFIX) :]
+    searched = [
+        up / "templates" for base in base_dirs for up in (base, base.parent, base.parent.parent)
+    ]
+    searched.append(Path.cwd() / "templates")
+    seen: list[Path] = []
+    for directory in (d.resolve() for d in searched):
+        if directory in seen:
+            continue
+        seen.append(directory)
+        if (directory / rest).is_file():
+            return (directory / rest).resolve()
+    raise ConfigurationError(
+        f"Template '{ref}' (key 'extends' in {holder}) not found; searched "
+        f"directories: {[str(d) for d in seen]}"
+    )
+
+
+#: Sections a task of a given ``type`` must declare.
+_REQUIRED_SECTIONS = {
+    "kinematic_calibration": ("kinematics", "measurements"),
+    "dynamic_identification": ("problem", "signal_processing"),
+}
+
+
+def _check_schema_version(meta: Any, source: Path) -> None:
+    """Warn when ``meta.schema_version`` is not a version number or is newer than 2.x."""
+    if not isinstance(meta, Mapping) or meta.get("schema_version") is None:
+        return
+    version = str(meta["schema_version"])
+    try:
+        major = int(version.split(".")[0])
+    except ValueError:
+        logger.warning("meta.schema_version %r in %s is not a version number", version, source)
+        return
+    if major > 2:
+        logger.warning(
+            "meta.schema_version %s of %s is newer than the supported 2.x", version, source
+        )
+
+
+def _check_robot_section(robot: Any) -> None:
+    """``robot`` is a mapping with a ``name``; ``properties.joints.active_joints`` names."""
+    if not isinstance(robot, Mapping):
+        raise ConfigurationError(f"key 'robot' must be a mapping, got {robot!r}")
+    if not robot.get("name"):
+        raise ConfigurationError("Robot name is required (key 'robot.name')")
+    props = robot.get("properties")
+    if props is not None and not isinstance(props, Mapping):
+        raise ConfigurationError(f"key 'robot.properties' must be a mapping, got {props!r}")
+    joints = (props or {}).get("joints")
+    if not isinstance(joints, Mapping) or "active_joints" not in joints:
+        return
+    active = joints["active_joints"]
+    if not isinstance(active, list):
+        raise ConfigurationError(
+            "key 'robot.properties.joints.active_joints' must be a list of joint "
+            f"names, got {active!r}"
+        )
+    bad = [n for n in active if not isinstance(n, str)]
+    if bad:
+        raise ConfigurationError(
+            "key 'robot.properties.joints.active_joints' must hold joint name "
+            f"strings; offending entries: {bad}"
+        )
+
+
+def _check_tasks_section(tasks: Any) -> None:
+    """``tasks`` maps names to mappings holding the sections their ``type`` requires."""
+    if not isinstance(tasks, Mapping):
+        raise ConfigurationError(f"key 'tasks' must be a mapping, got {tasks!r}")
+    for name, task in tasks.items():
+        if not isinstance(task, Mapping):
+            raise ConfigurationError(
+                f"Task '{name}' (key 'tasks.{name}') must be a mapping, got {task!r}"
+            )
+        task_type = task.get("type")
+        for section in _REQUIRED_SECTIONS.get(task_type, ()):
+            if section not in task:
+                raise ConfigurationError(
+                    f"Task '{name}' of type '{task_type}' missing required section: "
+                    f"{section} (key 'tasks.{name}.{section}')"
+                )
+
+
 # ---------------------------------------------------------------------------
 # parser
 # ---------------------------------------------------------------------------
@@ -330,24 +417,7 @@ class UnifiedConfigParser:
             base_dirs.append(self.config_path.parent)
 
         if ref.startswith(_TEMPLATE_PREFIX):
-            rest = ref[len(_TEMPLATE_PREFIX) :]
-            searched: list[Path] = []
-            for base in base_dirs:
-                for up in (base, base.parent, base.parent.parent):
-                    searched.append(up / "templates")
-            searched.append(Path.cwd() / "templates")
-            seen: list[Path] = []
-            for directory in searched:
-                directory = directory.resolve()
-                if directory in seen:
-                    continue
-                seen.append(directory)
-                if (directory / rest).is_file():
-                    return (directory / rest).resolve()
-            raise ConfigurationError(
-                f"Template '{ref}' (key 'extends' in {holder}) not found; searched "
-                f"directories: {[str(d) for d in seen]}"
-            )
+            return _search_templates(ref, holder, base_dirs)
 
         tried = []
         for base in base_dirs:
@@ -518,70 +588,12 @@ class UnifiedConfigParser:
     # -- step 6: validation ---------------------------------------------------
 
     def _validate(self, config: dict[str, Any]) -> None:
-        meta = config.get("meta")
-        if isinstance(meta, Mapping) and meta.get("schema_version") is not None:
-            version = str(meta["schema_version"])
-            try:
-                major = int(version.split(".")[0])
-            except ValueError:
-                logger.warning(
-                    "meta.schema_version %r in %s is not a version number",
-                    version,
-                    self.config_path,
-                )
-            else:
-                if major > 2:
-                    logger.warning(
-                        "meta.schema_version %s of %s is newer than the supported 2.x",
-                        version,
-                        self.config_path,
-                    )
-
+        _check_schema_version(config.get("meta"), self.config_path)
         if "robot" in config:
-            robot = config["robot"]
-            if not isinstance(robot, Mapping):
-                raise ConfigurationError(f"key 'robot' must be a mapping, got {robot!r}")
-            if not robot.get("name"):
-                raise ConfigurationError("Robot name is required (key 'robot.name')")
-            props = robot.get("properties")
-            if props is not None and not isinstance(props, Mapping):
-                raise ConfigurationError(f"key 'robot.properties' must be a mapping, got {props!r}")
-            joints = (props or {}).get("joints")
-            if isinstance(joints, Mapping) and "active_joints" in joints:
-                active = joints["active_joints"]
-                if not isinstance(active, list):
-                    raise ConfigurationError(
-                        "key 'robot.properties.joints.active_joints' must be a list of joint "
-                        f"names, got {active!r}"
-                    )
-                bad = [n for n in active if not isinstance(n, str)]
-                if bad:
-                    raise ConfigurationError(
-                        "key 'robot.properties.joints.active_joints' must hold joint name "
-                        f"strings; offending entries: {bad}"
-                    )
-
+            _check_robot_section(config["robot"])
         tasks = config.get("tasks")
-        if tasks is None:
-            return
-        if not isinstance(tasks, Mapping):
-            raise ConfigurationError(f"key 'tasks' must be a mapping, got {tasks!r}")
-        required = {
-            "kinematic_calibration": ("kinematics", "measurements"),
-            "dynamic_identification": ("problem", "signal_processing"),
-        }
-        for name, task in tasks.items():
-            if not isinstance(task, Mapping):
-                raise ConfigurationError(
-                    f"Task '{name}' (key 'tasks.{name}') must be a mapping, got {task!r}"
-                )
-            task_type = task.get("type")
-            for section in required.get(task_type, ()):
-                if section not in task:
-                    raise ConfigurationError(
-                        f"Task '{name}' of type '{task_type}' missing required section: "
-                        f"{section} (key 'tasks.{name}.{section}')"
-                    )
+        if tasks is not None:
+            _check_tasks_section(tasks)
 
     # -- step 7 -------------------------------------------------------------
 
@@ -599,6 +611,41 @@ class UnifiedConfigParser:
 # ---------------------------------------------------------------------------
 # task configs
 # ---------------------------------------------------------------------------
+
+
+def _robot_name(robot: Any, robot_section: Mapping[str, Any]) -> Any:
+    """``robot.name``, else ``robot.model.name``, else the YAML ``robot.name``."""
+    name = getattr(robot, "name", None) if robot is not None else None
+    if isinstance(name, str) and name:
+        return name
+    model = getattr(robot, "model", None)
+    return getattr(model, "name", None) or robot_section.get("name")
+
+
+def _task_section(unified_config: Mapping[str, Any], task_name: str) -> Mapping[str, Any]:
+    """The enabled ``tasks.<task_name>`` mapping (named errors otherwise)."""
+    if not isinstance(unified_config, Mapping):
+        raise ConfigurationError(
+            f"unified_config must be a parsed configuration mapping, got "
+            f"{type(unified_config).__name__}"
+        )
+    source = _source_of(unified_config)
+    tasks = unified_config.get("tasks")
+    available = sorted(tasks) if isinstance(tasks, Mapping) else []
+    if not isinstance(tasks, Mapping) or task_name not in tasks:
+        raise ConfigurationError(
+            f"Task '{task_name}' not found in {source}. Available tasks: {available}."
+            f"{_suggest(task_name, available)}"
+        )
+    task = tasks[task_name]
+    if not isinstance(task, Mapping):
+        raise ConfigurationError(f"Task '{task_name}' in {source} must be a mapping, got {task!r}")
+    if not task.get("enabled", True):
+        raise ConfigurationError(
+            f"Task '{task_name}' is disabled in configuration {source} "
+            f"(set tasks.{task_name}.enabled: true)"
+        )
+    return task
 
 
 def create_task_config(robot: Any, unified_config: Mapping[str, Any], task_name: str) -> dict:
@@ -624,38 +671,12 @@ def create_task_config(robot: Any, unified_config: Mapping[str, Any], task_name:
         ConfigurationError: the task is missing (message lists the available
             tasks and names the file) or disabled.
     """
-    if not isinstance(unified_config, Mapping):
-        raise ConfigurationError(
-            f"unified_config must be a parsed configuration mapping, got "
-            f"{type(unified_config).__name__}"
-        )
-    source = _source_of(unified_config)
-    tasks = unified_config.get("tasks")
-    available = sorted(tasks) if isinstance(tasks, Mapping) else []
-    if not isinstance(tasks, Mapping) or task_name not in tasks:
-        raise ConfigurationError(
-            f"Task '{task_name}' not found in {source}. Available tasks: {available}."
-            f"{_suggest(task_name, available)}"
-        )
-    task = tasks[task_name]
-    if not isinstance(task, Mapping):
-        raise ConfigurationError(f"Task '{task_name}' in {source} must be a mapping, got {task!r}")
-    if not task.get("enabled", True):
-        raise ConfigurationError(
-            f"Task '{task_name}' is disabled in configuration {source} "
-            f"(set tasks.{task_name}.enabled: true)"
-        )
-
+    task = _task_section(unified_config, task_name)
     robot_section = unified_config.get("robot") or {}
     if not isinstance(robot_section, Mapping):
         robot_section = {}
-    name = getattr(robot, "name", None) if robot is not None else None
-    if not isinstance(name, str) or not name:
-        model = getattr(robot, "model", None)
-        name = getattr(model, "name", None) or robot_section.get("name")
-
     task_config: dict[str, Any] = {
-        "robot_name": name,
+        "robot_name": _robot_name(robot, robot_section),
         "task_type": task.get("type") or task_name,
     }
     properties = robot_section.get("properties") or {}
