@@ -145,111 +145,115 @@ def _build_insights(
         List of ``{"level": "warn" | "info", "text": str}``.
     """
     result = result if isinstance(result, Mapping) else {}
-    insights: List[Dict[str, str]] = []
-    cond = result.get("condition number", float("nan"))
+    insights = (
+        _conditioning_insights(result.get("condition number", float("nan")))
+        + _uncertainty_insights(base_names, std_relative)
+        + _validation_insights(validation)
+        + _stage_status_insights(result)
+    )
+    return insights or [_insight("info", HEALTHY_INSIGHT)]
+
+
+def _insight(level: str, text: str) -> Dict[str, str]:
+    return {"level": level, "text": text}
+
+
+def _conditioning_insights(cond: Any) -> List[Dict[str, str]]:
+    """Rules 1-2: an ill-conditioned (warn) or moderately conditioned (info) regressor."""
     label = _condition_label(cond)
     if label == "ill-conditioned":
-        insights.append(
-            {
-                "level": "warn",
-                "text": (
-                    f"Condition number {float(cond):.1f} is ill-conditioned — consider a "
-                    "richer excitation trajectory or fewer simultaneously identified base "
-                    "parameters."
-                ),
-            }
-        )
-    elif label == "moderately conditioned":
-        insights.append(
-            {
-                "level": "info",
-                "text": (
-                    f"Condition number {float(cond):.1f} is moderately conditioned — usable, "
-                    "but not optimal."
-                ),
-            }
-        )
+        return [
+            _insight(
+                "warn",
+                f"Condition number {float(cond):.1f} is ill-conditioned — consider a "
+                "richer excitation trajectory or fewer simultaneously identified base "
+                "parameters.",
+            )
+        ]
+    if label == "moderately conditioned":
+        return [
+            _insight(
+                "info",
+                f"Condition number {float(cond):.1f} is moderately conditioned — usable, "
+                "but not optimal.",
+            )
+        ]
+    return []
 
+
+def _uncertainty_insights(
+    base_names: Sequence[Any], std_relative: Sequence[Any] | None
+) -> List[Dict[str, str]]:
+    """Rule 3: base parameters whose relative standard deviation exceeds the limit [%]."""
     poor = _poorly_identified(list(base_names or []), std_relative)
-    if poor:
-        insights.append(
-            {
-                "level": "warn",
-                "text": (
-                    f"{len(poor)} base parameter(s) have >{UNCERTAINTY_WARN_PCT:.0f}% relative "
-                    f"uncertainty and are poorly identified: {_names_text(poor)}."
-                ),
-            }
+    if not poor:
+        return []
+    return [
+        _insight(
+            "warn",
+            f"{len(poor)} base parameter(s) have >{UNCERTAINTY_WARN_PCT:.0f}% relative "
+            f"uncertainty and are poorly identified: {_names_text(poor)}.",
         )
+    ]
 
+
+def _validation_insights(validation: Mapping[str, Any] | None) -> List[Dict[str, str]]:
+    """Rules 4-5: no validation, a training-data fallback, low correlation or improvement."""
     if not isinstance(validation, Mapping):
-        insights.append(
-            {
-                "level": "info",
-                "text": (
-                    "No held-out validation data provided — these metrics reflect fit quality "
-                    "on the training set only, not generalization. Set validation_data_file in "
-                    "the identification config to enable it."
-                ),
-            }
+        return [
+            _insight(
+                "info",
+                "No held-out validation data provided — these metrics reflect fit quality "
+                "on the training set only, not generalization. Set validation_data_file in "
+                "the identification config to enable it.",
+            )
+        ]
+    out: List[Dict[str, str]] = []
+    if validation.get("validation_source") == "identification_data_fallback":
+        out.append(
+            _insight(
+                "warn",
+                "No separate validation data provided — validation metrics fall back "
+                "to the identification data itself and do NOT test generalization to "
+                "new trajectories.",
+            )
         )
-    else:
-        if validation.get("validation_source") == "identification_data_fallback":
-            insights.append(
-                {
-                    "level": "warn",
-                    "text": (
-                        "No separate validation data provided — validation metrics fall back "
-                        "to the identification data itself and do NOT test generalization to "
-                        "new trajectories."
-                    ),
-                }
+    corr = _finite_or_none(validation.get("correlation", 1.0))
+    if corr is not None and corr < LOW_CORRELATION_WARN:
+        out.append(
+            _insight(
+                "warn",
+                f"Validation torque correlation is only {corr:.3f} — the identified "
+                "model may not generalize well beyond the excitation trajectory used "
+                "for fitting.",
             )
-        corr = validation.get("correlation", 1.0)
-        corr_f = _finite_or_none(corr)
-        if corr_f is not None and corr_f < LOW_CORRELATION_WARN:
-            insights.append(
-                {
-                    "level": "warn",
-                    "text": (
-                        f"Validation torque correlation is only {corr_f:.3f} — the identified "
-                        "model may not generalize well beyond the excitation trajectory used "
-                        "for fitting."
-                    ),
-                }
+        )
+    improvement = _finite_or_none(validation.get("improvement_pct", 100.0))
+    if improvement is not None and improvement < VALIDATION_IMPROVEMENT_WARN_PCT:
+        out.append(
+            _insight(
+                "warn",
+                f"Validation torque RMSE improved by only {improvement:.1f}% over the "
+                "nominal/CAD parameters — check model assumptions or excitation "
+                "trajectory coverage.",
             )
-        improvement = _finite_or_none(validation.get("improvement_pct", 100.0))
-        if improvement is not None and improvement < VALIDATION_IMPROVEMENT_WARN_PCT:
-            insights.append(
-                {
-                    "level": "warn",
-                    "text": (
-                        f"Validation torque RMSE improved by only {improvement:.1f}% over the "
-                        "nominal/CAD parameters — check model assumptions or excitation "
-                        "trajectory coverage."
-                    ),
-                }
-            )
+        )
+    return out
 
+
+def _stage_status_insights(result: Mapping[str, Any]) -> List[Dict[str, str]]:
+    """Rules 6-7: physical-consistency and reconstruction statuses that need a look."""
+    out: List[Dict[str, str]] = []
     pc = result.get("physical consistency")
     pc_status = pc.get("status") if isinstance(pc, Mapping) else None
     if pc_status not in (None, "already_feasible", "feasible"):
-        insights.append(
-            {
-                "level": "warn" if pc_status in ("error", "unavailable") else "info",
-                "text": f"Physical-consistency projection status: {pc_status}.",
-            }
-        )
+        level = "warn" if pc_status in ("error", "unavailable") else "info"
+        out.append(_insight(level, f"Physical-consistency projection status: {pc_status}."))
     recon = result.get("reconstruction")
     recon_status = recon.get("status") if isinstance(recon, Mapping) else None
     if recon_status not in (None, "success"):
-        insights.append(
-            {"level": "warn", "text": f"Full-parameter reconstruction status: {recon_status}."}
-        )
-
-    if not insights:
-        insights.append({"level": "info", "text": HEALTHY_INSIGHT})
-    return insights
+        out.append(_insight("warn", f"Full-parameter reconstruction status: {recon_status}."))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -532,6 +536,73 @@ def _joint_units(ident: Any, validation: Mapping[str, Any] | None) -> Dict[str, 
 # ---------------------------------------------------------------------------
 
 
+def _per_joint_stats(identifier: Any) -> Mapping[str, Any] | None:
+    """``identifier._compute_per_joint_stats()``, None when unavailable (logged)."""
+    if not hasattr(identifier, "_compute_per_joint_stats"):
+        return None
+    try:
+        return identifier._compute_per_joint_stats()
+    except Exception as exc:  # noqa: BLE001 - a missing table must not kill the report
+        logger.warning("per-joint residuals unavailable for the report: %s", exc)
+        return None
+
+
+def _report_sections(identifier: Any, result: Mapping[str, Any], provenance: Any) -> List[str]:
+    """The ``<section>`` blocks of the identification report, in page order."""
+    base_names = list(result.get("base parameters names", []) or [])
+    std_raw = getattr(identifier, "std_relative", None)
+    std_relative = [] if std_raw is None else list(np.ravel(np.asarray(std_raw, dtype=float)))
+    phi_base = getattr(identifier, "phi_base", None)
+    if phi_base is None:
+        phi_base = result.get("base parameters values")
+    correlation = getattr(identifier, "correlation", None)
+    validation = result.get("validation_metrics")
+    if not isinstance(validation, Mapping):
+        validation = None
+    has_selection = getattr(identifier, "selected", None) is not None or (
+        _selected_info(result) is not None
+    )
+
+    per_joint = _per_joint_stats(identifier)
+
+    try:
+        stages_text = stages_line(identifier)
+    except Exception as exc:  # noqa: BLE001 - presentation only
+        stages_text = f"unavailable ({exc})"
+
+    insights = _build_insights(result, std_relative, base_names, validation)
+    residual_heading = "Base fit residuals" if has_selection else "Per-joint torque residuals"
+    units = _joint_units(identifier, validation)
+    return [
+        _report_section("provenance", "Provenance", _provenance_section(provenance)),
+        _report_section(
+            "summary", "Summary", _summary_section(result, correlation, stages_text, has_selection)
+        ),
+        _report_section("insights", "Insights", _insights_section(insights), card=False),
+        _report_section(
+            "residuals",
+            residual_heading,
+            _per_joint_section(per_joint, units, result, has_selection),
+        ),
+        _report_section("validation", "Validation", _validation_section(validation)),
+        _report_section(
+            "series",
+            "Before / after",
+            _series_panel_section(validation, "identification", "series-panel"),
+        ),
+        _report_section(
+            "uncertainty",
+            "Base-parameter uncertainty",
+            _param_uncertainty_section(
+                base_names, _std_dev_abs(std_relative, phi_base), std_relative, phi_base
+            ),
+        ),
+        _report_section(
+            "consistency", "Physical consistency / reconstruction", _consistency_section(result)
+        ),
+    ]
+
+
 def generate_identification_report(
     identifier: Any, output_path: str | None = None, title: str | None = None
 ) -> str:
@@ -568,67 +639,11 @@ def generate_identification_report(
             f"identifier.result must be the dict produced by solve(), got {type(result).__name__}"
         )
 
-    base_names = list(result.get("base parameters names", []) or [])
-    std_raw = getattr(identifier, "std_relative", None)
-    std_relative = [] if std_raw is None else list(np.ravel(np.asarray(std_raw, dtype=float)))
-    phi_base = getattr(identifier, "phi_base", None)
-    if phi_base is None:
-        phi_base = result.get("base parameters values")
-    correlation = getattr(identifier, "correlation", None)
-    validation = result.get("validation_metrics")
-    if not isinstance(validation, Mapping):
-        validation = None
-    has_selection = getattr(identifier, "selected", None) is not None or (
-        _selected_info(result) is not None
-    )
-
-    per_joint = None
-    if hasattr(identifier, "_compute_per_joint_stats"):
-        try:
-            per_joint = identifier._compute_per_joint_stats()
-        except Exception as exc:  # noqa: BLE001 - a missing table must not kill the report
-            logger.warning("per-joint residuals unavailable for the report: %s", exc)
-
-    try:
-        stages_text = stages_line(identifier)
-    except Exception as exc:  # noqa: BLE001 - presentation only
-        stages_text = f"unavailable ({exc})"
-
-    insights = _build_insights(result, std_relative, base_names, validation)
     provenance = getattr(identifier, "_run_provenance", None)
     report_title = title or (
         f"{_run_title(provenance, type(identifier).__name__)} — Identification Quality Report"
     )
-    residual_heading = "Base fit residuals" if has_selection else "Per-joint torque residuals"
-    units = _joint_units(identifier, validation)
-    sections = [
-        _report_section("provenance", "Provenance", _provenance_section(provenance)),
-        _report_section(
-            "summary", "Summary", _summary_section(result, correlation, stages_text, has_selection)
-        ),
-        _report_section("insights", "Insights", _insights_section(insights), card=False),
-        _report_section(
-            "residuals",
-            residual_heading,
-            _per_joint_section(per_joint, units, result, has_selection),
-        ),
-        _report_section("validation", "Validation", _validation_section(validation)),
-        _report_section(
-            "series",
-            "Before / after",
-            _series_panel_section(validation, "identification", "series-panel"),
-        ),
-        _report_section(
-            "uncertainty",
-            "Base-parameter uncertainty",
-            _param_uncertainty_section(
-                base_names, _std_dev_abs(std_relative, phi_base), std_relative, phi_base
-            ),
-        ),
-        _report_section(
-            "consistency", "Physical consistency / reconstruction", _consistency_section(result)
-        ),
-    ]
+    sections = _report_sections(identifier, result, provenance)
     doc = _report_document(
         report_title,
         sections,
