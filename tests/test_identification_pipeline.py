@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from figaroh.identification import _metrics  # noqa: E402
 from figaroh.identification._pipeline import (  # noqa: E402
     base_fit,
     conditioning,
+    data_checks,
     export,
     fit_rows,
     physical,
@@ -39,6 +41,7 @@ from figaroh.identification._pipeline.records import (  # noqa: E402
     FitOptions,
     PhysicalInputs,
 )
+from figaroh.identification.exceptions import IdentificationDataError  # noqa: E402
 from figaroh.identification.identification_tools import base_param_from_standard  # noqa: E402
 from figaroh.tools.regressor import build_regressor_basic  # noqa: E402
 
@@ -307,3 +310,134 @@ def test_the_orchestrator_keeps_its_run_record(ident):
     assert run.physical.selected is None and run.settings.active_joints == tuple(
         ident.identif_config["active_joints"]
     )
+
+
+# ---------------------------------------------------------------- data checks
+def _records(n=50, joints=3, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None] / 100.0
+    q = np.cumsum(rng.normal(size=(n, joints)), axis=0) * 0.01
+    return {
+        "timestamps": t,
+        "positions": q,
+        "velocities": np.gradient(q, t[:, 0], axis=0),
+        "torques": rng.normal(size=(n, joints)),
+    }
+
+
+NAMES = ["a", "b", "c"]
+BOUNDS = data_checks.magnitude_bounds(None)
+
+
+def test_data_checks_pass_on_clean_records():
+    checks = data_checks.training_checks(_records(), NAMES, 100.0, BOUNDS)
+    assert not checks.failed and {f.check for f in checks.findings} == {
+        "finite_values",
+        "sample_mask",
+        "joint_motion",
+        "torque_variation",
+        "sampling_interval",
+        "magnitudes",
+    }
+    checks.raise_fatal()
+    assert all(ok for ok, _ in checks.facts().values())
+
+
+@pytest.mark.parametrize(
+    ("edit", "check", "fatal", "phrase"),
+    [
+        (
+            lambda r: (
+                r["positions"].__setitem__((slice(None), 1), 0.5),
+                r["velocities"].__setitem__((slice(None), 1), 0.0),
+            ),
+            "joint_motion",
+            False,
+            "joint b did not move",
+        ),
+        (
+            lambda r: (
+                r["positions"].__setitem__(slice(None), 0.5),
+                r["velocities"].__setitem__(slice(None), 0.0),
+            ),
+            "joint_motion",
+            True,
+            "no joint moved",
+        ),
+        (
+            lambda r: r["torques"].__setitem__(slice(None), 0.0),
+            "torque_variation",
+            True,
+            "every torque is zero",
+        ),
+        (
+            lambda r: r.__setitem__("timestamps", r["timestamps"] * 1e6),
+            "sampling_interval",
+            False,
+            "microseconds",
+        ),
+        (
+            lambda r: r["torques"].__setitem__((3, 2), 1e6),
+            "magnitudes",
+            False,
+            "joint c reaches 1e\\+06",
+        ),
+        (
+            lambda r: r["velocities"].__setitem__((3, 2), np.inf),
+            "finite_values",
+            True,
+            "'velocities' contains NaN/inf",
+        ),
+    ],
+)
+def test_data_check_findings(edit, check, fatal, phrase):
+    records = _records()
+    edit(records)
+    checks = data_checks.training_checks(records, NAMES, 100.0, BOUNDS)
+    failed = {f.check: f for f in checks.failed}
+    assert check in failed and failed[check].fatal is fatal
+    assert re.search(phrase, failed[check].message)
+    assert checks.facts()[f"data_check:{check}"] == (False, failed[check].message)
+    if fatal:
+        with pytest.raises(IdentificationDataError, match=phrase):
+            checks.raise_fatal()
+    else:
+        checks.raise_fatal()
+
+
+def test_mask_that_keeps_nothing_is_fatal():
+    checks = data_checks.training_checks(_records(), NAMES, 100.0, BOUNDS, np.zeros(50, bool))
+    with pytest.raises(IdentificationDataError, match="excludes every one of the 50 samples"):
+        checks.raise_fatal()
+
+
+def test_validation_independence_and_model_inertia():
+    r = _records()
+    assert not data_checks.validation_finding(r, dict(r)).passed
+    part = {k: v[10:30] for k, v in r.items()}
+    assert "overlaps" in data_checks.validation_finding(part, r).message
+    assert data_checks.validation_finding(r, _records(seed=1)).passed
+    eye = np.tile(np.eye(3), (2, 1, 1))
+    assert data_checks.inertia_finding(np.ones(2), eye, ["j1", "j2"]).passed
+    bad = eye.copy()
+    bad[1, 0, 0] = -1.0
+    msg = data_checks.inertia_finding(np.array([-1.0, 1.0]), bad, ["j1", "j2"]).message
+    assert "j1 has mass -1 kg < 0" in msg and "j2 has an inertia" in msg
+
+
+def test_magnitude_bounds_are_configurable():
+    assert data_checks.magnitude_bounds({"max_abs_torque": 5})["max_abs_torque"] == 5.0
+    with pytest.raises(IdentificationDataError, match="data_checks.max_abs_torque"):
+        data_checks.magnitude_bounds({"max_abs_torque": -1})
+
+
+def test_data_checks_are_vectorised_and_cheap():
+    big = _records(n=20000, joints=7)
+    checks = data_checks.training_checks(big, list("abcdefg"), 100.0, BOUNDS)
+    assert not checks.failed
+
+
+def test_training_data_checks_are_recorded_and_clean(ident):
+    assert not ident.data_checks.failed
+    data = next(r for r in ident.stages if r.stage == "data")
+    assert data.status == "ok" and data.metrics["failed_data_checks"]["value"] == 0

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from figaroh._run import stages as run_stages
+from figaroh._run.verdict import scoped_verification
 from figaroh.tools import stages as st
 from figaroh.tools.stages import (
     SCHEMA_VERSION,
@@ -249,3 +250,28 @@ def test_records_round_trip_through_json(tmp_path):
 def test_module_all_names_exist():
     for name in st.__all__:
         assert hasattr(st, name)
+
+
+def test_a_failed_data_check_is_a_failed_data_stage_and_a_failing_verdict(fake_provenance):
+    obj = SimpleNamespace()
+    reason = "legacy dict; data checks failed: joint j3 did not move: its parameters were dropped"
+    record_stage(obj, "data", "failed", reason, {"failed_data_checks": 1})
+    record_stage(obj, "fit", "ok", "least squares")
+    assert stages_line(obj).startswith(f"data failed ({reason})")
+    verdict = scoped_verification(
+        {"rmse": 0.1},
+        {"rmse": {"threshold": 1.0, "comparison": "max"}},
+        "prediction",
+        {"finite_parameters": [1.0]},
+        True,
+        ["validation_rmse:j1"],
+        facts={"data_check:joint_motion": (False, "joint j3 did not move")},
+        independence_failure="the validation data is identical to the training data",
+    )
+    apply_to_verdict(verdict, obj)
+    checks = {c.name: c for c in verdict.checks}
+    assert verdict.status == "fail" and not verdict.passed
+    assert checks["data_check:joint_motion"].reason == "joint j3 did not move"
+    assert checks["independent_validation"].status == "fail"
+    assert "identical" in checks["independent_validation"].reason
+    assert verdict.stages["data"] == "fail" and verdict.stages["data_provenance"] == "fail"
