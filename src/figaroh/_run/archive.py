@@ -60,7 +60,12 @@ from figaroh._run.json_io import verification_json_data
 from figaroh._run.naming import _safe_path_component
 from figaroh._run.stages import stages_json_data
 from figaroh.tools._timestamps import parse_time
-from figaroh.utils.fileio import SEAL_MARKER, atomic_write_text, file_sha256
+from figaroh.utils.fileio import (
+    ARCHIVE_RECORD_FILES,
+    SEAL_MARKER,
+    atomic_write_text,
+    file_sha256,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +82,7 @@ __all__ = [
 INDEX_FILE = "index.jsonl"
 #: Marker file that seals an archived run directory.
 _SEAL_FILE = SEAL_MARKER
-_ARCHIVE_FILES = ("provenance.json", "config.snapshot.yaml", "parameters.csv", "stages.json")
+_ARCHIVE_FILES = ARCHIVE_RECORD_FILES
 _SUFFIX_RE = re.compile(r"-r\d+$")
 _MAX_SUFFIX = 10000
 

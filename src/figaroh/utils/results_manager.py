@@ -109,7 +109,7 @@ _BAD_PREFIX = re.compile(r"[\\/\x00]")
 class InvalidResultsError(FigarohError, AssertionError, ValueError):
     """Bad ``task_type`` or ``results_data`` given to :class:`ResultsManager`.
 
-    Subclasses ``AssertionError`` (the upstream contract) and ``ValueError``,
+    Subclasses ``AssertionError`` (the figaroh 1.0.2 contract) and ``ValueError``,
     and is raised explicitly, so it also fires under ``python -O``.
     """
 
@@ -117,7 +117,7 @@ class InvalidResultsError(FigarohError, AssertionError, ValueError):
 class ResultsManagerError(FigarohError, ValueError):
     """Bad argument of :meth:`ResultsManager.save_results` (format, prefix).
 
-    A :class:`~figaroh.utils.error_handling.FigarohExampleError` (the upstream
+    A :class:`~figaroh.utils.error_handling.FigarohExampleError` (the figaroh 1.0.2
     contract of ``save_results``) that is also a ``ValueError``.
     """
 
@@ -394,7 +394,7 @@ class ResultsManager:
         Mappings are walked (non-string keys that are not plain scalars become
         ``str``), lists/tuples become lists, sets become sorted lists,
         ``numpy.ndarray`` → nested list, numpy integer/floating scalars →
-        ``float`` (upstream contract), numpy bool → ``bool``, dataclass
+        ``float`` (figaroh 1.0.2 contract), numpy bool → ``bool``, dataclass
         instances → dict of their fields, objects with ``as_dict()`` /
         ``to_dict()`` → that dict, ``Path`` → ``str``, ``Enum`` → its value,
         dates → ISO text. Anything else is returned unchanged.
