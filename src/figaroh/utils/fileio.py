@@ -8,12 +8,13 @@ guarantees:
   file behind.
 * **Usual permissions.** The file is created with mode ``0o666`` minus the
   process umask, like ``open(path, "w")``.
-* **No litter.** A temporary file is named ``.<name>.<pid>.<host>.<rand>.tmp``;
-  a process killed while writing leaves it behind, and the next write into
-  the same folder removes it once its writer is provably gone (same host and
-  that pid is dead or was started after the file was last written, or the
-  file is older than :data:`STALE_TEMP_AGE_S`). A live writer's temporary file
-  is never removed.
+* **No litter.** A temporary file is named ``.<name>.<pid>.<host>.<rand>.tmp``
+  (``<host>``: a tag of the host name and pid namespace); a process killed
+  while writing leaves it behind, and the next write into the same folder
+  removes it once its writer is provably gone (same host and pid namespace,
+  and that pid is dead or belongs to a process started after the file was
+  last written), or when the file is older than :data:`STALE_TEMP_AGE_S`. A
+  live writer's temporary file is never removed.
 * **Sealed runs are immutable.** A folder holding :data:`SEAL_MARKER` is an
   archived run: no file in it is replaced, and the only files created in it
   are the archive's own run record (:data:`ARCHIVE_RECORD_FILES`, once each);
@@ -56,7 +57,27 @@ ARCHIVE_RECORD_FILES = ("provenance.json", "config.snapshot.yaml", "parameters.c
 #: host, or an unnamed writer of an older figaroh) counts as abandoned.
 STALE_TEMP_AGE_S = 24 * 3600.0
 
-_HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
+#: Seconds by which a process must have started after a temporary file was
+#: last written before that file counts as left by an earlier owner of its pid
+#: (a margin for clock steps).
+_PID_REUSE_MARGIN_S = 60.0
+
+
+def _writer_namespace() -> str:
+    """Tag of the pid space of this process: host name and pid namespace.
+
+    Two processes can test each other's pids only when they share it;
+    temporary files of another host or container are left to the age rule.
+    """
+    try:
+        pid_ns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        pid_ns = ""
+    tag = f"{socket.gethostname()}|{pid_ns}".encode("utf-8", "replace")
+    return hashlib.sha256(tag).hexdigest()[:6]
+
+
+_HOST = _writer_namespace()
 # .<name>.<pid>.<host>.<rand>.tmp[<suffix>]
 _TEMP_RE = re.compile(
     r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})\.[0-9a-f]{8}\.tmp(?:\.[A-Za-z0-9]+)?$"
@@ -120,7 +141,7 @@ def _writer_gone(pid: int, mtime: float) -> bool:
         return False  # alive (another user's) or not a pid we can check
     started = _process_start_time(pid)
     # the pid was reused by a process started after the file was last written
-    return started is not None and started > mtime + 2.0
+    return started is not None and started > mtime + _PID_REUSE_MARGIN_S
 
 
 def _is_stale(entry: os.DirEntry, now: float, siblings: set[str]) -> bool:
