@@ -26,19 +26,19 @@ returns ``(trajectory_config, identif_config)``:
     ``problem.<key>``); ``srdf`` ← ``collision.srdf`` (or ``problem.srdf``;
     None).
 
-``objective`` is ``"condition_number"`` (upstream: the 2-norm condition
+``objective`` is ``"condition_number"`` (figaroh 1.0.2: the 2-norm condition
 number of the base regressor) or ``"d_optimality"`` (−log det of the
 regularised, normalised information matrix, see
 :mod:`figaroh.optimal.base_optimal_trajectory`). ``cond_smoothing = p > 0``
 makes IPOPT minimise the smooth Schatten-p condition number
 ``‖σ‖_p·‖1/σ‖_p`` (≥ cond₂, → cond₂ as p → ∞) instead of the non-smooth
-``σ_max/σ_min`` (0: exact, as upstream); a list ``[p1, p2, …]`` is a
+``σ_max/σ_min`` (0: exact, as figaroh 1.0.2); a list ``[p1, p2, …]`` is a
 continuation: IPOPT run k (a warm restart from run k−1's result) uses ``p_k``.
 ``information_weight = w > 0`` (condition-number objective only) minimises
 ``cond·exp(w·D)`` with ``D`` the d-optimality criterion, i.e. ``log cond + w·D``:
 the condition number is scale-free, so on its own it may buy a lower value by
 exciting the robot less (smaller σ_max) and lose precision; the D term keeps
-the information up (0: the plain condition number, as upstream).
+the information up (0: the plain condition number, as figaroh 1.0.2).
 Reported condition numbers are always the exact 2-norm ones. The collision keys are described in
 :mod:`figaroh.optimal.contraints`. Template keys
 ``trajectory.joint_limit_margin``, ``constraints.*`` are not read.
@@ -79,7 +79,7 @@ __all__ = [
 ]
 
 
-#: Collision-avoidance defaults (values chosen here; upstream's are unconfirmed).
+#: Collision-avoidance defaults (chosen here: figaroh 1.0.2 had no collision keys).
 COLLISION_DEFAULTS: Dict[str, Any] = {
     "collision_margin": 0.01,
     "collision_screen": 0.1,
@@ -90,7 +90,7 @@ COLLISION_DEFAULTS: Dict[str, Any] = {
     "srdf": None,
 }
 
-#: Trajectory defaults (upstream values).
+#: Trajectory defaults (the values of figaroh 1.0.2).
 TRAJECTORY_DEFAULTS: Dict[str, Any] = {
     "n_wps": 5,
     "freq": 100,
@@ -113,7 +113,7 @@ OBJECTIVES = ("condition_number", "d_optimality")
 
 
 class ConfigurationManager:
-    """Placeholder kept for upstream compatibility (configuration is read by :func:`load_param`)."""
+    """Placeholder kept for figaroh 1.0.2 compatibility (:func:`load_param` reads the config)."""
 
     def __repr__(self) -> str:
         return "ConfigurationManager()"

@@ -32,11 +32,11 @@ Template lookup for ``extends: <value>``:
   then of the top-level config file);
 * anything else → relative to the directory of the file holding the
   ``extends``; when that file does not exist the path is also tried relative
-  to the top-level config file's directory (upstream resolved every
+  to the top-level config file's directory (figaroh 1.0.2 resolved every
   ``extends`` there, which the shipped example templates rely on).
 
-Deviation from upstream (documented intent implemented): a variant with
-``extends: "tasks.identification"`` is merged back **at that path** (upstream
+Deviation from figaroh 1.0.2 (its documented intent implemented): a variant with
+``extends: "tasks.identification"`` is merged back **at that path** (figaroh 1.0.2
 merged it at the root of the document, where no task reads it).
 """
 
