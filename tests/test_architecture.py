@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 0: leaves every module may use
     (
         "figaroh.errors",
+        "figaroh._optional",
         "figaroh.utils.fileio",
         "figaroh.utils._lazy",
         "figaroh.utils.error_handling",

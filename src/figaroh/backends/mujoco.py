@@ -54,6 +54,8 @@ from typing import Any, Tuple
 
 import numpy as np
 
+from figaroh._optional import require
+
 from .base import DynamicsBackend
 
 logger = logging.getLogger(__name__)
@@ -62,22 +64,13 @@ INSTALL_HINT = 'pip install "figaroh[mujoco]"  (or: pip install "mujoco>=3.0")'
 
 
 def _require_mujoco():
-    """Import MuJoCo or raise an ImportError naming the extra to install."""
-    try:
-        import mujoco
-    except ImportError as exc:
-        raise ImportError(f"MuJoCo is not installed. Install with: {INSTALL_HINT}") from exc
-    return mujoco
+    """The ``mujoco`` module, or a MissingDependencyError naming the ``mujoco`` extra."""
+    return require("mujoco", extra="mujoco", purpose="The MuJoCo dynamics backend")
 
 
 def _require_pinocchio():
-    try:
-        import pinocchio
-    except ImportError as exc:  # pragma: no cover - pinocchio is a core dependency
-        raise ImportError(
-            "The MuJoCo backend's regressor needs Pinocchio. Install with: pip install pin"
-        ) from exc
-    return pinocchio
+    """The ``pinocchio`` module (a core dependency, distribution ``pin``)."""
+    return require("pinocchio", package="pin", purpose="The MuJoCo backend's regressor")
 
 
 # --------------------------------------------------------------------------- loading

@@ -11,21 +11,11 @@ import logging
 from typing import Any
 
 import numpy as np
+import pinocchio as pin
 
 from .base import DynamicsBackend
 
 logger = logging.getLogger(__name__)
-
-try:  # pragma: no cover - exercised only without Pinocchio
-    import pinocchio as pin
-except ImportError:  # pragma: no cover
-    pin = None
-
-
-def _require_pinocchio():
-    if pin is None:
-        raise ImportError("Pinocchio is not installed. Install with: pip install pin")
-    return pin
 
 
 class PinocchioBackend(DynamicsBackend):
@@ -37,13 +27,11 @@ class PinocchioBackend(DynamicsBackend):
             ``package_dirs``, ``verbose``.
 
     Raises:
-        ImportError: Pinocchio is missing.
         RuntimeError: The model could not be loaded.
     """
 
     def __init__(self, model_path: str | None = None, **kwargs: Any):
         super().__init__(model_path, **kwargs)
-        _require_pinocchio()
         self._model = None
         self._data = None
         if model_path is not None:

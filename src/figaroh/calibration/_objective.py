@@ -15,7 +15,6 @@ import warnings
 from typing import Dict, Iterator, List, Sequence, Tuple
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._pipeline import residuals as _residuals
@@ -94,6 +93,8 @@ class CalibrationObjective:
         max_nfev: int = 2000,
     ) -> FitOutcome:
         """Least-squares fit of ``names`` (optionally on the postures ``samples``)."""
+        from scipy.optimize import least_squares
+
         if samples is not None:
             ctx_data = self._temporary_data(*self._split_samples(samples))
         else:

@@ -13,7 +13,6 @@ from typing import Any, List, Mapping, MutableMapping, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
-from scipy import linalg
 
 from figaroh.calibration._forward import _pinocchio_pair
 from figaroh.calibration._measurements import _meas_mask
@@ -355,6 +354,8 @@ def _structural_base_columns(W: np.ndarray, tol_qr: float) -> List[int]:
     Raises:
         RankDeficiencyError: no column above ``tol_qr``.
     """
+    from scipy import linalg
+
     _, R, P = linalg.qr(np.asarray(W, dtype=float), mode="economic", pivoting=True)
     diag = np.abs(np.diag(R))
     below = np.flatnonzero(diag <= tol_qr)

@@ -47,7 +47,6 @@ from datetime import datetime, timezone
 from typing import Any, List, Sequence, Tuple
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from figaroh._run.task_services import RunServices
 from figaroh.calibration import calibration_tools as ct
@@ -465,6 +464,8 @@ class BaseCalibration(
         return result, excluded
 
     def _least_squares(self, x0: np.ndarray, method: str):
+        from scipy.optimize import least_squares
+
         mode = self._jacobian_mode()
         jac = "2-point" if mode == "2-point" else self._objective_jacobian
         if mode == "2-point":

@@ -36,6 +36,9 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
+from figaroh._optional import require
+from figaroh.errors import MissingDependencyError
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -155,16 +158,13 @@ def available_solvers() -> List[str]:
     """Names accepted by ``solver=``: the PICOS solvers present plus ``"clarabel"``."""
     names: List[str] = []
     try:
-        import picos
-
-        names.extend(picos.available_solvers())
-    except ImportError:  # pragma: no cover - picos is a hard dependency
+        names.extend(_import_picos().available_solvers())
+    except MissingDependencyError:  # pragma: no cover - picos is a core dependency
         pass
     try:
-        import clarabel  # noqa: F401
-
+        _import_clarabel()
         names.append(CLARABEL)
-    except ImportError:
+    except MissingDependencyError:
         pass
     return names
 
@@ -200,14 +200,8 @@ def solve_program(
 # PICOS back-end
 # ---------------------------------------------------------------------------
 def _import_picos():
-    try:
-        import picos
-    except ImportError as exc:  # pragma: no cover - picos is a hard dependency
-        raise ImportError(
-            "Physical-consistency projection requires 'picos' (and 'cvxopt'): "
-            "pip install picos cvxopt"
-        ) from exc
-    return picos
+    """The ``picos`` module (a core dependency, with cvxopt)."""
+    return require("picos", purpose="The physical-consistency SDP (PICOS back-end)")
 
 
 def _solve_picos(prog: ConeProgram, solver: str, max_seconds: float | None) -> ConicResult:
@@ -321,14 +315,8 @@ def _norm_status(text: Any) -> str:
 # Clarabel back-end
 # ---------------------------------------------------------------------------
 def _import_clarabel():
-    try:
-        import clarabel
-    except ImportError as exc:
-        raise ImportError(
-            "solver='clarabel' needs the optional Clarabel solver: "
-            "pip install 'figaroh[fast]' (or pip install clarabel)"
-        ) from exc
-    return clarabel
+    """The ``clarabel`` module (extra ``fast``)."""
+    return require("clarabel", extra="fast", purpose="solver='clarabel'")
 
 
 _SVEC_CACHE: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}

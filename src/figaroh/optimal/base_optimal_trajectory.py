@@ -62,6 +62,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from figaroh.errors import MissingDependencyError
 from figaroh.identification.config import fill_active_joint_indices
 from figaroh.tools.qrdecomposition import build_baseRegressor
 from figaroh.tools.regressor import build_regressor_basic, build_regressor_reduced
@@ -69,6 +70,7 @@ from figaroh.tools.robotipopt import (
     BaseOptimizationProblem,
     IPOPTConfig,
     RobotIPOPTSolver,
+    require_cyipopt,
 )
 from figaroh.utils.cubic_spline import (
     CubicSpline,
@@ -682,6 +684,10 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
             (``converged`` True only when IPOPT itself converged). On failure
             ``results`` says why: ``error``, ``infeasible`` (explicit flag,
             with the violation of each block logged) or ``collision``.
+
+        Raises:
+            MissingDependencyError: cyipopt is not installed (not returned as a
+                failure: no waypoints can succeed without it).
         """
         try:
             wps = np.asarray(wps, dtype=float)
@@ -712,6 +718,8 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
                 results["collision"] = True
                 return False, results
             return True, self._selected_results(x_sel, origin, results, converged)
+        except MissingDependencyError:
+            raise  # no solve can succeed without cyipopt: not a failed segment
         except Exception as exc:  # noqa: BLE001 - documented: errors are returned
             self.logger.error("%s failed: %s", self.name, exc)
             return False, {"error": f"{type(exc).__name__}: {exc}"}
@@ -1170,7 +1178,14 @@ class BaseOptimalTrajectory:
 
         Returns:
             :attr:`results`.
+
+        Raises:
+            MissingDependencyError: cyipopt is not installed (an ``ImportError``
+                naming ``pip install "figaroh[ipopt]"``); checked first.
+            RuntimeError: :meth:`initialize` was not called.
+            ValueError: ``stack_reps`` is not a positive integer.
         """
+        require_cyipopt()
         self._require_initialized()
         if int(stack_reps) != stack_reps or stack_reps < 1:
             raise ValueError(f"stack_reps must be a positive integer, got {stack_reps!r}")

@@ -1,10 +1,12 @@
-"""Small dense linear-algebra kernels shared by the numerical tools."""
+"""Small dense linear-algebra kernels shared by the numerical tools.
+
+``scipy.linalg`` is imported by the kernels that call it, so that importing the
+identification and calibration modules does not pay for it.
+"""
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import linalg
-from scipy.linalg import lapack
 
 
 def tall_qr_r(A: np.ndarray, block_size: int = 32, *, overwrite: bool = False) -> np.ndarray:
@@ -25,6 +27,9 @@ def tall_qr_r(A: np.ndarray, block_size: int = 32, *, overwrite: bool = False) -
     Returns:
         Upper-triangular ``R`` of shape ``(min(m, k), k)``.
     """
+    from scipy import linalg
+    from scipy.linalg import lapack
+
     A = np.asarray(A, dtype=float)
     m, k = A.shape
     if m == 0 or k == 0:

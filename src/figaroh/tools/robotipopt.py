@@ -17,9 +17,10 @@ limited-memory BFGS Hessian by default) and returns ``(success, results)``.
 Units are whatever the problem uses: IPOPT is unit-agnostic, but tolerances
 act on the scaled problem, so keep variables O(1) when possible.
 
-cyipopt (and the system IPOPT it links against) is an optional dependency: the
-module imports without it, and :class:`RobotIPOPTSolver` raises an
-``ImportError`` naming the install commands when it is missing.
+cyipopt (and the system IPOPT it links against) is an optional dependency
+(``pip install "figaroh[ipopt]"``): the module imports without it, and
+:class:`RobotIPOPTSolver` raises :class:`~figaroh.errors.MissingDependencyError`
+(an ``ImportError``) naming the install commands when it is missing.
 
 Example:
     >>> class Toy(BaseOptimizationProblem):
@@ -37,9 +38,12 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Callable, Dict, List, Mapping, Tuple, Union
 
 import numpy as np
+
+from figaroh._optional import missing_message, require
 
 logger = logging.getLogger(__name__)
 
@@ -52,14 +56,22 @@ __all__ = [
     "IPOPT_STATUS",
     "SUCCESS_STATUSES",
     "CYIPOPT_INSTALL_HINT",
+    "require_cyipopt",
 ]
 
-#: How to install cyipopt (quoted by the ImportError raised when it is missing).
-CYIPOPT_INSTALL_HINT = (
-    "cyipopt is required for IPOPT optimisation but could not be imported. Install the "
-    "system IPOPT and its build tools first (Debian/Ubuntu: sudo apt-get install "
-    "coinor-libipopt-dev liblapack-dev libblas-dev pkg-config), then the Python binding: "
-    "pip install cyipopt (or pip install 'figaroh[ipopt]'; `make install` does both)."
+#: What needs cyipopt, for the message of the error raised when it is missing.
+CYIPOPT_PURPOSE = "IPOPT optimisation (optimal trajectories, RobotIPOPTSolver)"
+
+#: How to install cyipopt (the message of the MissingDependencyError raised when it is missing).
+CYIPOPT_INSTALL_HINT = missing_message(
+    "cyipopt",
+    extra="ipopt",
+    purpose=CYIPOPT_PURPOSE,
+    note=(
+        "cyipopt builds against the system IPOPT: install it and its build tools first "
+        "(Debian/Ubuntu: sudo apt-get install coinor-libipopt-dev liblapack-dev libblas-dev "
+        "pkg-config); `make install` does both."
+    ),
 )
 
 #: IPOPT ApplicationReturnStatus codes → names.
@@ -93,13 +105,14 @@ SUCCESS_STATUSES = (0, 1)
 _INFEASIBLE_STATUSES = (2, -2)
 
 
-def _import_cyipopt():
-    """Import cyipopt or raise an ImportError that says how to install it."""
-    try:
-        import cyipopt
-    except ImportError as exc:  # pragma: no cover - exercised by monkeypatching sys.modules
-        raise ImportError(CYIPOPT_INSTALL_HINT) from exc
-    return cyipopt
+def require_cyipopt() -> ModuleType:
+    """The ``cyipopt`` module.
+
+    Raises:
+        MissingDependencyError: cyipopt is not installed (an ``ImportError``
+            whose message is :data:`CYIPOPT_INSTALL_HINT`).
+    """
+    return require("cyipopt", extra="ipopt", purpose=CYIPOPT_PURPOSE, message=CYIPOPT_INSTALL_HINT)
 
 
 def _as_bytes(value: Any) -> Any:
@@ -539,7 +552,8 @@ class RobotIPOPTSolver:
 
     Raises:
         TypeError: ``problem`` is not a :class:`BaseOptimizationProblem`.
-        ImportError: cyipopt is not installed (the message says how to install it).
+        MissingDependencyError: cyipopt is not installed (an ImportError; the message
+            says how to install it).
     """
 
     def __init__(
@@ -556,7 +570,7 @@ class RobotIPOPTSolver:
             )
         if config is not None and not isinstance(config, IPOPTConfig):
             raise TypeError(f"config must be an IPOPTConfig, got {type(config).__name__}")
-        _import_cyipopt()
+        require_cyipopt()
         self.problem = problem
         self.config = config or IPOPTConfig.for_trajectory_optimization()
         self.progress = bool(progress)
@@ -662,11 +676,12 @@ class RobotIPOPTSolver:
             ``success=False``, ``error`` (message) and ``exception``.
 
         Raises:
-            ImportError: cyipopt is missing (with install instructions).
+            MissingDependencyError: cyipopt is missing (an ImportError with install
+                instructions).
             ValueError: Inconsistent problem dimensions or bounds (the message
                 lists every problem found).
         """
-        cyipopt = _import_cyipopt()
+        cyipopt = require_cyipopt()
         x0, lb, ub, cl, cu = self._problem_arrays()
         errors = self._structural_errors(x0, lb, ub, cl, cu)
         if errors:

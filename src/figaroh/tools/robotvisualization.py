@@ -31,7 +31,8 @@ from typing import Any, List, Sequence, Tuple, Union
 import numpy as np
 import pinocchio as pin
 
-from figaroh.errors import FigarohError
+from figaroh._optional import require
+from figaroh.errors import MissingDependencyError
 
 logger = logging.getLogger(__name__)
 
@@ -61,33 +62,22 @@ DEFAULT_BBOX_COLOR: RGBA = (1.0, 0.6, 0.0, 0.35)
 DEFAULT_VISER_HOST = "127.0.0.1"
 
 
-class ViewerUnavailableError(FigarohError, ImportError):
+class ViewerUnavailableError(MissingDependencyError):
     """The viewer package (viser, yourdfpy, trimesh) needed for a display is missing."""
 
 
-def _import_viser():
-    """Import and return the ``viser`` module, or raise a clear ImportError."""
-    try:
-        import viser
-    except ImportError as exc:  # pragma: no cover - exercised with a patched import
-        raise ViewerUnavailableError(
-            "Displaying requires the 'viser' package, which is not installed. "
-            "Install the visualisation extras: pip install 'figaroh[viz]' "
-            "(viser, yourdfpy, trimesh)."
-        ) from exc
-    return viser
+def require_viewer_package(module_name: str, purpose: str) -> Any:
+    """``module_name`` of the ``viz`` extra (viser, yourdfpy, trimesh), imported.
 
+    Args:
+        module_name: ``"viser"``, ``"viser.extras"``, ``"yourdfpy"`` or ``"trimesh"``.
+        purpose: What needs it, for the message (``"Displaying a robot in viser"``).
 
-def _import_trimesh():
-    """Import and return ``trimesh``, or raise a clear ImportError."""
-    try:
-        import trimesh
-    except ImportError as exc:  # pragma: no cover - exercised with a patched import
-        raise ViewerUnavailableError(
-            "Drawing meshes in viser requires the 'trimesh' package. Install the "
-            "visualisation extras: pip install 'figaroh[viz]'."
-        ) from exc
-    return trimesh
+    Raises:
+        ViewerUnavailableError: The package is missing (the message names
+            ``pip install "figaroh[viz]"``).
+    """
+    return require(module_name, extra="viz", purpose=purpose, error=ViewerUnavailableError)
 
 
 def create_viser_server(host: str = DEFAULT_VISER_HOST, port: int = 8080, verbose: bool = False):
@@ -113,7 +103,7 @@ def create_viser_server(host: str = DEFAULT_VISER_HOST, port: int = 8080, verbos
         or not (0 <= int(port) <= 65535)
     ):
         raise ValueError(f"port must be an integer in [0, 65535], got {port!r}")
-    viser = _import_viser()
+    viser = require_viewer_package("viser", "Displaying a robot in viser")
     server = viser.ViserServer(host=host, port=int(port), verbose=verbose)
     logger.info("viser server listening on http://%s:%d", host, server.get_port())
     return server
@@ -240,7 +230,7 @@ class _ViserBackend:
         )
 
     def add_arrow(self, name: str, radius: float, length: float, color: RGBA) -> None:
-        trimesh = _import_trimesh()
+        trimesh = require_viewer_package("trimesh", "Drawing meshes in viser")
         head_len = min(0.25 * length, 6.0 * radius) if length > 0 else 0.0
         shaft_len = max(length - head_len, 1e-9)
         shaft = trimesh.creation.cylinder(radius=radius, height=shaft_len)

@@ -49,13 +49,12 @@ together with ``method='constrained'``).
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import scipy.linalg as sla
-from scipy import optimize, sparse
 
 from .exceptions import SolverError, SolverInputError
 
@@ -303,7 +302,8 @@ class LinearSolver:
     @staticmethod
     def _as_float_array(value: Any, name: str) -> np.ndarray:
         """Convert to a float ndarray, raising SolverInputError on failure."""
-        if sparse.issparse(value):
+        sparse = sys.modules.get("scipy.sparse")  # a sparse matrix implies scipy.sparse is loaded
+        if sparse is not None and sparse.issparse(value):
             raise SolverInputError(f"{name} must be a dense array; call .toarray() first")
         if np.iscomplexobj(value):
             raise SolverInputError(f"{name} must be real-valued, got a complex array")
@@ -708,6 +708,8 @@ class LinearSolver:
 
     def _solve_qr(self, A: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Column-pivoted QR: ``A P = Q R``, ``x = P R⁻¹ Qᵀ b``."""
+        import scipy.linalg as sla
+
         n = A.shape[1]
         if self._penalty(n)[0] > 0:
             return self._l1_fit(A, b, self._row_weights())
@@ -794,6 +796,8 @@ class LinearSolver:
         remaining inequality-constrained LS in ``z`` is solved exactly by the
         Lawson-Hanson LSI → LDP → NNLS reduction (SLSQP as a fallback).
         """
+        from scipy import optimize
+
         m, n = A.shape
         lb_ub = self._parse_bounds(n)
         A_eq, b_eq, A_in, b_in = self._parse_constraints(n)
@@ -850,6 +854,8 @@ class LinearSolver:
         b_in: np.ndarray | None,
     ) -> np.ndarray:
         """Minimise ``‖E x − f‖`` s.t. equalities, inequalities and bounds."""
+        import scipy.linalg as sla
+
         n = E.shape[1]
         # 1) Equalities: x = x_p + N z.
         if A_eq is not None:
@@ -917,6 +923,9 @@ class LinearSolver:
         the least-distance problem is solved by NNLS on ``[G̃ᵀ; h̃ᵀ] w ≈ e``
         (Lawson & Hanson, *Solving Least Squares Problems*, ch. 23).
         """
+        import scipy.linalg as sla
+        from scipy import optimize
+
         k = R.shape[0]
         Gt = sla.solve_triangular(R, G.T, trans="T").T
         ht = h - G @ z_free
@@ -948,6 +957,8 @@ class LinearSolver:
         self, E: np.ndarray, f: np.ndarray, G: np.ndarray, h: np.ndarray, z0: np.ndarray
     ) -> np.ndarray:
         """Fallback: SLSQP on ``½‖E z − f‖²`` s.t. ``G z >= h``."""
+        from scipy import optimize
+
         self._warn("LSI/NNLS result violated constraints; refined with SLSQP")
         res = optimize.minimize(
             lambda z: 0.5 * float(np.sum((E @ z - f) ** 2)),

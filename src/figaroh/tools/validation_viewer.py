@@ -28,7 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 from .robot_paths import candidate_package_roots, find_package
-from .robotvisualization import DEFAULT_VISER_HOST, ViewerUnavailableError, create_viser_server
+from .robotvisualization import DEFAULT_VISER_HOST, create_viser_server, require_viewer_package
 
 logger = logging.getLogger(__name__)
 
@@ -140,13 +140,7 @@ class ComparisonViewerMixin:
     def _load_yourdfpy(self) -> Tuple[Any, Any]:
         """Both URDFs as yourdfpy objects with visual meshes (cached)."""
         if self._yourdfpy_cache is None:
-            try:
-                import yourdfpy
-            except ImportError as exc:
-                raise ViewerUnavailableError(
-                    "Showing URDF models requires 'yourdfpy' (and trimesh). Install the "
-                    "visualisation extras: pip install 'figaroh[viz]'."
-                ) from exc
+            yourdfpy = require_viewer_package("yourdfpy", "Showing URDF models")
             loaded = []
             for path in (self.nominal_path, self.modified_path):
                 loaded.append(
@@ -171,14 +165,8 @@ class ComparisonViewerMixin:
 
     @staticmethod
     def _viser_urdf_class():
-        try:
-            from viser.extras import ViserUrdf
-        except ImportError as exc:
-            raise ViewerUnavailableError(
-                "Showing URDF models requires viser with its URDF extras "
-                "(pip install 'figaroh[viz]')."
-            ) from exc
-        return ViserUrdf
+        extras = require_viewer_package("viser.extras", "Showing URDF models in viser")
+        return extras.ViserUrdf
 
     def _pinocchio_config_to_dict(self, q: np.ndarray) -> Dict[str, float]:
         """Pinocchio q → ``{joint name: value [rad or m]}`` (continuous → atan2)."""
@@ -290,12 +278,7 @@ class ComparisonViewerMixin:
         _check_duration(duration)
         configs = self._sample_configs(n_configs, seed)
         urdf_orig, urdf_mod = self._load_yourdfpy()
-        try:
-            import trimesh
-        except ImportError as exc:  # pragma: no cover
-            raise ViewerUnavailableError(
-                "trimesh is required (pip install 'figaroh[viz]')"
-            ) from exc
+        trimesh = require_viewer_package("trimesh", "Drawing the validation meshes")
         viz, created = self._get_viser_server(server, port, host)
         try:
             vis_orig = self._add_urdf(viz, urdf_orig, "/robot/orig_anim", ORIG_COLOR)
@@ -426,10 +409,7 @@ class ComparisonViewerMixin:
         traj_configs = self._sample_configs(n_trajectory, seed)
         static_configs = self._default_poses()
         urdf_orig, urdf_mod = self._load_yourdfpy()
-        try:
-            from viser import uplot
-        except ImportError as exc:
-            raise ViewerUnavailableError("viser is required (pip install 'figaroh[viz]')") from exc
+        uplot = require_viewer_package("viser.uplot", "The interactive validation plots")
 
         srv, created = self._get_viser_server(server, port, host)
         view = _InteractiveValidation(

@@ -8,21 +8,23 @@ packs 8-bit channels, :data:`colormap` names a few colours, and
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
+
+from figaroh._optional import require
 
 INSTALL_HINT = 'pip install "figaroh[meshcat]"  (or: pip install meshcat)'
 
 
-def require_meshcat():
-    """Import ``meshcat`` or raise an ImportError naming the extra to install."""
-    try:
-        import meshcat
-        import meshcat.geometry  # noqa: F401 - the materials live there
-    except ImportError as exc:
-        raise ImportError(
-            f"The MeshCat viewer needs the 'meshcat' package. Install with: {INSTALL_HINT}"
-        ) from exc
-    return meshcat
+def require_meshcat() -> ModuleType:
+    """The ``meshcat`` module, with ``meshcat.geometry`` (the materials) loaded.
+
+    Raises:
+        MissingDependencyError: meshcat is not installed (an ``ImportError``
+            naming ``pip install "figaroh[meshcat]"``).
+    """
+    require("meshcat.geometry", extra="meshcat", purpose="The MeshCat viewer")
+    return require("meshcat", extra="meshcat", purpose="The MeshCat viewer")
 
 
 def rgb2int(r: int, g: int, b: int) -> int:

@@ -15,7 +15,6 @@ import math
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from figaroh.calibration._measurements import _to_flat
 from figaroh.calibration._pipeline.metrics import DOF_SCALE
@@ -46,6 +45,8 @@ def fit_frames_only(
     Returns:
         The full parameter vector (joint parameters 0), or None when the fit fails.
     """
+    from scipy.optimize import least_squares
+
     idx = [list(names).index(f) for f in frames]
     rows = excluded_rows
     w = weights

@@ -1,0 +1,128 @@
+"""Import only what the call needs; a missing optional package is a named error.
+
+* Importing every public figaroh module in a fresh interpreter loads none of
+  the heavy or optional packages (scipy.linalg/optimize/signal/stats/interpolate,
+  matplotlib, picos, cvxopt, clarabel, cyipopt, viser, trimesh, yourdfpy,
+  pandas, mujoco, meshcat, dask, ``pinocchio.visualize``): the functions that
+  use them import them.
+* :func:`figaroh._optional.require` raises
+  :class:`~figaroh.errors.MissingDependencyError` naming the package, what
+  needs it and ``pip install "figaroh[<extra>]"``.
+* Optimal trajectory generation without cyipopt raises that error at the call
+  instead of returning zero solved segments.
+
+No timing here: ``benchmarks/bench_startup.py`` measures the start-up time.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import ROOT
+from figaroh._optional import missing_message, require
+from figaroh.errors import FigarohError, MissingDependencyError
+
+#: Packages no ``import figaroh…`` may load.
+HEAVY = (
+    "scipy.linalg",
+    "scipy.optimize",
+    "scipy.signal",
+    "scipy.stats",
+    "scipy.interpolate",
+    "scipy.sparse",
+    "matplotlib",
+    "picos",
+    "cvxopt",
+    "clarabel",
+    "cyipopt",
+    "viser",
+    "trimesh",
+    "yourdfpy",
+    "pandas",
+    "mujoco",
+    "meshcat",
+    "dask",
+    "pinocchio.visualize",
+)
+
+_WALK = textwrap.dedent(
+    """
+    import importlib, json, pkgutil, sys
+    import figaroh
+    names = ["figaroh"]
+    for info in pkgutil.walk_packages(figaroh.__path__, "figaroh."):
+        if not any(part.startswith("_") for part in info.name.split(".")[1:]):
+            names.append(info.name)
+    for name in names:
+        importlib.import_module(name)
+    heavy = json.loads(sys.argv[1])
+    loaded = {h: sorted(m for m in sys.modules if m == h or m.startswith(h + ".")) for h in heavy}
+    print(json.dumps({"modules": names, "loaded": {h: m for h, m in loaded.items() if m}}))
+    """
+)
+
+
+def _fresh_python(code: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_importing_every_public_module_loads_no_heavy_package():
+    proc = _fresh_python(_WALK, json.dumps(HEAVY))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(report["modules"]) > 50, report["modules"]  # the walk saw the package
+    assert "figaroh.identification.base_identification" in report["modules"]
+    assert "figaroh.calibration.base_calibration" in report["modules"]
+    assert "figaroh.visualisation" in report["modules"]
+    assert report["loaded"] == {}, f"imported at module level: {report['loaded']}"
+
+
+def test_require_names_package_purpose_and_extra():
+    with pytest.raises(MissingDependencyError) as info:
+        require("figaroh_no_such_package", extra="ipopt", purpose="A test feature")
+    err = info.value
+    assert isinstance(err, FigarohError) and isinstance(err, ImportError)
+    message = str(err)
+    assert "A test feature" in message
+    assert "'figaroh_no_such_package'" in message
+    assert 'pip install "figaroh[ipopt]"' in message
+    assert (err.package, err.extra, err.name) == ("figaroh_no_such_package", "ipopt", err.package)
+    assert isinstance(err.__cause__, ImportError)
+
+
+def test_require_returns_the_module_and_honours_a_blocked_import(monkeypatch):
+    assert require("json") is json
+    monkeypatch.setitem(sys.modules, "cyipopt", None)  # what an absent package looks like
+    with pytest.raises(MissingDependencyError, match=r"figaroh\[ipopt\]"):
+        require("cyipopt", extra="ipopt", purpose="IPOPT")
+
+
+def test_missing_message_without_extra_names_the_distribution():
+    text = missing_message("pin", purpose="The regressor")
+    assert text.startswith("The regressor needs the 'pin' package")
+    assert "pip install pin" in text and "figaroh[" not in text
+
+
+def test_optimal_trajectory_without_cyipopt_raises_at_the_call(monkeypatch, ur10_robot):
+    """Not zero solved segments and a log line: the error, before any work."""
+    from figaroh.optimal import BaseOptimalTrajectory
+
+    config = ROOT / "config" / "ur10_unified_config.yaml"
+    joints = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint"]
+    opt = BaseOptimalTrajectory(ur10_robot, joints, config, rng=0)
+    monkeypatch.setitem(sys.modules, "cyipopt", None)
+    with pytest.raises(MissingDependencyError, match=r'pip install "figaroh\[ipopt\]"') as info:
+        opt.solve(stack_reps=1)
+    assert info.value.package == "cyipopt"
