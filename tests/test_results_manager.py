@@ -711,3 +711,16 @@ def test_claimed_name_is_skipped(manager, tmp_path):
         "run_1.yaml",
         "run_1_metadata.yaml",
     ]
+
+
+def test_blocked_statistics_of_a_large_array_match_numpy(monkeypatch):
+    from figaroh._run import results_files
+
+    monkeypatch.setattr(results_files, "_STATS_BLOCK", 64)
+    arr = np.random.default_rng(3).normal(size=(50, 7))
+    arr[3, 2], arr[40, 0] = np.nan, -np.inf
+    got = results_files.summary_statistics(arr)
+    finite = arr[np.isfinite(arr)]
+    assert got["min"] == finite.min() and got["max"] == finite.max()
+    np.testing.assert_allclose([got["mean"], got["std"]], [finite.mean(), finite.std()], rtol=1e-12)
+    assert results_files.summary_statistics(np.full(100, np.nan))["mean"] is None

@@ -352,10 +352,21 @@ def npz_arrays(results: Mapping[str, Any]) -> dict[str, np.ndarray]:
     return out
 
 
+_STATS_BLOCK = 1 << 20  # elements per block of the large-array statistics
+
+
 def summary_statistics(arr: np.ndarray) -> dict[str, float | None] | None:
-    """``{mean, std, min, max}`` of the finite values of a numeric array (None otherwise)."""
+    """``{mean, std, min, max}`` of the finite values of a numeric array (None otherwise).
+
+    Arrays of more than about a million elements (a long regressor) are
+    reduced block by block, without full-size temporaries, in two passes
+    (sum/min/max, then the centred sum of squares); the result equals the
+    direct computation to round-off.
+    """
     if arr.dtype.kind not in "iuf" or arr.size == 0:
         return None
+    if arr.size > _STATS_BLOCK:
+        return _blocked_statistics(arr.reshape(-1))
     finite = arr
     if arr.dtype.kind == "f":
         mask = np.isfinite(arr)
@@ -370,6 +381,30 @@ def summary_statistics(arr: np.ndarray) -> dict[str, float | None] | None:
         "min": float(np.min(finite)),
         "max": float(np.max(finite)),
     }
+
+
+def _finite_blocks(flat: np.ndarray) -> Iterator[np.ndarray]:
+    for start in range(0, flat.size, _STATS_BLOCK):
+        block = flat[start : start + _STATS_BLOCK].astype(float, copy=False)
+        mask = np.isfinite(block)
+        yield block if mask.all() else block[mask]
+
+
+def _blocked_statistics(flat: np.ndarray) -> dict[str, float | None]:
+    total, count, low, high = 0.0, 0, math.inf, -math.inf
+    for block in _finite_blocks(flat):
+        if block.size:
+            total += float(np.sum(block))
+            count += block.size
+            low, high = min(low, float(block.min())), max(high, float(block.max()))
+    if count == 0:
+        return {"mean": None, "std": None, "min": None, "max": None}
+    mean = total / count
+    squares = 0.0
+    for block in _finite_blocks(flat):
+        centred = block - mean
+        squares += float(np.dot(centred, centred))
+    return {"mean": mean, "std": math.sqrt(squares / count), "min": low, "max": high}
 
 
 # ---------------------------------------------------------------------------
