@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -570,3 +571,68 @@ def test_one_identification_error_class_catches_every_identification_failure():
         with pytest.raises(builtin):
             raise cls("x")
         assert issubclass(cls, eh.FigarohError)
+
+
+# ---------------------------------------------------------------------------
+# value checks: types named, values passed through unchanged
+# ---------------------------------------------------------------------------
+
+
+def _task(**sections) -> dict:
+    base = {
+        "joints": {"active_joints": list(UR10_JOINTS)},
+        "problem": {"model_components": {"friction": True}},
+        "signal_processing": {"sampling_frequency": 100.0, "cutoff_frequency": 10.0},
+    }
+    base.update(sections)
+    return base
+
+
+def test_mechanics_values_are_passed_through_unchanged(ur10):
+    mechanics = {
+        "friction_coefficients": {"viscous": [1, 2.5, 0, 0, 0, 0], "static": 0.5},
+        "reduction_ratios": {name: 100 for name in UR10_JOINTS},
+        "ratio_essential": 100,
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cfg = unified_to_legacy_identif_config(ur10, _task(mechanics=mechanics))
+    assert cfg["fv"] == [1, 2.5, 0, 0, 0, 0] and cfg["fs"] == 0.5
+    assert cfg["reduction_ratio"] == {name: 100 for name in UR10_JOINTS}
+    assert cfg["ratio_essential"] == 100 and isinstance(cfg["ratio_essential"], int)
+
+
+def test_numeric_string_frequency_is_accepted(ur10):
+    sp = {"sampling_frequency": "100", "cutoff_frequency": 10.0}
+    cfg = unified_to_legacy_identif_config(ur10, _task(signal_processing=sp))
+    assert cfg["ts"] == pytest.approx(0.01)
+
+
+def test_reduction_ratio_count_per_active_or_model_joint(ur10):
+    few = [101.0, 101.0]
+    with pytest.warns(UserWarning, match=r"reduction_ratios has 2 entries for 6 active joints"):
+        unified_to_legacy_identif_config(ur10, _task(mechanics={"reduction_ratios": few}))
+    three = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint"]
+    six = [101.0] * 6  # one per 1-DoF joint of the model: accepted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        unified_to_legacy_identif_config(
+            ur10, _task(joints={"active_joints": three}, mechanics={"reduction_ratios": six})
+        )
+
+
+@pytest.mark.parametrize(
+    ("sections", "phrase"),
+    [
+        ({"coupling": {"fvm6": "x"}}, r"coupling\.fvm6 must be a finite number"),
+        ({"mechanics": {"actuator_inertias": [0, None]}}, r"mechanics\.actuator_inertias"),
+        ({"mechanics": {"joint_offsets": "zero"}}, r"mechanics\.joint_offsets"),
+        (
+            {"signal_processing": {"sampling_frequency": 100.0, "filter_order": 2.5}},
+            r"signal_processing\.filter_order",
+        ),
+    ],
+)
+def test_wrong_value_types_name_the_key(ur10, sections, phrase):
+    with pytest.raises(IdentificationConfigError, match=phrase):
+        unified_to_legacy_identif_config(ur10, _task(**sections))

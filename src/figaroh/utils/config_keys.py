@@ -140,7 +140,11 @@ _IDENTIFICATION: dict[str, Schema] = {
     "load_configuration": _leaves(
         "additional_mass", "loaded_body_index", "synchronize_joint_motion"
     ),
-    "data": _leaves("validation_data_file", "source_file", "data_directory"),
+    "data": _leaves(
+        "validation_data_file", "source_file", "data_directory", "data_dir", "data_files"
+    ),
+    # Bounds of the data checks run before the fit (plausible magnitudes).
+    "data_checks": _leaves("max_abs_velocity", "max_abs_torque"),
     "sample_selection": _leaves("edge_samples", "min_joint_speed"),
     "physical_consistency": {
         **_leaves(
