@@ -21,6 +21,7 @@ from conftest import load_example
 from figaroh._run.archive import archive_run, compute_run_dir
 from figaroh.cli.common import CLIError
 from figaroh.cli.run_commands import report as report_command
+from figaroh.errors import FigarohError
 from figaroh.identification.quality_report import format_quality_report
 from figaroh.tools.compare_report import generate_compare_page
 from figaroh.tools.identification_report import generate_identification_report
@@ -146,6 +147,16 @@ def _export_into_archive(what: str):
     return call
 
 
+def _save_results_into_archive(tmp_path):
+    run = _archived_run(tmp_path)
+    before = _snapshot(run)
+    ident, _ = _solved()
+    try:
+        ident.save_results(output_dir=str(run))
+    finally:
+        assert _snapshot(run) == before, "the archived run was modified"
+
+
 def _export_next_to_archive(tmp_path):
     run = _archived_run(tmp_path)
     ident, _ = _solved()
@@ -259,6 +270,12 @@ CASES: list[BadInput] = [
         _export_into_archive("plot"),
         raises=SealedRunError,
         match="archived run",
+    ),
+    BadInput(
+        "save_results_into_archived_run",
+        _save_results_into_archive,
+        raises=FigarohError,
+        match="archived run.*write next to it",
     ),
     BadInput("report_next_to_archived_run", _export_next_to_archive, already_good=True),
     BadInput(
