@@ -21,6 +21,7 @@ import yaml
 from figaroh._run import git as run_git
 from figaroh._run import html as run_html
 from figaroh._run import provenance as prov_mod
+from figaroh._run.deferred_record import DeferredRecord
 from figaroh.data.source import DataSource, Session
 from figaroh.tools.provenance import collect_run_provenance, collect_splits
 from figaroh.tools.run_archive import (
@@ -351,6 +352,22 @@ def test_pending_records_compare_and_print_complete(ident):
     a, b = _pending(ident), _pending(ident)
     assert (a == b) is (dict(a.items()) == dict(b.items()))
     assert "git_commit" in repr(_pending(ident))
+
+
+def test_deferred_record_completes_once_at_the_first_read():
+    calls = []
+
+    def complete(fields):
+        calls.append(dict(fields))
+        return {"first": 0, **fields}
+
+    record = DeferredRecord({"b": 1}, complete)
+    assert record.is_pending and calls == []
+    assert list(record) == ["first", "b"] and not record.is_pending
+    assert record == {"first": 0, "b": 1} and calls == [{"b": 1}]
+    written = DeferredRecord({"b": 1}, complete)
+    written["c"] = 2  # a write completes first, then applies
+    assert dict(written) == {"first": 0, "b": 1, "c": 2}
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

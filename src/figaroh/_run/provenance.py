@@ -15,6 +15,11 @@ Conventions:
 * The record is strict-JSON serialisable: numpy values become Python values
   and non-finite floats (NaN, ±inf) in configuration values become ``None``
   (JSON ``null``).
+* **Nothing costly at capture.** The ``software`` section (package versions,
+  the git commit and dirty state from one ``git status`` subprocess, host
+  name) and the ``run_id`` (which quotes the short commit) are filled at the
+  record's first read or serialisation: a run that is solved but never
+  reported, saved or archived starts no subprocess.
 * Timestamps are the run's own (``obj._run_started_at`` /
   ``obj._run_finished_at``, UTC ISO-8601); a missing one is recorded as
   ``"unavailable: ..."`` rather than faked with the wall clock.
@@ -36,14 +41,13 @@ import platform
 import re
 import socket
 import sys
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Tuple, Union
 
 import numpy as np
-import yaml
 
+from figaroh._run.deferred_record import DeferredRecord
 from figaroh._run.git import _git_commit_hash, worktree_state
 from figaroh._run.naming import _safe_path_component
 from figaroh.tools._timestamps import parse_time
@@ -52,13 +56,7 @@ from figaroh.utils.fileio import file_sha256
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "TASKS",
-    "ProvenanceRecord",
-    "build_provenance_metadata",
-    "collect_run_provenance",
-    "collect_splits",
-]
+__all__ = ["TASKS", "build_provenance_metadata", "collect_run_provenance", "collect_splits"]
 
 #: Tasks accepted by :func:`collect_run_provenance`.
 TASKS = ("identification", "calibration")
@@ -535,120 +533,30 @@ def _run_id(
 _RECORD_KEYS = ("run_id", "task", "asset", "model", "config", "software", "data", "timestamps")
 
 
-@dataclass(frozen=True)
-class _PendingGit:
-    """What a :class:`ProvenanceRecord` needs to fill its git fields later."""
+def _complete_record(
+    fields: Dict[str, Any], *, cwd: str, task: str, now: datetime
+) -> Dict[str, Any]:
+    """The record with its ``software`` section and ``run_id``, keys in :data:`_RECORD_KEYS` order.
 
-    cwd: str
-    task: str
-    now: datetime
-
-
-class ProvenanceRecord(dict):
-    """The provenance dict of a run, whose software and git fields are filled at first read.
-
-    Querying git costs a subprocess (and the versions a few package-metadata
-    look-ups); a run that is solved but never written (reported, archived,
-    saved) should not pay for it. The record therefore holds every section
-    at capture time except ``software`` (versions, git commit and dirty
-    state, host name) and the ``run_id`` (which quotes the short commit);
-    the first read of any kind (``record[key]``, ``get``, iteration,
-    ``items()``, ``len``, ``in``, ``==``, ``dict(record)``, ``json.dumps``,
-    ``yaml.safe_dump``, ``copy.deepcopy``, pickling, ``repr``) or any write
-    runs one ``git status`` in the working directory of the capture and
-    completes the record, in the key order ``run_id, task, asset, model,
-    config, software, data, timestamps``. From then on it is an ordinary
-    dict; copies and pickles are plain ``dict`` objects.
+    Args:
+        fields: The sections captured by :func:`collect_run_provenance`.
+        cwd: Working directory of the capture (where git is asked).
+        task: Task name of the run id.
+        now: Capture time (the run id's fallback timestamp).
     """
-
-    __slots__ = ("_pending",)
-
-    def __init__(self, record: Mapping[str, Any], pending: _PendingGit | None = None) -> None:
-        dict.__init__(self, record)
-        self._pending = pending
-
-    def _fill(self) -> None:
-        pending = getattr(self, "_pending", None)
-        if pending is None:
-            return
-        self._pending = None
-        current = dict(dict.items(self))
-        current["software"] = software = _software_section(pending.cwd)
-        asset, stamps = current.get("asset"), current.get("timestamps")
-        current["run_id"] = _run_id(
-            asset if isinstance(asset, Mapping) else {},
-            pending.task,
-            stamps if isinstance(stamps, Mapping) else {},
-            software["git_commit"],
-            pending.now,
-        )
-        filled = {k: current.pop(k) for k in _RECORD_KEYS if k in current}
-        filled.update(current)
-        dict.clear(self)
-        dict.update(self, filled)
-
-    def __eq__(self, other: object) -> bool:
-        self._fill()
-        if isinstance(other, ProvenanceRecord):
-            other._fill()
-        return dict.__eq__(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
-
-    __hash__ = None  # type: ignore[assignment] - a dict is not hashable
-
-    def __reduce_ex__(self, protocol: Any) -> Tuple[Any, ...]:
-        self._fill()
-        return (dict, (dict(dict.items(self)),))
-
-
-def _read_filled(name: str) -> Callable[..., Any]:
-    base = getattr(dict, name)
-
-    def method(self: ProvenanceRecord, *args: Any, **kwargs: Any) -> Any:
-        self._fill()
-        return base(self, *args, **kwargs)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = base.__doc__
-    return method
-
-
-for _name in (
-    "__getitem__",
-    "__iter__",
-    "__reversed__",
-    "__len__",
-    "__contains__",
-    "__repr__",
-    "__or__",
-    "__ror__",
-    "__ior__",
-    "__setitem__",
-    "__delitem__",
-    "get",
-    "keys",
-    "values",
-    "items",
-    "copy",
-    "pop",
-    "popitem",
-    "setdefault",
-    "update",
-    "clear",
-):
-    setattr(ProvenanceRecord, _name, _read_filled(_name))
-del _name
-
-# yaml's representers match the exact type: register the record as a mapping
-# (on the two representer bases every yaml dumper class, C or Python, reads).
-for _representer in (yaml.representer.SafeRepresenter, yaml.representer.Representer):
-    _representer.add_representer(
-        ProvenanceRecord, lambda dumper, data: dumper.represent_dict(dict(data.items()))
+    current = dict(fields)
+    current["software"] = software = _software_section(cwd)
+    asset, stamps = current.get("asset"), current.get("timestamps")
+    current["run_id"] = _run_id(
+        asset if isinstance(asset, Mapping) else {},
+        task,
+        stamps if isinstance(stamps, Mapping) else {},
+        software["git_commit"],
+        now,
     )
-del _representer
+    filled = {k: current.pop(k) for k in _RECORD_KEYS if k in current}
+    filled.update(current)
+    return filled
 
 
 def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
@@ -660,9 +568,12 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
     ``robot.robot_urdf``, ``trajectory`` / ``_val_trajectory`` /
     ``observations`` / ``_val_observations`` (``source.files``), ``_data_path``,
     ``_run_started_at`` and ``_run_finished_at``. The ``software`` section
-    (versions, git state, host name) and ``run_id`` are filled later, at the
-    record's first read (see :class:`ProvenanceRecord`), with git run in the
-    working directory current now: solving a run starts no subprocess.
+    (versions, git commit and dirty state, host name) and ``run_id`` are
+    filled at the record's first read or serialisation (see
+    :class:`~figaroh._run.deferred_record.DeferredRecord`), with one ``git
+    status`` run in the working directory current at capture: capturing the
+    record at the end of ``solve()`` starts no subprocess, and a run that is
+    never written never queries git.
 
     Args:
         obj: A ``BaseIdentification`` or ``BaseCalibration`` instance (or a
@@ -672,7 +583,8 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
             config-key allowlist surfaced under ``config.values``.
 
     Returns:
-        A :class:`ProvenanceRecord` (a ``dict``), strict-JSON serialisable,
+        A :class:`~figaroh._run.deferred_record.DeferredRecord` (a ``dict``),
+        strict-JSON serialisable,
         with keys ``run_id``, ``task``, ``asset`` (``asset_id``,
         ``is_specified``, ``label``, …), ``model`` (``robot_name``,
         ``model_name``, …), ``config`` (``path``, ``sha256``, ``values``),
@@ -699,7 +611,8 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
         "data": _best_effort("data files", _data_files_provenance, obj, config),
         "timestamps": _timestamps_section(obj, now),
     }
-    return ProvenanceRecord(_json_safe(record), _PendingGit(os.getcwd(), task_s, now))
+    complete = functools.partial(_complete_record, cwd=os.getcwd(), task=task_s, now=now)
+    return DeferredRecord(_json_safe(record), complete)
 
 
 def _int_or_none(value: Any) -> int | None:
