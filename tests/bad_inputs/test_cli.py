@@ -95,6 +95,17 @@ def _verdict(checks: Any, **extra: Any) -> Callable[[Path], Path]:
     return _file("run_verification.json", json.dumps(data))
 
 
+def _run_dir(tmp: Path, checks: Any = None) -> Path:
+    """An archived run folder: a failing verdict and a binary ``parameters.csv``."""
+    run = tmp / "run"
+    run.mkdir()
+    failing = [{"name": "rmse", "status": "fail", "value": 2.0, "threshold": 1.0}]
+    data = {"passed": False, "status": "fail", "checks": checks or failing, "metrics": {}}
+    (run / "verdict.json").write_text(json.dumps(data))
+    (run / "parameters.csv").write_bytes(bytes(range(256)))
+    return run
+
+
 def _folder(tmp: Path) -> Path:
     path = tmp / "folder"
     path.mkdir(exist_ok=True)
@@ -134,7 +145,7 @@ def cli(*args: Any) -> Callable[[Path], None]:
             code = cli_main.main(argv)
         text = err.getvalue().strip()
         assert "Traceback" not in text, text
-        if code in (EXIT_BAD_INPUT, EXIT_FAILED):
+        if code == EXIT_BAD_INPUT or (code == EXIT_FAILED and text):
             assert text.count("\n") == 0, f"more than one stderr line: {text!r}"
             assert text.startswith("figaroh"), text
         raise Exit(f"exit {code}: {text}")
@@ -464,6 +475,19 @@ CASES: list[BadInput] = [
         r"checks\[0\] has no string 'name'",
     ),
     row(
+        "report-run-dir-with-a-failing-verdict",
+        cli("report", _run_dir),
+        1,
+        "",
+        True,
+    ),
+    row(
+        "report-run-dir-with-a-bad-verdict",
+        cli("report", lambda t: _run_dir(t, checks=[3])),
+        2,
+        r"verdict\.json: checks\[0\] is int 3, not an object",
+    ),
+    row(
         "compare-missing-file",
         cli("compare", lambda t: t / "a.json", _verdict([])),
         2,
@@ -476,6 +500,12 @@ CASES: list[BadInput] = [
         2,
         r"legacy configuration not found: .*old\.yaml",
         True,
+    ),
+    row(
+        "migrate-config-new-is-a-folder",
+        cli("migrate-config", _file("old.yaml", "x: 1\n"), _folder),
+        2,
+        r"NEW \(the configuration to write\) .*folder is a folder",
     ),
     # ---- the central mapping of exceptions to exit codes
     row(
@@ -536,3 +566,13 @@ def test_threshold_names_match_the_verdict_metrics() -> None:
     source = (ROOT / "src/figaroh/calibration/_report.py").read_text()
     for name in CALIBRATE_METRICS:
         assert re.sub("^training_", "", name) in source, name
+
+
+@pytest.mark.parametrize("command", [[], *([c] for c in cli_main.COMMANDS)])
+def test_every_help_lists_the_exit_codes(command: list[str]) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main.main([*command, "--help"]) == 0
+    text = " ".join(out.getvalue().split())
+    assert "Exit codes: 0 success (verdict passed), 1 verdict failed" in text
+    assert "2 bad input" in text

@@ -56,6 +56,11 @@ logger = logging.getLogger(__name__)
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 PROG = "figaroh"
+#: The exit codes, as every ``--help`` shows them.
+EXIT_CODES_HELP = (
+    "Exit codes: 0 success (verdict passed), 1 verdict failed or computation failed, "
+    "2 bad input (file, configuration, data or option), 130 interrupted."
+)
 SELECT_STAGES = ("fit", "reconstruction", "physical_fit")
 
 #: ``command → (module, function)``: the implementation of each sub-command,
@@ -142,6 +147,11 @@ class _Logging:
 # ---------------------------------------------------------------------------
 # parser
 # ---------------------------------------------------------------------------
+def _command_parser(sub: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """The sub-parser of command ``name`` (its ``--help`` ends with the exit codes)."""
+    return sub.add_parser(name, epilog=EXIT_CODES_HELP, **kwargs)
+
+
 def _add_verbosity(parser: argparse.ArgumentParser, suppress: bool) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
@@ -197,7 +207,8 @@ def _add_verdict_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_identify(sub: Any) -> None:
-    p = sub.add_parser(
+    p = _command_parser(
+        sub,
         "identify",
         help="identify dynamic parameters from CSV logs",
         description="Identify the base dynamic parameters of a robot from CSV logs "
@@ -236,7 +247,8 @@ def _add_identify(sub: Any) -> None:
 
 
 def _add_calibrate(sub: Any) -> None:
-    p = sub.add_parser(
+    p = _command_parser(
+        sub,
         "calibrate",
         help="geometric calibration from a pose CSV",
         description="Calibrate the kinematic parameters of a robot from measured poses "
@@ -277,7 +289,8 @@ def _add_calibrate(sub: Any) -> None:
 
 
 def _add_report(sub: Any) -> None:
-    p = sub.add_parser(
+    p = _command_parser(
+        sub,
         "report",
         help="summarise an archived run (or an archive, or a verification JSON)",
         description="Summarise an archived run directory, the runs of an archive root "
@@ -288,7 +301,8 @@ def _add_report(sub: Any) -> None:
 
 
 def _add_compare(sub: Any) -> None:
-    p = sub.add_parser(
+    p = _command_parser(
+        sub,
         "compare",
         help="write the two-run comparison page",
         description="Write the static two-run comparison page with both verification "
@@ -302,7 +316,8 @@ def _add_compare(sub: Any) -> None:
 
 
 def _add_migrate_config(sub: Any) -> None:
-    p = sub.add_parser(
+    p = _command_parser(
+        sub,
         "migrate-config",
         help="convert a legacy flat configuration to the unified format",
         description="Convert a legacy flat configuration to the unified format "
@@ -318,7 +333,8 @@ def _add_migrate_config(sub: Any) -> None:
 
 
 def _add_robots(sub: Any) -> None:
-    p = sub.add_parser(
+    p = _command_parser(
+        sub,
         "robots",
         help="list the robots that can be loaded by name",
         description="List the URDFs shipped by example-robot-data (absolute paths, usable "
@@ -349,8 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Dynamic identification and geometric calibration of robots.",
-        epilog="Exit codes: 0 success (verdict passed), 1 verdict failed or computation "
-        "failed, 2 bad input (file, configuration, data or option), 130 interrupted.",
+        epilog=EXIT_CODES_HELP,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_verbosity(parser, suppress=False)

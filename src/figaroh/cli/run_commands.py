@@ -156,7 +156,7 @@ def report(args: argparse.Namespace) -> int:
         passed = True
     params = path / "parameters.csv"
     if params.is_file():
-        n = max(0, len(params.read_text(encoding="utf-8").splitlines()) - 1)
+        n = max(0, len(params.read_bytes().splitlines()) - 1)  # rows below the header
         say(args, f"parameters   {n} ({params})")
     report = path / "report.html"
     if report.is_file():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from figaroh.cli.common import EXIT_FAILED, EXIT_OK, CLIError, require_file
+from figaroh.cli.common import EXIT_FAILED, EXIT_OK, CLIError, require_file, require_output_file
 from figaroh.tools.load_robot import list_available_robots
 from figaroh.tools.robot_paths import example_robot_data_dir
 from figaroh.utils import config_migration
@@ -15,6 +15,7 @@ __all__ = ["migrate_config", "robots"]
 def migrate_config(args: argparse.Namespace) -> int:
     """``figaroh migrate-config``: exit code of :func:`figaroh.utils.config_migration.main`."""
     require_file(args.old, "legacy configuration")
+    require_output_file(args.new, "NEW (the configuration to write)")
     argv = [args.old, args.new]
     for flag, value in (
         ("--task", args.task),
