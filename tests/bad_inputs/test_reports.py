@@ -19,6 +19,7 @@ import pytest
 from bad_inputs._harness import BadInput, case_id, run_case
 from conftest import load_example
 from figaroh._run.archive import archive_run, compute_run_dir
+from figaroh.calibration._report import format_quality_report as format_calibration_quality_report
 from figaroh.cli.common import CLIError
 from figaroh.cli.run_commands import report as report_command
 from figaroh.errors import FigarohError
@@ -226,6 +227,36 @@ def _calibration_report_escapes(tmp_path):
     return None
 
 
+def _calibration_text_report_with_missing_values(tmp_path):
+    calib = types.SimpleNamespace(
+        evaluation_metrics={
+            "outlier_threshold": None,
+            "excluded_samples": [3],
+            "excluded_sample_errors": [None],
+            "per_dof_stats": {
+                "dof_names": [1],
+                "mean": [None],
+                "std": [0.1],
+                "rmse": [0.1],
+                "max_abs": [0.2],
+                "r_squared": [None],
+            },
+            "residual_dof": None,
+            "param_values": [0.1],
+            "param_stdev": [],
+            "param_stddev_percentage": [None, 0.5],
+            "correlated_pairs": [{"param_i": "a", "param_j": "b", "correlation": None}],
+        },
+        calib_config={"NbSample": 3, "param_name": ["a"], "prior_weights": [1.0]},
+        results_data=None,
+        stages_line=lambda: "fit ok",
+        _compute_validation_metrics=lambda: None,
+    )
+    text = format_calibration_quality_report(calib)
+    assert "#3 (n/a mm)" in text and "param_1" in text and "ρ = n/a" in text
+    return None
+
+
 def _compare_page_escapes_title(tmp_path):
     doc = generate_compare_page(title=XSS)
     assert XSS not in doc and ESCAPED in doc
@@ -319,6 +350,9 @@ CASES: list[BadInput] = [
         already_good=True,
     ),
     BadInput("calibration_report_escapes_names", _calibration_report_escapes, already_good=True),
+    BadInput(
+        "calibration_text_report_missing_values", _calibration_text_report_with_missing_values
+    ),
     BadInput("compare_page_escapes_title", _compare_page_escapes_title, already_good=True),
 ]
 

@@ -28,7 +28,22 @@ _RULE = "=" * 70
 _SUB = "-" * 70
 
 
+def _float_or_nan(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _mm(v: Any) -> float:
+    """A length in metres as millimetres (NaN when not a number)."""
+    return _float_or_nan(v) * 1e3
+
+
 def _f(v: Any, spec: str = ".3f") -> str:
+    """``v`` formatted with ``spec``; ``n/a`` for None or a non-finite number."""
+    if v is None:
+        return "n/a"
     try:
         v = float(v)
     except (TypeError, ValueError):
@@ -47,14 +62,14 @@ def _header_lines(calib: Any, ev: Mapping[str, Any], N: int) -> List[str]:
         f"Jacobian {ev.get('jacobian', 'n/a')})"
     )
     thr = ev.get("outlier_threshold")
-    thr_s = "no threshold" if thr is None else f"threshold {float(thr) * 1e3:.1f} mm"
+    thr_s = "no threshold" if thr is None else f"threshold {_f(_mm(thr), '.1f')} mm"
     lines.append(
         f"Excluded samples: {ev.get('n_outliers', 0)} / {N} "
         f"({_f(ev.get('outlier_percentage', 0.0), '.1f')}%), {thr_s}"
     )
     errs = ev.get("excluded_sample_errors") or []
     for k, i in enumerate(ev.get("excluded_samples", [])):
-        e = f" ({errs[k] * 1e3:.1f} mm)" if k < len(errs) else ""
+        e = f" ({_f(_mm(errs[k]), '.1f')} mm)" if k < len(errs) else ""
         lines.append(f"    #{i}{e}")
     lines.append(
         f"Condition number: {_f(ev.get('condition_number'), '.4g')} "
@@ -72,7 +87,7 @@ def _residual_lines(ev: Mapping[str, Any], N: int) -> List[str]:
         if j >= len(stats.get("rmse", [])):
             break
         lines.append(
-            f"  {nm:<10}{_f(stats['mean'][j]):>10}{_f(stats['std'][j]):>10}"
+            f"  {str(nm):<10}{_f(stats['mean'][j]):>10}{_f(stats['std'][j]):>10}"
             f"{_f(stats['rmse'][j]):>10}{_f(stats['max_abs'][j]):>10}"
             f"{_f(stats['r_squared'][j], '.4f'):>10}"
         )
@@ -151,23 +166,26 @@ def _uncertainty_lines(
     lines: List[str] = []
     std_pct = ev.get("param_stddev_percentage") or []
     dof = ev.get("residual_dof", 0)
-    if dof <= 0 and cfg.get("prior_weights") is None:
+    if (not isinstance(dof, (int, float)) or dof <= 0) and cfg.get("prior_weights") is None:
         lines.append(f"{dof} residual degrees of freedom — uncertainty not estimable")
     else:
         lines.append("Parameter uncertainty (largest relative std |σ/x|):")
-        stds = ev.get("param_stdev") or []
-        order = [i for i in np.argsort(-np.nan_to_num(np.asarray(std_pct, float), nan=-1))][:5]
+        stds = list(ev.get("param_stdev") or [])
+        values = list(ev.get("param_values") or [])
+        pct = np.array([_float_or_nan(p) for p in std_pct], dtype=float)
+        order = [int(i) for i in np.argsort(-np.nan_to_num(pct, nan=-1))][:5]
         for i in order:
-            nm = names[i] if i < len(names) else f"param_{i}"
-            lines.append(
-                f"  {nm:<28} value {ev['param_values'][i]: .4g}  σ {stds[i]:.3g}  "
-                f"|σ/x| {std_pct[i]:.3g}"
-            )
+            nm = str(names[i]) if i < len(names) else f"param_{i}"
+            value = _f(values[i], " .4g") if i < len(values) else "n/a"
+            std = _f(stds[i], ".3g") if i < len(stds) else "n/a"
+            lines.append(f"  {nm:<28} value {value}  σ {std}  |σ/x| {_f(std_pct[i], '.3g')}")
     pairs = ev.get("correlated_pairs") or []
     if pairs:
         lines.append(f"Correlated parameter pairs (|ρ| > 0.8): {len(pairs)}")
         for p in pairs[:10]:
-            lines.append(f"  {p['param_i']} ↔ {p['param_j']}: ρ = {p['correlation']:+.3f}")
+            lines.append(
+                f"  {p.get('param_i')} ↔ {p.get('param_j')}: ρ = {_f(p.get('correlation'), '+.3f')}"
+            )
         if len(pairs) > 10:
             lines.append(f"  ... {len(pairs) - 10} more")
     else:
