@@ -21,6 +21,7 @@ from figaroh.utils.fileio import (
     atomic_write_text,
     file_sha256,
     is_sealed_dir,
+    make_folder,
 )
 
 
@@ -170,3 +171,14 @@ def test_sealed_run_folder_refuses_every_write(tmp_path):
     assert (run / "report.html").read_text() == "original"
     assert (run / "provenance.json").read_text() == "{}"
     assert sorted(os.listdir(run)) == [SEAL_MARKER, "provenance.json", "report.html"]
+
+
+def test_no_sub_folder_is_created_inside_a_sealed_run(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / SEAL_MARKER).write_text("run-1\n")
+    with pytest.raises(SealedRunError, match="archived run"):
+        make_folder(run / "plots" / "png")
+    assert sorted(os.listdir(run)) == [SEAL_MARKER]
+    assert make_folder(run) == run  # an existing folder is fine (nothing is created)
+    assert make_folder(tmp_path / "next" / "to").is_dir()

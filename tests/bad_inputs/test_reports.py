@@ -138,6 +138,8 @@ def _export_into_archive(what: str):
                 ident.export_verification_report(output_path=str(run / "verdict.json"))
             elif what == "provenance":
                 ident.export_verification_report(output_path=str(run / "provenance.json"))
+            elif what == "sub-folder":
+                ident.export_html_report(output_path=str(run / "html" / "report.html"))
             elif what == "new-file":
                 ident.export_html_report(output_path=str(run / "other.html"))
             else:
@@ -287,6 +289,12 @@ CASES: list[BadInput] = [
     BadInput(
         "provenance_into_archived_run",
         _export_into_archive("provenance"),
+        raises=SealedRunError,
+        match="archived run",
+    ),
+    BadInput(
+        "report_into_sub_folder_of_archived_run",
+        _export_into_archive("sub-folder"),
         raises=SealedRunError,
         match="archived run",
     ),

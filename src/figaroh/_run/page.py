@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from figaroh._run.charts import _SERIES_CHART_SCRIPT
 from figaroh._run.html import _esc
 from figaroh._run.resources import read_asset
-from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.fileio import atomic_write_text, make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +65,6 @@ def _write_report(doc: str, output_path: Any, what: str) -> None:
     if output_path is None:
         return
     path = Path(output_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     atomic_write_text(path, doc)
     logger.info("%s report written to %s", what, path)

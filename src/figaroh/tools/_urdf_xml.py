@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 import pinocchio as pin
 
-from figaroh.utils.fileio import atomic_write
+from figaroh.utils.fileio import atomic_write, make_folder
 
 
 def floats(text: str | None, n: int, what: str) -> np.ndarray:
@@ -198,7 +198,7 @@ def _check_loads_in_pinocchio(urdf_path: str) -> None:
 
 def atomic_write_checked(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically after checking Pinocchio loads it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     atomic_write(
         path,
         lambda fh: fh.write(data),

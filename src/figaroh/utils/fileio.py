@@ -43,6 +43,7 @@ __all__ = [
     "atomic_write_text",
     "file_sha256",
     "is_sealed_dir",
+    "make_folder",
     "remove_stale_temps",
 ]
 
@@ -96,17 +97,46 @@ def is_sealed_dir(path: PathLike) -> bool:
     return os.path.isfile(os.path.join(os.fspath(path), SEAL_MARKER))
 
 
+def _sealed_error(target: Path, run: Path) -> SealedRunError:
+    return SealedRunError(
+        f"cannot write {str(target)!r}: folder {str(run)!r} is an archived run (sealed by "
+        f"{SEAL_MARKER}) and archived runs are never modified; write next to it "
+        f"(e.g. into {str(run.parent / (run.name + '-reports'))!r}) or into a new run "
+        "directory (compute_run_dir)"
+    )
+
+
 def _check_not_sealed(dest: Path, parent: Path) -> None:
     if not is_sealed_dir(parent):
         return
     if dest.name in ARCHIVE_RECORD_FILES and not os.path.lexists(dest):
         return  # the archive completing its own run record
-    raise SealedRunError(
-        f"cannot write {str(dest)!r}: folder {str(parent)!r} is an archived run (sealed by "
-        f"{SEAL_MARKER}) and archived runs are never modified; write next to it "
-        f"(e.g. into {str(parent.parent / (parent.name + '-reports'))!r}) or into a new run "
-        "directory (compute_run_dir)"
-    )
+    raise _sealed_error(dest, parent)
+
+
+def make_folder(folder: PathLike) -> Path:
+    """Create ``folder`` and its missing parents, never inside a sealed archived run.
+
+    Args:
+        folder: Folder to create (an existing folder is returned as is).
+
+    Returns:
+        ``Path(folder)``.
+
+    Raises:
+        SealedRunError: The nearest existing ancestor is a sealed archived run
+            (a new sub-folder would alter it).
+    """
+    path = Path(folder)
+    if path.is_dir():
+        return path
+    existing = path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.is_dir() and is_sealed_dir(existing):
+        raise _sealed_error(path, existing)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 # ---------------------------------------------------------------------------
