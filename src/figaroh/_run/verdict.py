@@ -468,9 +468,15 @@ def scoped_verification(
     verdict.status = _check_status(checks)
     verdict.passed = verdict.status == "pass"
     verdict.scope = scope
-    verdict.stages = {
-        "numerical_execution": numerical_status,
-        "prediction": prediction_status,
+    verdict.stages = _stage_map(numerical_status, prediction_status, solver_success)
+    return verdict
+
+
+def _stage_map(numerical: str, prediction: str, solver_success: bool | None) -> Dict[str, str]:
+    """The per-stage status map of a scoped verdict (placeholders for the run's stages)."""
+    return {
+        "numerical_execution": numerical,
+        "prediction": prediction,
         "data_provenance": "not_evaluated",
         "solver": (
             "not_evaluated" if solver_success is None else ("pass" if solver_success else "fail")
@@ -478,7 +484,6 @@ def scoped_verification(
         "physical": "not_evaluated",
         "export": "not_evaluated",
     }
-    return verdict
 
 
 def _is_error_limit(spec: Any) -> bool:

@@ -156,6 +156,90 @@ def _selected_evidence(sel: Any, solve_W, idx_eliminated, parameters, prediction
     return values, prediction
 
 
+def _data_checks(ident: Any) -> DataChecks:
+    """The run's input data checks (empty for an object that never ran them)."""
+    checks = getattr(ident, "data_checks", None)
+    return checks if isinstance(checks, DataChecks) else DataChecks()
+
+
+def _evidence(
+    ident: Any,
+    result: Mapping[str, Any],
+    identif_config: Mapping[str, Any],
+    fit_rmse: Any,
+    selected_info: Any,
+) -> tuple:
+    """``(arrays, facts)`` guards: finite outputs, loaded validation, matching shapes, selection."""
+    finite_parameters = result.get("base parameters values")
+    finite_prediction = result.get("torque estimated")
+    facts: Dict[str, Any] = {
+        "requested_validation_loaded": (
+            not identif_config.get("validation_data_file")
+            or bool(getattr(ident, "_val_available", False))
+        ),
+        "matching_torque_shapes": (
+            np.shape(result["torque estimated"]) == np.shape(result["torque processed"])
+            if result.get("torque estimated") is not None
+            and result.get("torque processed") is not None
+            else None
+        ),
+    }
+    sel = getattr(ident, "selected", None)
+    if sel is not None:
+        finite_parameters, finite_prediction = _selected_evidence(
+            sel,
+            getattr(ident, "_solve_W", None),
+            getattr(ident, "_idx_eliminated", None),
+            finite_parameters,
+            finite_prediction,
+        )
+        requested = getattr(sel, "requested", None) or getattr(sel, "stage", "selected")
+        facts["selected_stage_accepted"] = (
+            bool(getattr(sel, "accepted", False)),
+            f"The requested {requested} estimate was rejected: {getattr(sel, 'reason', '')}",
+        )
+    arrays = {
+        "finite_parameters": finite_parameters,
+        "finite_prediction": finite_prediction,
+        "finite_measurements": result.get("torque processed"),
+        "finite_fit_rmse": (
+            fit_rmse if isinstance(selected_info, Mapping) else result.get("rmse norm (N/m)")
+        ),
+    }
+    return arrays, facts
+
+
+def _attach_context(
+    verdict: VerificationVerdict,
+    ident: Any,
+    result: Mapping[str, Any],
+    validation: Mapping[str, Any] | None,
+    active_joints: List[str],
+) -> None:
+    """Provenance ``metadata``, ``series``, ``compat`` and the stage records of the run."""
+    metadata = getattr(ident, "_run_provenance", None)
+    if not isinstance(metadata, Mapping) or not metadata:
+        metadata = collect_run_provenance(ident, "identification")
+    verdict.metadata = dict(metadata)
+    series = _verdict_series(validation, active_joints)
+    if series is not None:
+        verdict.series = series
+    config = verdict.metadata.get("config")
+    verdict.compat = {
+        "active_joints": active_joints,
+        "decimate": bool(getattr(ident, "_decimate_used", False)),
+        "sample_count": result.get("num samples", 0),
+        "config_sha256": config.get("sha256") if isinstance(config, Mapping) else None,
+    }
+    sel = getattr(ident, "selected", None)
+    selected_stage = (
+        "fit"
+        if sel is None
+        else (getattr(sel, "stage", "none") if getattr(sel, "accepted", False) else "none")
+    )
+    apply_to_verdict(verdict, ident, selected_stage=selected_stage)
+
+
 def verify_identification(
     ident: Any, thresholds: Mapping[str, Mapping[str, Any]] | None, scope: str
 ) -> VerificationVerdict:
@@ -207,37 +291,8 @@ def verify_identification(
 
     fit_rmse, selected_info = _judged_fit_rmse(result)
     metrics, independent, joint_names = _verdict_metrics(result, fit_rmse, validation)
-    sel = getattr(ident, "selected", None)
-    finite_parameters = result.get("base parameters values")
-    finite_prediction = result.get("torque estimated")
-    facts: Dict[str, Any] = {
-        "requested_validation_loaded": (
-            not identif_config.get("validation_data_file")
-            or bool(getattr(ident, "_val_available", False))
-        ),
-        "matching_torque_shapes": (
-            np.shape(result["torque estimated"]) == np.shape(result["torque processed"])
-            if result.get("torque estimated") is not None
-            and result.get("torque processed") is not None
-            else None
-        ),
-    }
-    if sel is not None:
-        finite_parameters, finite_prediction = _selected_evidence(
-            sel,
-            getattr(ident, "_solve_W", None),
-            getattr(ident, "_idx_eliminated", None),
-            finite_parameters,
-            finite_prediction,
-        )
-        requested = getattr(sel, "requested", None) or getattr(sel, "stage", "selected")
-        facts["selected_stage_accepted"] = (
-            bool(getattr(sel, "accepted", False)),
-            f"The requested {requested} estimate was rejected: {getattr(sel, 'reason', '')}",
-        )
-
-    checks = getattr(ident, "data_checks", None)
-    checks = checks if isinstance(checks, DataChecks) else DataChecks()
+    arrays, facts = _evidence(ident, result, identif_config, fit_rmse, selected_info)
+    checks = _data_checks(ident)
     facts.update(checks.facts())
     duplicate = next((f for f in checks.failed if f.check == "validation_independent"), None)
 
@@ -245,14 +300,7 @@ def verify_identification(
         metrics,
         thresholds,
         scope,
-        {
-            "finite_parameters": finite_parameters,
-            "finite_prediction": finite_prediction,
-            "finite_measurements": result.get("torque processed"),
-            "finite_fit_rmse": (
-                fit_rmse if isinstance(selected_info, Mapping) else result.get("rmse norm (N/m)")
-            ),
-        },
+        arrays,
         independent,
         [f"validation_rmse:{j}" for j in joint_names],
         facts=facts,
@@ -262,27 +310,7 @@ def verify_identification(
         f"Input data check {f.check} failed, so this fit cannot pass: {f.message}"
         for f in checks.failed
     ] + [i["text"] for i in _build_insights(result, std_relative, base_names, validation)]
-    metadata = getattr(ident, "_run_provenance", None)
-    if not isinstance(metadata, Mapping) or not metadata:
-        metadata = collect_run_provenance(ident, "identification")
-    verdict.metadata = dict(metadata)
-
-    series = _verdict_series(validation, active_joints)
-    if series is not None:
-        verdict.series = series
-    config = verdict.metadata.get("config")
-    verdict.compat = {
-        "active_joints": active_joints,
-        "decimate": bool(getattr(ident, "_decimate_used", False)),
-        "sample_count": result.get("num samples", 0),
-        "config_sha256": config.get("sha256") if isinstance(config, Mapping) else None,
-    }
-    selected_stage = (
-        "fit"
-        if sel is None
-        else (getattr(sel, "stage", "none") if getattr(sel, "accepted", False) else "none")
-    )
-    apply_to_verdict(verdict, ident, selected_stage=selected_stage)
+    _attach_context(verdict, ident, result, validation, active_joints)
     stopped = [c.name for c in verdict.checks if c.required and c.status == "fail"]
     logger.info(
         "identification verdict (%s scope): %s%s",
