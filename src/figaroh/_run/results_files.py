@@ -359,14 +359,16 @@ def summary_statistics(arr: np.ndarray) -> dict[str, float | None] | None:
     """``{mean, std, min, max}`` of the finite values of a numeric array (None otherwise).
 
     Arrays of more than about a million elements (a long regressor) are
-    reduced block by block, without full-size temporaries, in two passes
-    (sum/min/max, then the centred sum of squares); the result equals the
-    direct computation to round-off.
+    reduced without full-size temporaries: sum, sum of squares (one BLAS dot
+    product), min and max over the array; when the array holds non-finite
+    values, or the variance cancels (std far below the mean), a block-wise
+    two-pass reduction is used instead. Both equal the direct computation
+    to round-off.
     """
     if arr.dtype.kind not in "iuf" or arr.size == 0:
         return None
     if arr.size > _STATS_BLOCK:
-        return _blocked_statistics(arr.reshape(-1))
+        return _large_statistics(arr.reshape(-1))
     finite = arr
     if arr.dtype.kind == "f":
         mask = np.isfinite(arr)
@@ -381,6 +383,23 @@ def summary_statistics(arr: np.ndarray) -> dict[str, float | None] | None:
         "min": float(np.min(finite)),
         "max": float(np.max(finite)),
     }
+
+
+def _large_statistics(flat: np.ndarray) -> dict[str, float | None]:
+    flat = flat.astype(float, copy=False)
+    total = float(np.sum(flat))
+    if math.isfinite(total):
+        mean = total / flat.size
+        mean_square = float(np.dot(flat, flat)) / flat.size
+        var = mean_square - mean * mean
+        if math.isfinite(mean_square) and var > 1e-8 * mean_square:
+            return {
+                "mean": mean,
+                "std": math.sqrt(var),
+                "min": float(flat.min()),
+                "max": float(flat.max()),
+            }
+    return _blocked_statistics(flat)
 
 
 def _finite_blocks(flat: np.ndarray) -> Iterator[np.ndarray]:
