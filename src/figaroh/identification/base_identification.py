@@ -5,7 +5,9 @@ A robot-specific subclass implements :meth:`BaseIdentification.load_trajectory_d
 base class owns the workflow:
 
 1. :meth:`initialize` — load and condition the data (:meth:`process_data`:
-   filtering, differentiation, full configurations), build the regressor
+   filtering, differentiation, the data checks of
+   :mod:`~figaroh.identification._pipeline.data_checks`, full
+   configurations), build the regressor
    ``W`` (:meth:`calculate_full_regressor`), the standard parameters
    (:meth:`initialize_standard_parameters`) and the nominal torques, then the
    held-out trajectory named by ``validation_data_file``;
@@ -196,6 +198,10 @@ class BaseIdentification(RunServices, ABC):
         identif_config: Flat identification settings (see
             :func:`~figaroh.identification.config.unified_to_legacy_identif_config`).
         result: Results of the last :meth:`solve` (``None`` before).
+        data_checks: Findings of the input data checks
+            (:class:`~figaroh.identification._pipeline.data_checks.DataChecks`):
+            a failed check is a logged warning, fails stage ``data`` and
+            ``verify()``; a fatal one makes :meth:`solve` raise.
         phi_base: Identified base parameters.
         params_base: Base-parameter expressions.
     """
@@ -359,10 +365,19 @@ class BaseIdentification(RunServices, ABC):
         )
 
     def process_data(self, truncate=None):
-        """Load, truncate, filter and differentiate the data; build full configurations.
+        """Load, truncate, filter and differentiate the data; check it; build full configurations.
+
+        The data checks (:meth:`_check_training_data`) run on the conditioned
+        active-joint signals; their findings go to ``data_checks`` and stage
+        ``data`` (the fatal ones are raised by :meth:`solve`).
 
         Args:
             truncate: Optional ``(start, end)`` sample range to keep.
+
+        Raises:
+            IdentificationConfigError: An active joint is not a joint of the model.
+            IdentificationDataError: Raw data that is missing, mis-shaped, not
+                numeric, not finite or overflowing (the message names the field).
         """
         check_joint_names(self.identif_config.get("active_joints", []), list(self.model.names))
         self.raw_data = self._adopt_trajectory(self.load_trajectory_data())
@@ -848,6 +863,9 @@ class BaseIdentification(RunServices, ABC):
 
         Raises:
             IdentificationStateError: (an ``AssertionError``) before :meth:`initialize`.
+            IdentificationDataError: (a ``ValueError``) no meaningful fit exists:
+                no joint moved, every torque zero or constant, non-finite
+                conditioned signals, or a mask that keeps no sample.
             ValueError: Inconsistent shapes or configuration.
         """
         logger.info("Starting %s dynamic parameter identification...", self.__class__.__name__)

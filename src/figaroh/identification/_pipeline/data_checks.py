@@ -459,6 +459,8 @@ def inertia_finding(masses: np.ndarray, inertias: np.ndarray, names: Sequence[st
 
 def model_finding(model: Any) -> DataFinding:
     """:func:`inertia_finding` of every body of a Pinocchio ``model`` (``model.inertias[1:]``)."""
+    if getattr(model, "inertias", None) is None:
+        return DataFinding("model_inertia", True)
     bodies = list(model.inertias)[1:]
     return inertia_finding(
         np.array([b.mass for b in bodies], dtype=float),
