@@ -150,9 +150,11 @@ class _OnDemandGeometry:
     ``Robot.visual_model`` / ``visual_data`` and ``collision_model`` /
     ``collision_data`` read ``robot.__dict__["_<kind>_model"]`` and
     ``["_<kind>_data"]``; while those are absent the kind is pending and the
-    first read of either builds both from ``robot._geometry_source``
-    (``None``: no geometry, both stay ``None``). Assigning a model stores it
-    with a fresh ``createData()``; assigning data stores it as given.
+    first read of either parses that kind's meshes from
+    ``robot._geometry_source`` into the model and creates its data
+    (``None`` source: no geometry, both are ``None``). Assigning a model
+    stores it with a fresh ``createData()``; assigning data stores it as
+    given.
     """
 
     def __init__(self, kind: str, part: str) -> None:
@@ -677,6 +679,28 @@ def get_available_loaders() -> dict:
     }
 
 
+def _robot_description_names() -> list:
+    """URDF robots of the ``robot_descriptions`` catalogue (empty when not installed)."""
+    if not _check_package_available("robot_descriptions"):
+        return []
+    try:
+        import robot_descriptions  # type: ignore[import-not-found]
+    except Exception:  # noqa: BLE001 - an optional package may fail to import
+        return []
+    descriptions = getattr(robot_descriptions, "DESCRIPTIONS", None)
+    if isinstance(descriptions, dict):
+        return sorted(
+            name
+            for name, info in descriptions.items()
+            if getattr(info, "has_urdf", False) or hasattr(info, "URDF_PATH")
+        )
+    return sorted(
+        attr
+        for attr in dir(robot_descriptions)
+        if not attr.startswith("_") and hasattr(getattr(robot_descriptions, attr), "URDF_PATH")
+    )
+
+
 def list_available_robots(loader: str = "robot_description") -> list:
     """Names of the robots a loader can load by name.
 
@@ -689,25 +713,7 @@ def list_available_robots(loader: str = "robot_description") -> list:
         Sorted names (empty when the source is unavailable).
     """
     if loader == "robot_description":
-        if not _check_package_available("robot_descriptions"):
-            return []
-        try:
-            import robot_descriptions  # type: ignore[import-not-found]
-        except Exception:  # noqa: BLE001 - an optional package may fail to import
-            return []
-        names = []
-        descriptions = getattr(robot_descriptions, "DESCRIPTIONS", None)
-        if isinstance(descriptions, dict):
-            for name, info in descriptions.items():
-                if getattr(info, "has_urdf", False) or hasattr(info, "URDF_PATH"):
-                    names.append(name)
-        else:
-            for attr in dir(robot_descriptions):
-                if not attr.startswith("_") and hasattr(
-                    getattr(robot_descriptions, attr), "URDF_PATH"
-                ):
-                    names.append(attr)
-        return sorted(names)
+        return _robot_description_names()
     if loader == "figaroh":
         base = example_robot_data_dir()
         if base is None:
