@@ -1,6 +1,6 @@
 """Bad identification data: a named error, or a loud warning and a failing verdict.
 
-Each row feeds one bad trajectory (simulated UR10, 150 samples) through the
+Each row feeds one bad trajectory (simulated UR10, 100 samples) through the
 plain API — a ``BaseIdentification`` subclass whose loader returns arrays, or
 ``CSVIdentification`` on a CSV log — and checks the documented reaction:
 
@@ -31,7 +31,7 @@ from figaroh.identification.base_identification import BaseIdentification
 from figaroh.identification.exceptions import IdentificationConfigError, IdentificationDataError
 
 _ur10 = load_example("ur10/identification.py", "ur10_identification_bad_inputs")
-N = 150
+N = 100
 #: An RMSE limit [N·m] every clean run meets: only a data check can fail the verdict.
 LIMITS = {"rmse": {"threshold": 100.0, "comparison": "max"}}
 
@@ -213,7 +213,7 @@ def _validation_contains_training(tmp_path: Path) -> str:
     """``data_source`` ignored and the training rows truncated: the held-out set contains them."""
     ident = ArrayIdentification(_robot(), _config(tmp_path), _arrays())
     ident.identif_config["validation_data_file"] = "held_out.csv"
-    ident.initialize(truncate=(20, 120))
+    ident.initialize(truncate=(20, 80))
     with contextlib.redirect_stdout(io.StringIO()):
         ident.solve(decimate=False, plotting=False)
     return ident.verify(thresholds=LIMITS, scope="execution").status
@@ -296,7 +296,7 @@ CASES = [
         "mask_excludes_every_sample",
         _csv_run(mask=False),
         DataError,
-        r"mask excludes every one of the 150 samples",
+        r"mask excludes every one of the 100 samples",
     ),
     BadInput(
         "joint_name_with_space",
