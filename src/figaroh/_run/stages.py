@@ -1,7 +1,9 @@
 """Stage records: what each step of a run did, and whether it succeeded.
 
 A run (identification or calibration) records one :class:`StageResult` per
-stage in ``obj.stages``: ``data`` (loading), ``fit`` (the estimate),
+stage in ``obj.stages``: ``data`` (loading and the input data checks; an
+identification records ``failed`` with the failed checks' messages as its
+reason when a check failed, and still fits), ``fit`` (the estimate),
 ``validation``, ``physical`` (physical consistency) and ``export``. The records
 feed the verdict (:func:`apply_to_verdict`), the one-line summary
 (:func:`stages_line`) and the ``stages.json`` file of a run archive
