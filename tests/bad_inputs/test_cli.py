@@ -556,7 +556,7 @@ def test_exit_code_mapping() -> None:
 
 def test_threshold_names_match_the_verdict_metrics() -> None:
     """The CLI's metric names are those ``verify()`` produces (no silent drift)."""
-    from figaroh.cli.common import CALIBRATE_METRICS, IDENTIFY_METRICS
+    from figaroh.cli.thresholds import CALIBRATE_METRICS, IDENTIFY_METRICS
 
     source = (ROOT / "src/figaroh/identification/_verification.py").read_text()
     for name in IDENTIFY_METRICS:

@@ -2,7 +2,9 @@
 
 * :mod:`figaroh.cli.main` — argument parsing, the command table, the entry point
   (``python -m figaroh.cli`` runs it too);
-* :mod:`figaroh.cli.common` — exit codes, ``CLIError``, thresholds (cheap);
+* :mod:`figaroh.cli.common` — exit codes, ``CLIError``, file checks (cheap);
+* :mod:`figaroh.cli.options` — value types of the numeric options (cheap);
+* :mod:`figaroh.cli.thresholds` — ``--threshold`` and the limit options (cheap);
 * :mod:`figaroh.cli.task_commands`, :mod:`figaroh.cli.run_commands`,
   :mod:`figaroh.cli.setup_commands` — the commands, loaded when they run;
 * :mod:`figaroh.cli.workflows` — the identification and calibration runs behind

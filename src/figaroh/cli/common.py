@@ -1,4 +1,4 @@
-"""What every ``figaroh`` command shares: exit codes, the one-line error, thresholds.
+"""What every ``figaroh`` command shares: exit codes, the one-line error, file checks.
 
 Exit codes (the one mapping every command uses, :func:`exit_code_for`):
 
@@ -23,12 +23,9 @@ errors without importing the library.
 from __future__ import annotations
 
 import argparse
-import difflib
-import math
 import os
-import re
 from pathlib import Path
-from typing import Any, Dict, Mapping, Sequence
+from typing import Sequence
 
 from figaroh.cli.progress import Steps
 from figaroh.errors import FigarohError
@@ -38,15 +35,10 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "INPUT_ERRORS",
-    "CALIBRATE_METRICS",
-    "IDENTIFY_METRICS",
     "CLIError",
-    "build_thresholds",
-    "check_metric_names",
     "describe_error",
     "exit_code_for",
     "one_line",
-    "parse_threshold",
     "require_file",
     "require_output_dir",
     "require_output_file",
@@ -187,118 +179,6 @@ def require_output_file(path: str | os.PathLike, option: str) -> Path:
             f"{option} {p}: {blocker} is an existing file, not a folder; choose another path"
         )
     return p
-
-
-def parse_threshold(text: str) -> tuple[str, Dict[str, Any]]:
-    """Parse ``NAME=VALUE[:min|max]`` (default ``max``) into a threshold entry.
-
-    Example: ``validation_rmse:elbow_joint=1.5`` or ``validation_correlation=0.9:min``.
-
-    Raises:
-        CLIError: Malformed text or a non-finite value (exit 2).
-    """
-    name, sep, rest = text.rpartition("=")
-    if not sep or not name:
-        raise CLIError(f"--threshold {text!r}: expected NAME=VALUE[:min|max]")
-    value, _, comparison = rest.partition(":")
-    comparison = comparison or "max"
-    if comparison not in ("min", "max"):
-        raise CLIError(f"--threshold {text!r}: the comparison must be 'min' or 'max'")
-    try:
-        threshold = float(value)
-    except ValueError:
-        raise CLIError(f"--threshold {text!r}: {value!r} is not a number") from None
-    if not math.isfinite(threshold):
-        raise CLIError(f"--threshold {text!r}: the limit must be a finite number")
-    if comparison == "max" and threshold < 0 and _ERROR_METRIC.search(name):
-        raise CLIError(
-            f"--threshold {text!r}: {name} is never negative, so a maximum of {threshold:g} "
-            "can never pass; give a limit >= 0"
-        )
-    return name, {"threshold": threshold, "comparison": comparison}
-
-
-#: Verdict metrics of ``figaroh identify`` (``<joint>``: a fitted joint of the URDF).
-IDENTIFY_METRICS: tuple[str, ...] = (
-    "condition_number",
-    "rmse",
-    "validation_correlation",
-    "validation_unpredictable_joints",
-    "validation_improvement_pct",
-    "validation_rmse:<joint>",
-    "validation_abs_bias:<joint>",
-    "validation_peak_error:<joint>",
-    "training_rmse:<joint>",
-    "training_abs_bias:<joint>",
-    "training_peak_error:<joint>",
-)
-#: Verdict metrics of ``figaroh calibrate`` (``training_*``: without held-out data).
-CALIBRATE_METRICS: tuple[str, ...] = (
-    "condition_number",
-    "rmse",
-    "outlier_percentage",
-    "position_rmse_mm",
-    "orientation_rmse_deg",
-    "training_position_rmse_mm",
-    "training_orientation_rmse_deg",
-)
-_METRICS = {"identify": IDENTIFY_METRICS, "calibrate": CALIBRATE_METRICS}
-#: Metrics that are errors (never negative): a negative maximum can never pass.
-_ERROR_METRIC = re.compile(r"(rmse|abs_bias|peak_error|condition_number|outlier_percentage)")
-
-
-def _metric_pattern(name: str) -> str:
-    """``validation_rmse:elbow_joint`` → ``validation_rmse:<joint>``."""
-    head, sep, _ = name.partition(":")
-    return f"{head}:<joint>" if sep else name
-
-
-def check_metric_names(names: Sequence[str], command: str) -> None:
-    """Refuse a ``--threshold`` name that is not a verdict metric of ``command``.
-
-    Per-joint names (``validation_rmse:<joint>``) are checked for their joint
-    by ``verify()`` once the robot is loaded.
-
-    Raises:
-        CLIError: An unknown name, with the valid names and the closest one (exit 2).
-    """
-    valid = _METRICS[command]
-    for name in names:
-        if _metric_pattern(name) in valid:
-            continue
-        close = difflib.get_close_matches(_metric_pattern(name), valid, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise CLIError(
-            f"--threshold {name!r}: not a verdict metric of figaroh {command}; {hint}"
-            f"valid names: {', '.join(valid)}"
-        )
-
-
-def build_thresholds(
-    texts: Sequence[str] | None,
-    per_metric: Mapping[str, float] | None = None,
-    command: str | None = None,
-) -> Dict[str, Dict[str, Any]]:
-    """Thresholds from ``--threshold`` texts plus ``{metric: maximum}`` limits.
-
-    Args:
-        texts: ``NAME=VALUE[:min|max]`` texts of ``--threshold``.
-        per_metric: Extra ``{metric: maximum}`` limits (the dedicated options).
-        command: ``"identify"`` or ``"calibrate"``: check the ``--threshold``
-            names against its metrics (None: no check).
-
-    Raises:
-        CLIError: A malformed text or an unknown metric name (exit 2).
-    """
-    out: Dict[str, Dict[str, Any]] = {}
-    for name, value in (per_metric or {}).items():
-        out[name] = {"threshold": float(value), "comparison": "max"}
-    parsed = [parse_threshold(text) for text in texts or ()]
-    if command is not None:
-        check_metric_names([name for name, _ in parsed], command)
-    for name, entry in parsed:
-        out[name] = entry
-    return out
 
 
 def steps_for(args: argparse.Namespace, names: Sequence[str]) -> Steps:

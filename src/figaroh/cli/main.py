@@ -40,16 +40,15 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from figaroh import __version__
 from figaroh.cli.common import (
-    CALIBRATE_METRICS,
     EXIT_BAD_INPUT,
     EXIT_OK,
-    IDENTIFY_METRICS,
     CLIError,
     describe_error,
     exit_code_for,
     one_line,
 )
 from figaroh.cli.options import int_at_least, positive_float
+from figaroh.cli.thresholds import CALIBRATE_METRICS, IDENTIFY_METRICS
 
 logger = logging.getLogger(__name__)
 

@@ -16,27 +16,23 @@ from figaroh.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     CLIError,
-    build_thresholds,
     one_line,
     require_output_dir,
     require_output_file,
     say,
     steps_for,
 )
+from figaroh.cli.thresholds import (
+    POLICY_HINT,
+    build_thresholds,
+    check_calibration_limits,
+    check_identification_limits,
+)
 from figaroh.cli.workflows import run_calibration, run_identification, write_parameter_csv
 from figaroh.tools.run_archive import archive_run, compute_run_dir
 from figaroh.tools.urdf_exporter import export_urdf
 
 __all__ = ["calibrate", "identify"]
-
-
-#: What to add when the prediction verdict lacks a limit, per command.
-_POLICY_HINT = {
-    "identify": "give --rmse-limit TAU or --threshold validation_rmse:<joint>=TAU for every "
-    "fitted joint, or use --scope execution",
-    "calibrate": "give --position-limit-mm and/or --orientation-limit-deg for every measured "
-    "output, or use --scope execution",
-}
 
 
 def _scope(args: argparse.Namespace, thresholds: Dict[str, Any]) -> str:
@@ -52,68 +48,11 @@ def _check_outputs(args: argparse.Namespace) -> None:
         require_output_file(args.export_urdf, "--export-urdf")
 
 
-def _check_calibration_limits(thresholds: Dict[str, Any], scope: str, calib_config) -> None:
-    """A prediction verdict needs a limit on every measured output: refuse a partial one.
-
-    With markers measuring position and orientation (``measurability``), a
-    position limit alone leaves the prediction policy incomplete, so the
-    verdict could only be ``not_evaluated``; say which limit is missing.
-
-    Raises:
-        CLIError: Some measured outputs have a limit and others none (exit 2).
-    """
-    if scope != "prediction":
-        return
-    measured = [bool(m) for m in calib_config.get("measurability", [True] * 3 + [False] * 3)]
-    needed = []
-    if any(measured[:3]):
-        needed.append(("position_rmse_mm", "--position-limit-mm MM", "position"))
-    if any(measured[3:]):
-        needed.append(("orientation_rmse_deg", "--orientation-limit-deg DEG", "orientation"))
-    given = [n for n in needed if n[0] in thresholds]
-    missing = [n for n in needed if n[0] not in thresholds]
-    if given and missing:
-        raise CLIError(
-            f"the markers measure {' and '.join(n[2] for n in needed)} (measurability "
-            f"{measured}): a prediction verdict needs a limit on each; add "
-            + " and ".join(f"{n[1]} (or --threshold {n[0]}=VALUE)" for n in missing)
-            + ", or use --scope execution"
-        )
-
-
-def _check_identification_limits(thresholds: Dict[str, Any], scope: str, ident) -> None:
-    """Per-joint limits must name fitted joints, and cover all of them in the prediction scope.
-
-    Raises:
-        CLIError: A limit on a joint that is not fitted, or (prediction scope)
-            some fitted joints have a ``validation_rmse`` limit and others none
-            (exit 2).
-    """
-    joints = list(ident.fit_joints())
-    for name in thresholds:
-        head, sep, joint = name.partition(":")
-        if sep and joint not in joints:
-            raise CLIError(
-                f"--threshold {name!r} names joint {joint!r}, which is not a fitted joint of "
-                f"this identification; use one of {joints}"
-            )
-    if scope != "prediction":
-        return
-    given = [j for j in joints if f"validation_rmse:{j}" in thresholds]
-    missing = [j for j in joints if f"validation_rmse:{j}" not in thresholds]
-    if given and missing:
-        raise CLIError(
-            f"a prediction verdict needs a validation_rmse limit for every fitted joint; "
-            f"missing {missing}: add --threshold validation_rmse:<joint>=TAU for each, use "
-            "--rmse-limit TAU for all, or use --scope execution"
-        )
-
-
 def _verdict_line(verdict: Any, scope: str, command: str = "") -> str:
     def describe(c: Any) -> str:
         reason = getattr(c, "reason", "")
-        if c.name == "prediction_error_policy" and command in _POLICY_HINT:
-            reason = f"{reason}: {_POLICY_HINT[command]}" if reason else _POLICY_HINT[command]
+        if c.name == "prediction_error_policy" and command in POLICY_HINT:
+            reason = f"{reason}: {POLICY_HINT[command]}" if reason else POLICY_HINT[command]
         return f"{c.name} ({reason})" if reason else c.name
 
     checks = getattr(verdict, "checks", []) or []
@@ -183,7 +122,7 @@ def identify(args: argparse.Namespace) -> int:
             show_report=not args.quiet,
             require_inertials=bool(args.export_urdf),
             steps=steps,
-            check=lambda ident: _check_identification_limits(
+            check=lambda ident: check_identification_limits(
                 thresholds, "execution" if args.rmse_limit is not None else planned_scope, ident
             ),
         )
@@ -252,7 +191,7 @@ def calibrate(args: argparse.Namespace) -> int:
             free_flyer=args.free_flyer,
             show_report=not args.quiet,
             steps=steps,
-            check=lambda calib: _check_calibration_limits(
+            check=lambda calib: check_calibration_limits(
                 thresholds, planned_scope, calib.calib_config
             ),
         )

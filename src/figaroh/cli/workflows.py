@@ -30,12 +30,11 @@ from figaroh.cli.common import (
     EXIT_OK,
     INPUT_ERRORS,
     CLIError,
-    build_thresholds,
     one_line,
-    parse_threshold,
     require_file,
 )
 from figaroh.cli.csv_identification import CSVIdentification, resolve_csv_path
+from figaroh.cli.thresholds import build_thresholds, parse_threshold
 from figaroh.tools.exceptions import RobotLoadError
 from figaroh.tools.robot import Robot
 from figaroh.utils.error_handling import CalibrationError
