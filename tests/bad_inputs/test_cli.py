@@ -527,6 +527,13 @@ CASES: list[BadInput] = [
         "field x: fix it$",
     ),
     row(
+        "key-error-with-a-message-shown-as-written",
+        raising(KeyError("c.csv: missing columns ['x1']"), "robots"),
+        2,
+        r"error: c\.csv: missing columns \['x1'\]$",
+    ),
+    row("bare-key-error", raising(KeyError("dof"), "robots"), 2, "missing key 'dof'$", True),
+    row(
         "permission-error-names-the-file",
         raising(PermissionError(13, "Permission denied", "/ro/out.csv"), "robots"),
         2,

@@ -79,7 +79,9 @@ def one_line(exc: BaseException | str) -> str:
     if isinstance(exc, str):
         text = exc
     elif isinstance(exc, KeyError) and exc.args:
-        text = f"missing key {exc.args[0]!r}"
+        key = exc.args[0]
+        # a KeyError carrying a sentence (figaroh's named errors) is shown as written
+        text = key if isinstance(key, str) and " " in key else f"missing key {key!r}"
     else:
         text = str(exc) or type(exc).__name__
     return " ".join(text.split())
