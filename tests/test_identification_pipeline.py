@@ -427,8 +427,10 @@ def test_validation_independence_and_model_inertia():
 
 def test_magnitude_bounds_are_configurable():
     assert data_checks.magnitude_bounds({"max_abs_torque": 5})["max_abs_torque"] == 5.0
-    with pytest.raises(IdentificationDataError, match="data_checks.max_abs_torque"):
+    with pytest.raises(ValueError, match="data_checks.max_abs_torque"):
         data_checks.magnitude_bounds({"max_abs_torque": -1})
+    with pytest.raises(ValueError, match="data_checks must be a mapping"):
+        data_checks.magnitude_bounds([1.0])
 
 
 def test_data_checks_are_vectorised_and_cheap():

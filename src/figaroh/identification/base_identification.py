@@ -348,7 +348,7 @@ class BaseIdentification(RunServices, ABC):
             self.processed_data,
             [str(n) for n in self.identif_config.get("active_joints", [])],
             filter_params.get("f_sample"),
-            magnitude_bounds(options if isinstance(options, dict) else None),
+            magnitude_bounds(options),
             self._sample_mask,
         )
         model = model_finding(self.model)

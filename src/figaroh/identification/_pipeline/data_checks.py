@@ -41,7 +41,7 @@ from typing import Any, Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 
-from figaroh.identification.exceptions import IdentificationDataError
+from figaroh.identification.exceptions import IdentificationConfigError, IdentificationDataError
 
 __all__ = [
     "CHECKS",
@@ -315,14 +315,27 @@ def sampling_finding(timestamps: np.ndarray, f_sample: float | None) -> DataFind
     )
 
 
-def magnitude_bounds(options: Mapping[str, Any] | None) -> Dict[str, float]:
+def magnitude_bounds(options: Any) -> Dict[str, float]:
     """:data:`DEFAULT_BOUNDS` overridden by the ``data_checks`` options of the task config.
 
+    Args:
+        options: The identification task's ``data_checks`` mapping
+            (``max_abs_velocity`` [rad/s or m/s], ``max_abs_torque`` [N·m or N]),
+            or None for the defaults.
+
     Raises:
-        IdentificationDataError: A bound that is not a positive number.
+        IdentificationConfigError: ``data_checks`` is not a mapping, or a bound
+            is not a positive number.
     """
     bounds = dict(DEFAULT_BOUNDS)
-    for key, value in dict(options or {}).items():
+    if options is None:
+        return bounds
+    if not isinstance(options, Mapping):
+        raise IdentificationConfigError(
+            f"data_checks must be a mapping like {dict(DEFAULT_BOUNDS)}, got "
+            f"{type(options).__name__}"
+        )
+    for key, value in options.items():
         if key not in bounds:
             continue
         try:
@@ -330,7 +343,7 @@ def magnitude_bounds(options: Mapping[str, Any] | None) -> Dict[str, float]:
         except (TypeError, ValueError):
             bounds[key] = float("nan")
         if not bounds[key] > 0:
-            raise IdentificationDataError(
+            raise IdentificationConfigError(
                 f"data_checks.{key} must be a positive number, got {value!r}"
             )
     return bounds
