@@ -14,7 +14,9 @@ this process:
   beforehand (simulating them is not part of an identification script).
 
 Prints the median and the best of ``--repeats`` runs of each and the ratios of
-the medians.
+the medians, in wall-clock time and in CPU time (user + system of this process,
+or of the child for the whole script): on a shared machine the CPU times are
+the steadier figures, the wall times are what a user waits for on a quiet one.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_identification.py \
         [--samples 10000] [--repeats 5]
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,6 +63,25 @@ ident.solve(decimate=False, plotting=False)
 """
 
 
+class _Clock:
+    """Wall-clock and CPU time of a block (CPU: this process, or its children)."""
+
+    def __init__(self, children: bool = False):
+        self.who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
+
+    def _cpu(self) -> float:
+        usage = resource.getrusage(self.who)
+        return usage.ru_utime + usage.ru_stime
+
+    def __enter__(self) -> _Clock:
+        self.wall, self.cpu = time.perf_counter(), self._cpu()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall = time.perf_counter() - self.wall
+        self.cpu = self._cpu() - self.cpu
+
+
 def _stats(times: list[float]) -> tuple[float, float]:
     return statistics.median(times), min(times)
 
@@ -82,44 +104,48 @@ def main() -> None:
         A = [probe.processed_data["accelerations"], probe._val_processed_data["accelerations"]]
         model, data = robot.model, robot.data
 
-        def bare() -> float:
-            start = time.perf_counter()
-            for q, v, a in zip(Q, V, A, strict=True):
-                for i in range(q.shape[0]):
-                    pin.computeJointTorqueRegressor(model, data, q[i], v[i], a[i])
-            return time.perf_counter() - start
+        def bare() -> _Clock:
+            with _Clock() as clock:
+                for q, v, a in zip(Q, V, A, strict=True):
+                    for i in range(q.shape[0]):
+                        pin.computeJointTorqueRegressor(model, data, q[i], v[i], a[i])
+            return clock
 
-        def in_process() -> float:
+        def in_process() -> _Clock:
             ident = UR10Identification(robot, CONFIG, data_dir=train)  # config parsing: not timed
             ident.identif_config["validation_data_file"] = str(validation)
-            with contextlib.redirect_stdout(io.StringIO()):
-                start = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()), _Clock() as clock:
                 ident.initialize()
                 ident.solve(decimate=False, plotting=False)
-                return time.perf_counter() - start
+            return clock
 
-        def whole_script() -> float:
+        def whole_script() -> _Clock:
             cmd = [sys.executable, "-c", SCRIPT, str(EXAMPLE), str(train), str(validation)]
-            start = time.perf_counter()
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            return time.perf_counter() - start
+            with _Clock(children=True) as clock:
+                subprocess.run(
+                    cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+            return clock
 
-        t_bare, t_proc, t_script = [], [], []
+        runs: dict[str, list[_Clock]] = {"bare": [], "in_process": [], "script": []}
         for _ in range(args.repeats):
-            t_bare.append(bare())
-            t_proc.append(in_process())
-            t_script.append(whole_script())
-    (b, b_min), (f, f_min), (s, s_min) = _stats(t_bare), _stats(t_proc), _stats(t_script)
+            runs["bare"].append(bare())
+            runs["in_process"].append(in_process())
+            runs["script"].append(whole_script())
     n = args.samples
     print(f"UR10 identification, {n} training + {n} validation samples ({args.repeats} runs)")
-    rows = [
-        (f"bare regressor loop ({2 * n} calls):", b, b_min, ""),
-        ("initialize() + solve(decimate=False):", f, f_min, f"{f / b:8.2f}"),
-        ("whole script (subprocess):", s, s_min, f"{s / b:8.2f}"),
-    ]
-    print(f"{'':38s} {'median':>11s} {'best':>11s} {'ratio':>8s}")
-    for label, med, best, ratio in rows:
-        print(f"{label:38s} {med * 1e3:8.1f} ms {best * 1e3:8.1f} ms {ratio}")
+    labels = {
+        "bare": f"bare regressor loop ({2 * n} calls):",
+        "in_process": "initialize() + solve(decimate=False):",
+        "script": "whole script (subprocess):",
+    }
+    for kind in ("wall", "cpu"):
+        med = {k: _stats([getattr(c, kind) for c in v]) for k, v in runs.items()}
+        print(f"{kind + ' time':38s} {'median':>11s} {'best':>11s} {'ratio':>8s}")
+        for key, label in labels.items():
+            m, best = med[key]
+            ratio = "" if key == "bare" else f"{m / med['bare'][0]:8.2f}"
+            print(f"{label:38s} {m * 1e3:8.1f} ms {best * 1e3:8.1f} ms {ratio}")
 
 
 if __name__ == "__main__":

@@ -228,3 +228,20 @@ def test_identification_fit_factorises_the_tall_matrix_once(monkeypatch):
     monkeypatch.undo()  # the tall route, for the numbers
     assert np.array_equal(quality.std_relative, relative_stdev(fit.W_b, fit.phi_base, tau))
     assert quality.condition_number == pytest.approx(np.linalg.cond(fit.W_b), rel=1e-10)
+
+
+def test_blocked_factorisation_reads_each_row_once_and_keeps_the_numbers(monkeypatch):
+    """Above ``2 * _CHUNK_ROWS`` rows the QR runs by row blocks (TSQR), same results."""
+    W, names, tau = _dependent_matrix(2, m=530)
+    whole = qrd.QRDecomposer().decompose(W, names, tau=tau)
+    monkeypatch.setattr(qrd, "_CHUNK_ROWS", 100)
+    calls = _Calls(monkeypatch, small_rows=W.shape[1] + 1)
+    blocked = qrd.QRDecomposer().decompose(W, names, tau=tau)
+    block_rows = [shape[0] for shape in calls.tall[:-1]]
+    assert block_rows == [100, 100, 100, 100, 100, 30]  # every row of W in one block
+    assert calls.tall[-1] == (6 * (W.shape[1] + 1), W.shape[1] + 1)  # the stacked R_i
+    assert blocked.base_indices == whole.base_indices
+    assert blocked.base_param_expressions == whole.base_param_expressions
+    assert np.array_equal(blocked.W_b, whole.W_b)
+    for field in ("beta", "M", "phi_b"):
+        assert _close(getattr(blocked, field), getattr(whole, field)), field

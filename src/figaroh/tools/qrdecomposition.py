@@ -65,10 +65,12 @@ rounded.
 
 Cost: :meth:`QRDecomposer.decompose`, :func:`get_baseParams`,
 :func:`get_baseIndex` and the ``get_base_mapping_matrix*`` methods read the
-tall matrix in one tall-skinny QR (``R_0`` only, ``Q_0`` is never formed) plus
-a copy of the base columns ``W_b``; everything else is ``O(n^3)`` work on
-``R_0``.  The second QR is the QR of the column-permuted ``R_0[:, perm] =
-Q' R`` (``[W_base | W_regroup] = (Q_0 Q') R``), so ``beta = R_1^{-1} R_2``,
+tall matrix in one tall-skinny QR (``R_0`` only, ``Q_0`` is never formed;
+above 8192 rows by cache-sized blocks of rows whose ``R`` factors are then
+reduced together, so the tall matrix is never copied whole) plus a copy of the
+base columns ``W_b``; everything else is ``O(n^3)`` work on ``R_0``.  The
+second QR is the QR of the column-permuted ``R_0[:, perm] = Q' R``
+(``[W_base | W_regroup] = (Q_0 Q') R``), so ``beta = R_1^{-1} R_2``,
 ``phi_b = R_1^{-1} Q'_1{}^T (Q_0^T tau)``, ``cond(W_b) = cond(R_1)`` and the
 covariance ``sigma^2 (W_b^T W_b)^{-1} = sigma^2 R_1^{-1} R_1^{-T}`` all come
 from the small factor.  The tuple-returning methods that give ``phi_b``
@@ -165,7 +167,7 @@ EXPRESSION_TERM_PATTERN = re.compile(rf" (?P<sign>[+-]) (?P<coef>{_COEF})\*(?P<n
 _EXPRESSION_PATTERN = re.compile(rf"(?P<base>[^\s*]+)(?P<terms>(?: [+-] {_COEF}\*[^\s*]+)*)")
 
 
-def _scipy_linalg():
+def _scipy_linalg() -> Any:
     """``scipy.linalg``, imported on first use (it is not needed to import this module)."""
     from scipy import linalg
 
@@ -461,6 +463,21 @@ def _greedy_columns(
     return chosen
 
 
+#: Rows per block of the blocked tall-skinny QR (a block of 4096 × 60 floats
+#: is about 2 MB, cache-sized).
+_CHUNK_ROWS = 4096
+
+
+def _augmented(W: np.ndarray, tau: np.ndarray | None, start: int, stop: int) -> np.ndarray:
+    """Fortran-ordered copy of rows ``start:stop`` of ``[W | tau]``."""
+    n = W.shape[1]
+    A = np.empty((stop - start, n + (tau is not None)), order="F")
+    A[:, :n] = W[start:stop]
+    if tau is not None:
+        A[:, n] = tau[start:stop]
+    return A
+
+
 # ---------------------------------------------------------------------------
 # Decomposer
 # ---------------------------------------------------------------------------
@@ -599,14 +616,28 @@ class QRDecomposer:
         ``R0`` (``min(m, n) × n``) has the inner products of the columns of
         ``W`` (``WᵀW = R0ᵀR0``), so every residual norm, pivot and least-squares
         solution can be computed on it.
+
+        A matrix of more than ``2 * _CHUNK_ROWS`` rows is factorised by blocks
+        of rows (TSQR): each block ``[W_i | tau_i]`` is copied into a
+        cache-sized Fortran buffer and reduced to its ``R_i``, then the stacked
+        ``R_i`` are reduced to ``R`` (``Σ R_iᵀR_i = [W | tau]ᵀ[W | tau]``).  The
+        tall matrix is read once and never copied whole.
         """
-        n = W.shape[1]
-        A = np.empty((W.shape[0], n + (tau is not None)), order="F")
-        A[:, :n] = W
-        if tau is not None:
-            A[:, n] = tau
-        R_aug = tall_qr_r(A, overwrite=True)
-        k = min(W.shape)
+        m, n = W.shape
+        k_aug = n + (tau is not None)
+        if m <= 2 * _CHUNK_ROWS:
+            R_aug = tall_qr_r(_augmented(W, tau, 0, m), overwrite=True)
+        else:
+            starts = range(0, m, _CHUNK_ROWS)
+            stacked = np.empty((len(starts) * k_aug, k_aug), order="F")
+            rows = 0
+            for start in starts:
+                stop = min(start + _CHUNK_ROWS, m)
+                R_i = tall_qr_r(_augmented(W, tau, start, stop), overwrite=True)
+                stacked[rows : rows + R_i.shape[0]] = R_i
+                rows += R_i.shape[0]
+            R_aug = tall_qr_r(stacked[:rows], overwrite=rows == stacked.shape[0])
+        k = min(m, n)
         R0 = np.array(R_aug[:k, :n])
         qt_tau = None if tau is None else np.array(R_aug[:k, n])
         return R0, qt_tau
