@@ -1,8 +1,11 @@
-"""Package data of the run-services layer (style sheet and chart scripts)."""
+"""Package data of the run-services layer (style sheet and chart scripts).
+
+``importlib.resources`` (with its ``zipfile``/``tempfile`` imports) is
+imported when an asset is read, i.e. when a report is written, not when a
+task module is imported.
+"""
 
 from __future__ import annotations
-
-from importlib import resources
 
 __all__ = ["read_asset"]
 
@@ -19,4 +22,6 @@ def read_asset(name: str) -> str:
     Raises:
         FileNotFoundError: no such asset (the installation lacks the package data).
     """
+    from importlib import resources
+
     return resources.files("figaroh._run").joinpath("assets", name).read_text(encoding="utf-8")

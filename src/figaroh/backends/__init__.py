@@ -4,9 +4,11 @@ Two backends ship: ``"pinocchio"`` (core dependency) and ``"mujoco"`` (optional,
 ``pip install "figaroh[mujoco]"``). The names ``"genesis"`` and ``"isaacsim"``
 are known but not shipped, so :func:`list_backends` reports them unavailable.
 
-Importing this package does not import MuJoCo: :class:`MuJoCoBackend` imports
-it when an instance is created, and raises an ``ImportError`` naming the extra
-when it is missing.
+Importing this package imports neither MuJoCo nor the MuJoCo backend module:
+``figaroh.backends.MuJoCoBackend`` is resolved on first access, and the class
+imports ``mujoco`` when an instance is created (raising a
+:class:`~figaroh.errors.MissingDependencyError` naming the extra when it is
+missing).
 """
 
 from __future__ import annotations
@@ -15,9 +17,14 @@ import importlib
 import importlib.util
 from typing import Any
 
+from figaroh.utils._lazy import lazy_reexports
+
 from .base import DynamicsBackend
-from .mujoco import MuJoCoBackend
 from .pinocchio import PinocchioBackend
+
+__getattr__, __dir__ = lazy_reexports(
+    __name__, {"MuJoCoBackend": "figaroh.backends.mujoco"}, globals()
+)
 
 #: Backend name → (module, class, Python package it needs, install command).
 _REGISTRY = {
