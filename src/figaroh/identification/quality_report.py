@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from figaroh.tools.stages import stages_line
-from figaroh.utils.fileio import atomic_write
+from figaroh.utils.fileio import atomic_write, make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -243,7 +243,7 @@ def basic_identification_plot(ident: Any, output_dir: str = "results") -> str | 
     if interactive:
         plt.show()
         return None
-    os.makedirs(output_dir, exist_ok=True)
+    make_folder(output_dir)
     path = os.path.join(output_dir, "identification_basic.png")
     try:
         atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=100), binary=True)
