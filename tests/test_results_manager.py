@@ -485,7 +485,9 @@ def test_identification_plot_errors_are_logged_not_raised(tmp_path, caplog, no_s
 
 def test_interactive_backend_shows_instead_of_saving(manager, tmp_path, monkeypatch):
     shown = []
-    monkeypatch.setattr(rm, "_is_headless", lambda: False)
+    from figaroh._run import result_plots
+
+    monkeypatch.setattr(result_plots, "_is_headless", lambda: False)
     monkeypatch.setattr(plt, "show", lambda *a, **k: shown.append(1))
     try:
         out = manager.plot_identification_results(n_joints=3, output_dir=tmp_path)
