@@ -1,13 +1,20 @@
 """Package data of the run-services layer (style sheet and chart scripts).
 
-``importlib.resources`` (with its ``zipfile``/``tempfile`` imports) is
-imported when an asset is read, i.e. when a report is written, not when a
-task module is imported.
+The report modules read their assets when they are imported, so reading one
+must be cheap: an asset is read from the ``assets`` folder next to this file,
+and ``importlib.resources`` (with its ``zipfile``/``tempfile`` imports) is used
+only when that folder is not on the file system (figaroh imported from a zip
+archive).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = ["read_asset"]
+
+#: Folder of the assets in a regular (unzipped) installation.
+_ASSETS = Path(__file__).resolve().parent / "assets"
 
 
 def read_asset(name: str) -> str:
@@ -22,6 +29,8 @@ def read_asset(name: str) -> str:
     Raises:
         FileNotFoundError: no such asset (the installation lacks the package data).
     """
+    if _ASSETS.is_dir():
+        return (_ASSETS / name).read_text(encoding="utf-8")
     from importlib import resources
 
     return resources.files("figaroh._run").joinpath("assets", name).read_text(encoding="utf-8")
