@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +26,7 @@ from figaroh.utils.config_parser import (
     require_unified_config,
 )
 from figaroh.utils.error_handling import ConfigurationError
+from figaroh.utils.fileio import SEAL_MARKER, SealedRunError
 
 ROOT = Path(__file__).resolve().parents[1]
 MIGRATION_CLI = (
@@ -204,6 +207,23 @@ def test_atomic_write_keeps_previous_file(shared_data, tmp_path, monkeypatch):
         cm.migrate_file(src, out)
     assert out.read_text() == "previous: content\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.yaml"]  # no temp file left
+
+
+def test_written_file_mode_follows_the_umask_and_sealed_runs_are_refused(shared_data, tmp_path):
+    src = shared_data / "tiago" / "config" / "tiago_config.yaml"
+    old = os.umask(0o022)
+    try:
+        out = Path(cm.migrate_file(src, tmp_path / "out.yaml")["output"])
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644  # not mkstemp's 0600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.yaml"]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / SEAL_MARKER).write_text("run\n")
+    with pytest.raises(SealedRunError, match="archived run"):
+        cm.migrate_file(src, run / "out.yaml")
+    assert sorted(p.name for p in run.iterdir()) == [SEAL_MARKER]
 
 
 def test_migrate_file_errors(shared_data, tmp_path):

@@ -16,7 +16,9 @@ Command line::
     python -m figaroh.utils.config_migration OLD.yaml NEW.yaml
 
 (also installed as ``figaroh-migrate-config``). The output is written
-atomically (temporary file + ``os.replace``) and is parsed with
+atomically (:func:`figaroh.utils.fileio.atomic_write`: a temporary file
+beside it, mode ``0o666 & ~umask``, never inside a sealed archived run) and
+the temporary file is parsed with
 :class:`~figaroh.utils.config_parser.UnifiedConfigParser` before it replaces
 anything. ``extends`` is written only when the chosen template exists
 relative to the output file (the ``TEMPLATE_PATHS`` location or a
@@ -40,7 +42,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ from figaroh.utils.config_parser import (
     is_unified_config,
 )
 from figaroh.utils.error_handling import ConfigurationError
+from figaroh.utils.fileio import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -867,20 +869,6 @@ def _dump_yaml(doc: Mapping[str, Any]) -> str:
     )
 
 
-def _atomic_write_text(path: Path, text: str) -> Path:
-    """Write ``text`` to a temporary file next to ``path`` and return its path."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return Path(tmp)
-
-
 def _ordered_document(doc: Mapping[str, Any], name: str, extends: str | None) -> dict:
     """The unified document in file order (extends, meta, robot, tasks, custom)."""
     ordered: dict[str, Any] = {}
@@ -900,13 +888,17 @@ def _write_checked(src: Path, dst: Path, ordered: Mapping[str, Any]) -> None:
         f"# Unified configuration migrated from {src.name}\n"
         "# by python -m figaroh.utils.config_migration (review before use).\n"
     )
-    tmp = _atomic_write_text(dst, header + _dump_yaml(ordered))
-    try:
-        UnifiedConfigParser(tmp).parse()
-    except ConfigurationError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ConfigurationError(f"Migrated configuration for {src} does not parse: {exc}") from exc
-    os.replace(tmp, dst)
+    text = header + _dump_yaml(ordered)
+
+    def parses(tmp: str) -> None:
+        try:
+            UnifiedConfigParser(tmp).parse()
+        except ConfigurationError as exc:
+            raise ConfigurationError(
+                f"Migrated configuration for {src} does not parse: {exc}"
+            ) from exc
+
+    atomic_write(dst, lambda stream: stream.write(text), check=parses, suffix=".yaml")
 
 
 def migrate_file(
