@@ -19,6 +19,8 @@ from figaroh.tools.urdf_exporter import (
     export_urdf,
     frame_settings_doc,
     is_kinematic_correction,
+    joint_term_parameters,
+    read_joint_dynamics,
 )
 from figaroh.utils.fileio import SEAL_MARKER, SealedRunError
 
@@ -227,6 +229,39 @@ def test_joint_placement_offsets_and_dynamics(arm, tmp_path):
     only_joint = {k: v for k, v in params.items() if k not in out.frame_params}
     out2 = export_urdf(arm, only_joint, output_path=tmp_path / "k2.urdf")
     assert open(out, "rb").read() == open(out2, "rb").read()
+
+
+def test_joint_term_parameters_pick_convert_and_reload(arm, tmp_path, caplog):
+    identified = {"fv_j1": 8.0, "fs_j1": 6.0, "Ia_j1": 0.3, "off_j1": 0.5, "fv_j2": -0.1}
+    identified.update({"m_j1": 2.0, "fv_j3": 1.0})  # not a joint term / not a chosen joint
+    with caplog.at_level("WARNING", logger="figaroh.tools.urdf_exporter"):
+        terms = joint_term_parameters(identified, ["j1", "j2"])
+    # joint-side values unchanged; the effort offset is not exported by default
+    assert terms == {"fv_j1": 8.0, "fs_j1": 6.0, "Ia_j1": 0.3, "fv_j2": -0.1}
+    assert "fv_j2 = -0.1 is negative" in caplog.text
+    # motor-side values reflect through the gear: N² for fv and Ia, |N| for fs
+    motor = joint_term_parameters(
+        {"fv_j1": 2e-4, "fs_j1": 0.05, "Ia_j1": 1e-5}, ["j1"], motor_side_ratios={"j1": -100.0}
+    )
+    assert motor == pytest.approx({"fv_j1": 2.0, "fs_j1": 5.0, "Ia_j1": 0.1}, rel=1e-15)
+    assert joint_term_parameters(identified, ["j1"], prefixes=("off",)) == {"off_j1": 0.5}
+    with pytest.raises(ValueError, match="no gear ratio for joint 'j1'"):
+        joint_term_parameters(identified, ["j1"], motor_side_ratios={"j2": 10.0})
+    with pytest.raises(ValueError, match="not joint terms"):
+        joint_term_parameters(identified, ["j1"], prefixes=("fc",))
+    with pytest.raises(ValueError, match="not finite"):
+        joint_term_parameters({"fv_j1": float("inf")}, ["j1"])
+    out = export_urdf(arm, terms, output_path=tmp_path / "f.urdf")
+    model = pin.buildModelFromUrdf(out)
+    assert list(model.damping) == [8.0, -0.1] and list(model.friction) == [6.0, 0.2]
+    dyn = read_joint_dynamics(out)
+    assert dyn == {
+        "j1": {"damping": 8.0, "friction": 6.0, "armature": 0.3},
+        "j2": {"damping": -0.1, "friction": 0.2},
+    }
+    assert read_joint_dynamics(arm) == {"j2": {"damping": 0.1, "friction": 0.2}}
+    with pytest.raises(FileNotFoundError):
+        read_joint_dynamics(tmp_path / "missing.urdf")
 
 
 def test_refusals_write_nothing(arm, tmp_path):

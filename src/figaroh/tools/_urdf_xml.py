@@ -65,15 +65,11 @@ def rpy_matrix(rpy: np.ndarray) -> np.ndarray:
 
 def matrix_rpy(R: np.ndarray) -> np.ndarray:
     """Roll, pitch, yaw [rad] of a rotation matrix (inverse of :func:`rpy_matrix`)."""
-    import pinocchio as pin
-
     return np.asarray(pin.rpy.matrixToRpy(np.asarray(R, dtype=float)), dtype=float)
 
 
 def exp3(v: np.ndarray) -> np.ndarray:
     """Rotation matrix of a rotation vector [rad] (SO(3) exponential)."""
-    import pinocchio as pin
-
     return np.asarray(pin.exp3(np.asarray(v, dtype=float)), dtype=float)
 
 

@@ -29,9 +29,14 @@ Two parameter categories
   :data:`figaroh.tools.joint_terms.JOINT_TERMS`, each written to its
   ``urdf_element``/``urdf_attribute``: ``fv_{joint}`` → ``<dynamics damping>``
   [N·m·s/rad], ``fs_{joint}`` → ``<dynamics friction>`` [N·m], ``Ia_{joint}``
-  → ``<dynamics armature>`` [kg·m²] (an extension attribute ignored by
-  standard URDF parsers) and the legacy offset ``off_{joint}`` →
-  ``<calibration rising>`` (the joint's reference position).
+  → ``<dynamics armature>`` [kg·m²] and the legacy offset ``off_{joint}`` →
+  ``<calibration rising>``. Pinocchio's URDF parser reads ``damping`` and
+  ``friction`` into ``model.damping`` / ``model.friction``; URDF has no
+  armature field, so ``armature`` is an extension attribute that urdfdom,
+  Pinocchio and MuJoCo's URDF import ignore (read it back with
+  :func:`read_joint_dynamics` and set ``model.armature``).
+  :func:`joint_term_parameters` picks these entries out of an identified
+  standard-parameter dictionary (see *Joint-side convention* below).
 - Mass (absolute): ``m_{target}`` [kg].
 - First moments (absolute): ``mx_{target}``, ``my_{target}``, ``mz_{target}`` [kg·m].
 - Inertia tensor (absolute): ``Ixx_{target}``, ``Ixy_{target}``, …,
@@ -58,6 +63,28 @@ ones (to 1e-12 relative) are left untouched, byte for byte.
 calibration setup, not on the URDF; :func:`export_urdf` collects them
 (``result.frame_params``) and logs a reminder — see :func:`frame_settings_doc`.
 
+Joint-side convention
+---------------------
+
+URDF joint dynamics are **joint-side**: ``damping`` multiplies the joint
+velocity ``dq`` [rad/s] and gives a joint effort [N·m], ``friction`` is a
+joint effort [N·m], ``armature`` a joint-side (reflected) inertia [kg·m²].
+figaroh identifies ``τ_j = … + fv_j·dq_j + fs_j·sign(dq_j) + Ia_j·ddq_j``
+with ``q`` the model's joint coordinates and ``τ`` the efforts returned by
+``process_torque_data`` — joint efforts: the rigid-body part of the same fit
+is only right when they are (a robot subclass converts drive signals there,
+e.g. ``τ = reduction_ratio · kmotor · effort``). The identified ``fv``,
+``fs`` and ``Ia`` are therefore joint-side already and are written
+unchanged; ``mechanics.reduction_ratios`` of the configuration is not applied
+to them (it is read by such subclasses only). Motor-side values (rotor
+inertia ``I_m``, motor viscous ``b_m`` and Coulomb ``c_m`` coefficients behind
+a gear of ratio ``N``, motor turns per joint turn) reflect to the joint as
+``Ia = N²·I_m``, ``fv = N²·b_m``, ``fs = |N|·c_m``:
+:func:`joint_term_parameters` applies this with ``motor_side_ratios``. An
+effort signal in another unit than [N·m] (e.g. a current) scales every
+identified coefficient by the missing constant: convert the efforts before
+identification.
+
 The file is written atomically (temporary file, Pinocchio reload check, then
 rename): on any error nothing is written. XML is produced with
 :mod:`xml.etree.ElementTree` (comments kept), never by string concatenation.
@@ -80,7 +107,7 @@ import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Tuple, Union
+from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -113,12 +140,20 @@ __all__ = [
     "export_urdf",
     "frame_settings_doc",
     "is_kinematic_correction",
+    "joint_term_parameters",
+    "read_joint_dynamics",
 ]
 
 _AXES6 = ("PX", "PY", "PZ", "RX", "RY", "RZ")
 _PLACEMENT = ("px", "py", "pz", "phix", "phiy", "phiz")
 _MERGED_MODES = ("refuse", "subtract_fixed")
 _UNCHANGED_RTOL = 1e-12
+#: Joint terms :func:`joint_term_parameters` exports by default. The effort
+#: offset ``off`` [N·m] is left out: its legacy target ``<calibration rising>``
+#: is a joint position, not an effort.
+_EXPORTED_TERMS = ("fv", "fs", "Ia")
+#: Power of the gear ratio ``N`` that reflects a motor-side term to the joint.
+_REFLECTION_POWER = {"fv": 2, "fs": 1, "Ia": 2, "off": 1}
 
 #: (name, category, index, description) of the metrology-frame parameters.
 _METROLOGY_REGISTRY: Tuple[Tuple[str, str, int, str], ...] = (
@@ -385,6 +420,116 @@ def export_urdf(
     return ExportedURDF(str(output.resolve()), frame_params, applied, unchanged)
 
 
+def joint_term_parameters(
+    parameters: Mapping[str, Any],
+    joints: Sequence[str],
+    *,
+    prefixes: Sequence[str] = _EXPORTED_TERMS,
+    motor_side_ratios: Mapping[str, float] | None = None,
+) -> Dict[str, float]:
+    """The joint-dynamics entries ``{<prefix>_<joint>: value}`` to export.
+
+    Picks the viscous friction ``fv_<joint>`` [N·m·s/rad], Coulomb friction
+    ``fs_<joint>`` [N·m] and actuator inertia ``Ia_<joint>`` [kg·m²] of the
+    given joints out of an identified standard-parameter dictionary (e.g.
+    ``BaseIdentification.selected.parameter_dict()``), ready for
+    :func:`export_urdf`. Entries absent from ``parameters`` (a term that was
+    not identified) are skipped, so the nominal URDF value stays.
+
+    Identified values are joint-side (see the module's *Joint-side
+    convention*) and are returned unchanged. With ``motor_side_ratios`` the
+    values are taken as motor-side and reflected through the gear ratio
+    ``N`` of each joint: ``fv = N²·b_m``, ``fs = |N|·c_m``, ``Ia = N²·I_m``.
+
+    Args:
+        parameters: ``{name: value}``, e.g. the standard parameters.
+        joints: Joints whose terms are exported, e.g. the active joints
+            (a non-identified joint's entries hold configuration nominals).
+        prefixes: Joint-term prefixes to export (rows of
+            :data:`figaroh.tools.joint_terms.JOINT_TERMS`); default
+            ``("fv", "fs", "Ia")``.
+        motor_side_ratios: ``{joint: N}`` (motor turns per joint turn) when
+            the values are motor-side; None (default) when they are
+            joint-side, as figaroh identifies them.
+
+    Returns:
+        ``{<prefix>_<joint>: joint-side value}``; a negative value (not
+        physical; a simulator may become unstable) is kept and logged as a
+        warning.
+
+    Raises:
+        ValueError: An unknown prefix, a non-finite value, or a joint
+            missing from ``motor_side_ratios``.
+    """
+    known = [t.prefix for t in joint_terms.JOINT_TERMS]
+    unknown = [p for p in prefixes if p not in known]
+    if unknown:
+        raise ValueError(f"prefixes {unknown} are not joint terms; choose among {known}")
+    ratios = dict(motor_side_ratios) if motor_side_ratios is not None else None
+    out: Dict[str, float] = {}
+    for joint in joints:
+        for prefix in prefixes:
+            name = f"{prefix}_{joint}"
+            if name not in parameters:
+                continue
+            value = _finite_value(name, parameters[name])
+            if ratios is not None:
+                value *= _reflection(ratios, joint, prefix)
+            if value < 0:
+                logger.warning(
+                    "%s = %.6g is negative (not physical): written as identified", name, value
+                )
+            out[name] = value
+    return out
+
+
+def _reflection(ratios: Mapping[str, float], joint: str, prefix: str) -> float:
+    """``|N|^k`` reflecting a motor-side term of ``joint`` to the joint side."""
+    if joint not in ratios:
+        raise ValueError(
+            f"motor_side_ratios has no gear ratio for joint {joint!r}; give one per "
+            "exported joint (motor turns per joint turn)"
+        )
+    ratio = _finite_value(f"motor_side_ratios[{joint!r}]", ratios[joint])
+    return abs(ratio) ** _REFLECTION_POWER[prefix]
+
+
+def read_joint_dynamics(urdf_path: Union[str, Path]) -> Dict[str, Dict[str, float]]:
+    """Every numeric ``<dynamics>`` attribute of each joint of a URDF.
+
+    Reads back what :func:`export_urdf` wrote, including the ``armature``
+    extension attribute [kg·m²] that URDF parsers ignore; to use it in
+    Pinocchio::
+
+        model = pin.buildModelFromUrdf(path)
+        for joint, dyn in read_joint_dynamics(path).items():
+            if "armature" in dyn and model.existJointName(joint):
+                model.armature[model.joints[model.getJointId(joint)].idx_v] = dyn["armature"]
+
+    Args:
+        urdf_path: URDF file.
+
+    Returns:
+        ``{joint: {attribute: value}}`` for the joints that have a
+        ``<dynamics>`` element (e.g. ``{"damping": 8.0, "friction": 6.0}``).
+
+    Raises:
+        FileNotFoundError: ``urdf_path`` does not exist.
+        ValueError: Not a URDF, or a non-numeric ``<dynamics>`` attribute.
+    """
+    nominal = _NominalURDF.parse(_existing(Path(urdf_path)))
+    out: Dict[str, Dict[str, float]] = {}
+    for name, joint in nominal.joints.items():
+        dyn = joint.find("dynamics")
+        if dyn is None:
+            continue
+        out[name] = {
+            key: float(floats(text, 1, f"joint {name!r} dynamics {key}")[0])
+            for key, text in dyn.attrib.items()
+        }
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Export steps
 # ---------------------------------------------------------------------------
@@ -399,9 +544,7 @@ def _checked_paths(
     merged_bodies: str,
 ) -> Tuple[Path, Path]:
     """Validated ``(nominal, output)`` paths (output default ``<stem>_modified.urdf``)."""
-    nominal_path = Path(nominal_urdf_path)
-    if not nominal_path.is_file():
-        raise FileNotFoundError(f"URDF not found: {nominal_path}")
+    nominal_path = _existing(Path(nominal_urdf_path))
     if merged_bodies not in _MERGED_MODES:
         raise ValueError(f"merged_bodies must be one of {_MERGED_MODES}, got {merged_bodies!r}")
     if not isinstance(params, Mapping):
@@ -414,6 +557,12 @@ def _checked_paths(
             f"output_path {str(output)!r} is the nominal URDF itself; choose another file"
         )
     return nominal_path, output
+
+
+def _existing(path: Path) -> Path:
+    if not path.is_file():
+        raise FileNotFoundError(f"URDF not found: {path}")
+    return path
 
 
 def _finite_value(name: str, raw: Any) -> float:
