@@ -12,7 +12,11 @@ baseline. Heavy or optional packages (scipy.optimize, scipy.signal, matplotlib,
 picos, cvxopt, viser, ...) are imported inside the functions that use them, so
 they are paid by the call that needs them, not by the import.
 
-    .venv/bin/python benchmarks/bench_startup.py [--runs 9]
+    .venv/bin/python benchmarks/bench_startup.py [--runs 9] [--no-bytecode] [--src DIR]
+
+``--src DIR`` times the figaroh package found in ``DIR`` instead of the
+installed one (``git archive <commit> src | tar -x -C /tmp/old`` then
+``--src /tmp/old/src`` compares with an older commit).
 
 Like an installed package, figaroh's modules are timed from compiled bytecode:
 the processes run without ``PYTHONDONTWRITEBYTECODE`` and with
@@ -89,8 +93,14 @@ def main() -> None:
     parser.add_argument(
         "--no-bytecode", action="store_true", help="compile figaroh's sources in every process"
     )
+    parser.add_argument(
+        "--src",
+        help="time the figaroh package in this folder (PYTHONPATH), e.g. an exported commit",
+    )
     args = parser.parse_args()
     env = dict(os.environ)
+    if args.src:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.src, env.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory(prefix="figaroh-bench-pycache-") as cache:
         if args.no_bytecode:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -99,7 +109,8 @@ def main() -> None:
             env["PYTHONPYCACHEPREFIX"] = cache
         times = median_times(args.runs, env)
     mode = "sources compiled each run" if args.no_bytecode else "from bytecode"
-    print(f"median of {args.runs} processes each, {mode} ({sys.executable})")
+    where = f", figaroh from {args.src}" if args.src else ""
+    print(f"median of {args.runs} processes each, {mode}{where} ({sys.executable})")
     print(report(times))
 
 
