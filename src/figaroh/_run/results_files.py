@@ -171,16 +171,8 @@ def to_plain(value: Any, non_finite: str = "null", unknown: str = "keep") -> Any
             return _numpy_scalar(v, conv)
         if isinstance(v, enum.Enum):
             return conv(v.value)
-        if v is None or type(v) in (bool, str, int):
-            return v
-        if isinstance(v, int):  # subclasses → the plain built-in type
-            return int(v)
-        if isinstance(v, str):
-            return str(v)
-        if isinstance(v, float):
-            if non_finite == "null" and not math.isfinite(v):
-                return None
-            return float(v)
+        if v is None or isinstance(v, (str, int, float)):
+            return _plain_builtin(v, non_finite)
         if isinstance(v, Mapping):
             return {_plain_key(k): conv(x) for k, x in v.items()}
         if isinstance(v, np.ndarray):
@@ -188,14 +180,30 @@ def to_plain(value: Any, non_finite: str = "null", unknown: str = "keep") -> Any
         if isinstance(v, (list, tuple)):
             return [conv(x) for x in v]
         if isinstance(v, (set, frozenset)):
-            items = [conv(x) for x in v]
-            try:
-                return sorted(items)
-            except TypeError:
-                return items
+            return _sorted_if_possible([conv(x) for x in v])
         return _plain_object(v, conv, unknown)
 
     return conv(value)
+
+
+def _plain_builtin(v: str | int | float | None, non_finite: str) -> Any:
+    """``None``, ``bool``, ``str``, ``int`` or ``float`` as the plain built-in type."""
+    if v is None or type(v) in (bool, str, int):
+        return v
+    if isinstance(v, int):  # subclasses → the plain built-in type
+        return int(v)
+    if isinstance(v, str):
+        return str(v)
+    if non_finite == "null" and not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def _sorted_if_possible(items: list[Any]) -> list[Any]:
+    try:
+        return sorted(items)
+    except TypeError:
+        return items
 
 
 def _plain_object(v: Any, conv: Callable[[Any], Any], unknown: str) -> Any:
