@@ -207,6 +207,26 @@ def _import_picos():
 def _solve_picos(prog: ConeProgram, solver: str, max_seconds: float | None) -> ConicResult:
     picos = _import_picos()
     t0 = time.perf_counter()
+    P, x = _picos_problem(picos, prog)
+    attempts = _picos_options(P, prog, solver, max_seconds)
+    solution, last_error = _picos_solve(picos, P, attempts, solver)
+    if solution is None:
+        code = getattr(last_error, "code", None)
+        return ConicResult(
+            status=_norm_status(code) if code is not None else "error",
+            raw_status=f"{type(last_error).__name__}: {last_error}",
+            x=None,
+            runtime_s=time.perf_counter() - t0,
+            solver=solver,
+        )
+    status, raw, xv = _picos_outcome(solution, x)
+    return ConicResult(
+        status=status, raw_status=raw, x=xv, runtime_s=time.perf_counter() - t0, solver=solver
+    )
+
+
+def _picos_problem(picos: Any, prog: ConeProgram) -> Tuple[Any, Any]:
+    """``(problem, x)``: ``prog`` as a PICOS problem over the variable ``x``."""
     import cvxopt
     from picos.expressions import AffineExpression
 
@@ -245,27 +265,38 @@ def _solve_picos(prog: ConeProgram, solver: str, max_seconds: float | None) -> C
             P.set_objective("min", t)
         else:  # norm and sqnorm share the minimiser; the norm is better conditioned
             P.set_objective("min", picos.Norm(r))
+    return P, x
+
+
+def _picos_options(
+    P: Any, prog: ConeProgram, solver: str, max_seconds: float | None
+) -> List[Dict[str, Any]]:
+    """Set the solver options of ``P``; returns the option sets to try in turn."""
     P.options.solver = solver
     P.options.verbosity = 0
-    if solver == "cvxopt":
-        # PICOS lifts CVXOPT's iteration cap (1e6), which makes infeasible SDPs
-        # crawl; CVXOPT has no wall-clock limit, so cap the iterations instead.
-        big = max((B.shape[0] for _, B in prog.lmis), default=0) > 16 or prog.objective == "schur"
-        P.options.max_iterations = _CVXOPT_MAX_ITERS_LARGE if big else _CVXOPT_MAX_ITERS
-        if max_seconds is not None:
-            logger.debug("CVXOPT has no time limit; max_seconds=%s not enforced", max_seconds)
-        # Unregularised Cholesky KKT solves first (CVXOPT's default); on a numerical
-        # breakdown (ArithmeticError/ValueError) retry once with regularised LDL.
-        attempts: List[Dict[str, Any]] = [
-            {"cvxopt_kktsolver": None, "cvxopt_kktreg": None},
-            {"cvxopt_kktsolver": "ldl", "cvxopt_kktreg": 1e-9},
-        ]
-    else:
+    if solver != "cvxopt":
         if max_seconds is not None:
             P.options.timelimit = float(max_seconds)
-        attempts = [{}]
+        return [{}]
+    # PICOS lifts CVXOPT's iteration cap (1e6), which makes infeasible SDPs
+    # crawl; CVXOPT has no wall-clock limit, so cap the iterations instead.
+    big = max((B.shape[0] for _, B in prog.lmis), default=0) > 16 or prog.objective == "schur"
+    P.options.max_iterations = _CVXOPT_MAX_ITERS_LARGE if big else _CVXOPT_MAX_ITERS
+    if max_seconds is not None:
+        logger.debug("CVXOPT has no time limit; max_seconds=%s not enforced", max_seconds)
+    # Unregularised Cholesky KKT solves first (CVXOPT's default); on a numerical
+    # breakdown (ArithmeticError/ValueError) retry once with regularised LDL.
+    return [
+        {"cvxopt_kktsolver": None, "cvxopt_kktreg": None},
+        {"cvxopt_kktsolver": "ldl", "cvxopt_kktreg": 1e-9},
+    ]
+
+
+def _picos_solve(
+    picos: Any, P: Any, attempts: List[Dict[str, Any]], solver: str
+) -> Tuple[Any, BaseException | None]:
+    """``(solution, last error)`` of the first option set that solves ``P`` (None, error)."""
     last_error: BaseException | None = None
-    solution = None
     for opts in attempts:
         for key, value in opts.items():
             P.options[key] = value
@@ -273,38 +304,29 @@ def _solve_picos(prog: ConeProgram, solver: str, max_seconds: float | None) -> C
             solution = P.solve(primals=None)
         except picos.SolutionFailure as exc:
             last_error = exc
-            solution = None
         except (ArithmeticError, ValueError) as exc:
             logger.debug("PICOS/%s solve failed (%s): %s", solver, opts, exc)
             last_error = exc
-            solution = None
-        if solution is not None:
-            break
-    if solution is None:
-        code = getattr(last_error, "code", None)
-        return ConicResult(
-            status=_norm_status(code) if code is not None else "error",
-            raw_status=f"{type(last_error).__name__}: {last_error}",
-            x=None,
-            runtime_s=time.perf_counter() - t0,
-            solver=solver,
-        )
+        else:
+            if solution is not None:
+                return solution, last_error
+    return None, last_error
+
+
+def _picos_outcome(solution: Any, x: Any) -> Tuple[str, str, np.ndarray | None]:
+    """``(status, raw status, x)`` of a PICOS solution (x None unless optimal and finite)."""
     raw = str(solution.claimedStatus)
     ok = raw == "optimal" and x.value is not None
     xv = np.asarray(x.np, dtype=float).reshape(-1) if ok else None
     if ok and not np.all(np.isfinite(xv)):
         ok, xv, raw = False, None, "non-finite solution"
     if ok:
-        status = "optimal"
-    else:
-        problem_status = str(solution.problemStatus)
-        status = _norm_status(raw if raw not in ("unknown", "optimal") else problem_status)
-        if status == "unknown" and problem_status not in ("unknown", ""):
-            status = _norm_status(problem_status)
-        raw = f"{raw} (problem {problem_status})"
-    return ConicResult(
-        status=status, raw_status=raw, x=xv, runtime_s=time.perf_counter() - t0, solver=solver
-    )
+        return "optimal", raw, xv
+    problem_status = str(solution.problemStatus)
+    status = _norm_status(raw if raw not in ("unknown", "optimal") else problem_status)
+    if status == "unknown" and problem_status not in ("unknown", ""):
+        status = _norm_status(problem_status)
+    return status, f"{raw} (problem {problem_status})", xv
 
 
 def _norm_status(text: Any) -> str:
