@@ -18,23 +18,37 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 import pinocchio as pin
 
+from figaroh.errors import FigarohError
 from figaroh.utils.fileio import atomic_write, make_folder
+
+
+class URDFExportError(FigarohError, ValueError):
+    """The URDF export refused its input or its result; nothing was written.
+
+    Raised for unknown parameter names or targets, non-finite values, a
+    malformed nominal URDF, physically inconsistent inertials and a result
+    Pinocchio cannot load; the message names the parameter, element or file.
+    """
+
+
+class URDFNotFoundError(FigarohError, FileNotFoundError):
+    """The URDF file to read does not exist (the message names the path)."""
 
 
 def floats(text: str | None, n: int, what: str) -> np.ndarray:
     """The ``n`` numbers of a whitespace-separated attribute (zeros when absent).
 
     Raises:
-        ValueError: Not ``n`` numbers; the message names ``what``.
+        URDFExportError: Not ``n`` numbers; the message names ``what``.
     """
     if text is None:
         return np.zeros(n)
     try:
         vals = np.array([float(t) for t in text.split()], dtype=float)
     except ValueError as exc:
-        raise ValueError(f"malformed {what} {text!r} in the nominal URDF") from exc
+        raise URDFExportError(f"malformed {what} {text!r} in the nominal URDF") from exc
     if vals.shape != (n,):
-        raise ValueError(f"{what} must hold {n} numbers, got {text!r}")
+        raise URDFExportError(f"{what} must hold {n} numbers, got {text!r}")
     return vals
 
 
@@ -185,11 +199,11 @@ def prolog(path: Path) -> bytes:
 
 
 def _check_loads_in_pinocchio(urdf_path: str) -> None:
-    """Raise ``ValueError`` unless Pinocchio builds a model from ``urdf_path``."""
+    """Raise :class:`URDFExportError` unless Pinocchio builds a model from ``urdf_path``."""
     try:
         pin.buildModelFromUrdf(urdf_path)
     except Exception as exc:  # noqa: BLE001 - reported as a refusal
-        raise ValueError(f"the modified URDF does not load in Pinocchio: {exc}") from exc
+        raise URDFExportError(f"the modified URDF does not load in Pinocchio: {exc}") from exc
 
 
 def atomic_write_checked(path: Path, data: bytes) -> None:

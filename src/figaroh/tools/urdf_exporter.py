@@ -113,6 +113,8 @@ import numpy as np
 
 from . import joint_terms
 from ._urdf_xml import (
+    URDFExportError,
+    URDFNotFoundError,
     atomic_write_checked,
     exp3,
     fixed_descendants,
@@ -137,6 +139,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "ExportedURDF",
+    "URDFExportError",
+    "URDFNotFoundError",
     "export_urdf",
     "frame_settings_doc",
     "is_kinematic_correction",
@@ -300,11 +304,11 @@ def frame_settings_doc(*, calibration_type: str | None = None, verbose: bool = T
         ``{"base_px": 0.0, …, "pEEx_arm_7_link": 0.0, …}``.
 
     Raises:
-        ValueError: unknown ``calibration_type``.
+        URDFExportError: unknown ``calibration_type`` (a ``ValueError``).
     """
     targets = {"mocap": "arm_7_link", "eye_hand": "head_2_link", None: None}
     if calibration_type not in targets:
-        raise ValueError(
+        raise URDFExportError(
             f"calibration_type must be 'mocap', 'eye_hand' or None, got {calibration_type!r}"
         )
     target = targets[calibration_type]
@@ -388,11 +392,12 @@ def export_urdf(
         ``str`` with ``frame_params``, ``applied`` and ``unchanged_links``).
 
     Raises:
-        FileNotFoundError: *nominal_urdf_path* does not exist.
-        ValueError: unknown parameter names or targets, non-finite values,
-            a refused merged body, a physically inconsistent inertial, a
-            malformed nominal URDF, or a result Pinocchio cannot load. Nothing
-            is written then.
+        URDFNotFoundError: *nominal_urdf_path* does not exist (a
+            ``FileNotFoundError``).
+        URDFExportError: (a ``ValueError``) Unknown parameter names or
+            targets, non-finite values, a refused merged body, a physically
+            inconsistent inertial, a malformed nominal URDF, or a result
+            Pinocchio cannot load. Nothing is written then.
     """
     nominal_path, output = _checked_paths(nominal_urdf_path, output_path, params, merged_bodies)
     joint_params, frame_params = _classify_params(params)
@@ -458,13 +463,13 @@ def joint_term_parameters(
         warning.
 
     Raises:
-        ValueError: An unknown prefix, a non-finite value, or a joint
-            missing from ``motor_side_ratios``.
+        URDFExportError: An unknown prefix, a non-finite value, or a joint
+            missing from ``motor_side_ratios`` (a ``ValueError``).
     """
     known = [t.prefix for t in joint_terms.JOINT_TERMS]
     unknown = [p for p in prefixes if p not in known]
     if unknown:
-        raise ValueError(f"prefixes {unknown} are not joint terms; choose among {known}")
+        raise URDFExportError(f"prefixes {unknown} are not joint terms; choose among {known}")
     ratios = dict(motor_side_ratios) if motor_side_ratios is not None else None
     out: Dict[str, float] = {}
     for joint in joints:
@@ -486,7 +491,7 @@ def joint_term_parameters(
 def _reflection(ratios: Mapping[str, float], joint: str, prefix: str) -> float:
     """``|N|^k`` reflecting a motor-side term of ``joint`` to the joint side."""
     if joint not in ratios:
-        raise ValueError(
+        raise URDFExportError(
             f"motor_side_ratios has no gear ratio for joint {joint!r}; give one per "
             "exported joint (motor turns per joint turn)"
         )
@@ -514,8 +519,9 @@ def read_joint_dynamics(urdf_path: Union[str, Path]) -> Dict[str, Dict[str, floa
         ``<dynamics>`` element (e.g. ``{"damping": 8.0, "friction": 6.0}``).
 
     Raises:
-        FileNotFoundError: ``urdf_path`` does not exist.
-        ValueError: Not a URDF, or a non-numeric ``<dynamics>`` attribute.
+        URDFNotFoundError: ``urdf_path`` does not exist (a ``FileNotFoundError``).
+        URDFExportError: Not a URDF, or a non-numeric ``<dynamics>`` attribute
+            (a ``ValueError``).
     """
     nominal = _NominalURDF.parse(_existing(Path(urdf_path)))
     out: Dict[str, Dict[str, float]] = {}
@@ -546,14 +552,18 @@ def _checked_paths(
     """Validated ``(nominal, output)`` paths (output default ``<stem>_modified.urdf``)."""
     nominal_path = _existing(Path(nominal_urdf_path))
     if merged_bodies not in _MERGED_MODES:
-        raise ValueError(f"merged_bodies must be one of {_MERGED_MODES}, got {merged_bodies!r}")
+        raise URDFExportError(
+            f"merged_bodies must be one of {_MERGED_MODES}, got {merged_bodies!r}"
+        )
     if not isinstance(params, Mapping):
-        raise ValueError(f"params must be a mapping name -> value, got {type(params).__name__}")
+        raise URDFExportError(
+            f"params must be a mapping name -> value, got {type(params).__name__}"
+        )
     if output_path is None:
         output_path = nominal_path.with_name(nominal_path.stem + "_modified" + nominal_path.suffix)
     output = Path(output_path)
     if output.resolve() == nominal_path.resolve():
-        raise ValueError(
+        raise URDFExportError(
             f"output_path {str(output)!r} is the nominal URDF itself; choose another file"
         )
     return nominal_path, output
@@ -561,7 +571,7 @@ def _checked_paths(
 
 def _existing(path: Path) -> Path:
     if not path.is_file():
-        raise FileNotFoundError(f"URDF not found: {path}")
+        raise URDFNotFoundError(f"URDF not found: {path} (check the path)")
     return path
 
 
@@ -569,9 +579,9 @@ def _finite_value(name: str, raw: Any) -> float:
     try:
         value = float(raw)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"parameter {name!r}: value {raw!r} is not a number") from exc
+        raise URDFExportError(f"parameter {name!r}: value {raw!r} is not a number") from exc
     if not math.isfinite(value):
-        raise ValueError(f"parameter {name!r}: value {value} is not finite")
+        raise URDFExportError(f"parameter {name!r}: value {value} is not finite")
     return value
 
 
@@ -588,7 +598,7 @@ def _unknown_names_message(unknown: List[str]) -> str:
 def _classify_params(
     params: Mapping[str, Any],
 ) -> Tuple[Dict[str, List[_Entry]], Dict[str, float]]:
-    """``({target: entries}, frame_params)``; unknown names or bad values raise ValueError."""
+    """``({target: entries}, frame_params)``; unknown names or bad values raise URDFExportError."""
     joint_params: Dict[str, List[_Entry]] = {}
     frame_params: Dict[str, float] = {}
     unknown: List[str] = []
@@ -613,7 +623,7 @@ def _classify_params(
             _FRAME_PARAM_DESCRIPTIONS[frame[0]],
         )
     if unknown:
-        raise ValueError(_unknown_names_message(unknown))
+        raise URDFExportError(_unknown_names_message(unknown))
     return joint_params, frame_params
 
 
@@ -634,10 +644,10 @@ class _NominalURDF:
         try:
             tree = ET.parse(str(path), parser=parser)
         except ET.ParseError as exc:
-            raise ValueError(f"nominal URDF {path} is not valid XML: {exc}") from exc
+            raise URDFExportError(f"nominal URDF {path} is not valid XML: {exc}") from exc
         root = tree.getroot()
         if root.tag != "robot":
-            raise ValueError(f"nominal URDF {path}: root element is <{root.tag}>, not <robot>")
+            raise URDFExportError(f"nominal URDF {path}: root element is <{root.tag}>, not <robot>")
         joints = {j.get("name"): j for j in root.findall("joint")}
         links = {lk.get("name"): lk for lk in root.findall("link")}
         children_of: Dict[str, List[ET.Element]] = {}
@@ -651,7 +661,7 @@ class _NominalURDF:
         """Name of the child link of a joint."""
         child = self.joints[joint_name].find("child")
         if child is None or child.get("link") not in self.links:
-            raise ValueError(f"nominal URDF: joint {joint_name!r} has no valid <child link>")
+            raise URDFExportError(f"nominal URDF: joint {joint_name!r} has no valid <child link>")
         return child.get("link")
 
     def check_targets(self, joint_params: Mapping[str, List[_Entry]]) -> None:
@@ -665,7 +675,9 @@ class _NominalURDF:
                 elif target not in self.joints:
                     bad.append(f"{name} (no joint {target!r})")
         if bad:
-            raise ValueError(f"parameters name targets absent from {self.path.name}: {bad[:8]}")
+            raise URDFExportError(
+                f"parameters name targets absent from {self.path.name}: {bad[:8]}"
+            )
 
     def serialise(self) -> bytes:
         """The modified document, with the nominal file's leading comments."""
@@ -772,7 +784,7 @@ def _apply_joint_entries(joint: ET.Element, entries: List[_Entry]) -> None:
         elif category == "elasticity":
             _add_elasticity(joint, idx, value)
         else:  # pragma: no cover - guarded by the caller
-            raise ValueError(f"{name}: unsupported category {category}")
+            raise URDFExportError(f"{name}: unsupported category {category}")
     if correction.any():
         _correct_origin(joint, correction)
 
@@ -786,7 +798,7 @@ def _unit_axis(joint: ET.Element) -> np.ndarray:
         axis = np.array([1.0, 0.0, 0.0])
     nrm = float(np.linalg.norm(axis))
     if nrm == 0:
-        raise ValueError(f"joint {jname!r}: zero <axis>, cannot apply an axis offset")
+        raise URDFExportError(f"joint {jname!r}: zero <axis>, cannot apply an axis offset")
     return axis / nrm
 
 
@@ -837,7 +849,7 @@ def _check_consistency(new: np.ndarray, where: str, options: _InertialOptions) -
     if rep.status == "feasible":
         return
     if not options.allow_infeasible:
-        raise ValueError(
+        raise URDFExportError(
             f"{where}: inertial parameters are not physically consistent "
             f"({rep.message}); refusing to write them (pass allow_infeasible=True "
             "to write them anyway)"
@@ -868,7 +880,7 @@ def _apply_inertial_entries(
     heavy = [n for n, p in merged if np.any(p != 0)]
     if heavy:
         if options.merged_bodies == "refuse":
-            raise ValueError(
+            raise URDFExportError(
                 f"{where}: its Pinocchio body also holds the fixed-attached links {heavy} "
                 "with non-zero inertia, so the identified parameters describe their sum; pass "
                 "merged_bodies='subtract_fixed' to write the identified body minus their nominal "
