@@ -49,7 +49,7 @@ from typing import IO, Any
 import numpy as np
 import yaml
 
-from figaroh.utils.fileio import atomic_write
+from figaroh.utils.fileio import atomic_write, make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -569,7 +569,11 @@ def claim_stem(folder: Path, stem: str, suffixes: Sequence[str]) -> Iterator[str
 
     Yields:
         The reserved stem.
+
+    Raises:
+        SealedRunError: ``folder`` is a sealed archived run (no claim is made).
     """
+    make_folder(folder)
     _remove_dead_claims(folder)
     for n in itertools.count():
         candidate = stem if n == 0 else f"{stem}_{n}"

@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Dict, List, Mapping
 from figaroh._run.json_io import strict_json_text
 from figaroh._run.stages import with_schema
 from figaroh._run.verdict import VerificationVerdict
-from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.fileio import atomic_write_text, make_folder
 from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 
 logger = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ class RunServices:
         """
         self._require_solved()
         if output_path is None:
-            os.makedirs(output_dir, exist_ok=True)
+            make_folder(output_dir)
             output_path = os.path.join(output_dir, f"{self._task}_report.html")
         self._generate_html_report(output_path)
         logger.info("HTML %s report written to %s", self._task, output_path)
@@ -222,7 +222,7 @@ class RunServices:
         if self.results_manager is not None:
             verdict_dict = self.results_manager._convert_for_serialization(verdict_dict)
         if output_path is None:
-            os.makedirs(output_dir, exist_ok=True)
+            make_folder(output_dir)
             output_path = os.path.join(output_dir, f"{self._task}_verification.json")
         atomic_write_text(output_path, strict_json_text(with_schema(self, verdict_dict), indent=2))
         logger.info("Verification report written to %s", output_path)

@@ -15,6 +15,7 @@ column per active joint named as the model joint [rad or m], optional
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import os
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any, MutableMapping, Sequence, Tuple
 import numpy as np
 
 from figaroh.data.observations import PoseObservations
+from figaroh.data.text_csv import read_csv_text
 
 logger = logging.getLogger(__name__)
 
@@ -62,13 +64,18 @@ def read_config_data(model: Any, path_to_file: str | os.PathLike) -> np.ndarray:
     Raises:
         FileNotFoundError: missing file.
         KeyError: missing joint columns (all listed).
-        ValueError: non-numeric cells.
+        ValueError: non-numeric cells, an empty file, or a file that is not
+            UTF-8 text (``NotTextCSVError``, naming the file).
     """
     p = Path(path_to_file)
     if not p.is_file():
         raise FileNotFoundError(f"configuration data file {str(p)!r} does not exist")
-    with open(p, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.reader(fh) if r]
+    text = read_csv_text(p, "configuration data file")
+    rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r]
+    if not rows:
+        raise ValueError(
+            f"configuration data file {str(p)!r} is empty: expected a header row of joint names"
+        )
     header = [c.strip() for c in rows[0]]
     names = [str(n) for n in model.names[1:]]
     missing = [n for n in names if n not in header]

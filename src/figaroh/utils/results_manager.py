@@ -65,6 +65,7 @@ from figaroh._run.results_files import (
     write_yaml,
 )
 from figaroh.utils.error_handling import FigarohError, FigarohExampleError, setup_example_logging
+from figaroh.utils.fileio import SealedRunError
 
 logger = logging.getLogger(__name__)
 
@@ -383,6 +384,8 @@ class ResultsManager(ResultPlots):
                     os.unlink(path)
                 except OSError:
                     pass
+            if isinstance(exc, SealedRunError):
+                raise
             raise FigarohExampleError(f"Failed to save results: {exc}") from exc
         return saved
 
