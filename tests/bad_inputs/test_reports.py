@@ -140,6 +140,10 @@ def _export_into_archive(what: str):
                 ident.export_verification_report(output_path=str(run / "provenance.json"))
             elif what == "sub-folder":
                 ident.export_html_report(output_path=str(run / "html" / "report.html"))
+            elif what == "output-dir":
+                ident.export_html_report(output_dir=str(run / "reports"))
+            elif what == "verdict-output-dir":
+                ident.export_verification_report(output_dir=str(run / "reports"))
             elif what == "new-file":
                 ident.export_html_report(output_path=str(run / "other.html"))
             else:
@@ -295,6 +299,18 @@ CASES: list[BadInput] = [
     BadInput(
         "report_into_sub_folder_of_archived_run",
         _export_into_archive("sub-folder"),
+        raises=SealedRunError,
+        match="archived run",
+    ),
+    BadInput(
+        "report_into_sub_folder_of_archived_run_output_dir",
+        _export_into_archive("output-dir"),
+        raises=SealedRunError,
+        match="archived run",
+    ),
+    BadInput(
+        "report_into_sub_folder_of_archived_run_verdict_output_dir",
+        _export_into_archive("verdict-output-dir"),
         raises=SealedRunError,
         match="archived run",
     ),
