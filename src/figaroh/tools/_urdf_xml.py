@@ -1,4 +1,10 @@
-"""Reading and writing URDF elements: origins, link inertials, fixed sub-trees, the file.
+"""Reading and writing URDF elements: origins, joint attributes, link inertials, the file.
+
+The parsed document (:class:`NominalURDF`, modified in place), joint-origin
+corrections (:class:`OriginCorrection`, :func:`correct_origin`), joint
+attributes (:func:`set_attribute`, :func:`add_to_attribute`,
+:func:`joint_dynamics`), link inertials, fixed sub-trees and the checked
+atomic write.
 
 Geometry follows the URDF conventions: an ``<origin xyz rpy>`` is the pose
 ``(R, t)`` with ``R = Rz(yaw)·Ry(pitch)·Rx(roll)`` [rad] and ``t`` [m]; a link
@@ -12,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -178,6 +185,152 @@ def fixed_descendants(
             out.append((child.get("link"), Rc, tc))
             stack.append((child.get("link"), Rc, tc))
     return out
+
+
+def set_attribute(joint: ET.Element, element: str, attribute: str, value: float) -> None:
+    """``<joint><element attribute="value"/>`` (absolute), creating the element if needed."""
+    elem = joint.find(element)
+    if elem is None:
+        elem = ET.SubElement(joint, element)
+    elem.set(attribute, repr(float(value)))
+
+
+def add_to_attribute(joint: ET.Element, element: str, attribute: str, value: float) -> None:
+    """``<joint><element attribute>`` += value (additive; an absent attribute counts as 0)."""
+    elem = joint.find(element)
+    if elem is None:
+        elem = ET.SubElement(joint, element)
+    what = f"joint {joint.get('name')!r} {element} {attribute}"
+    prev = float(floats(elem.get(attribute, "0"), 1, what)[0])
+    elem.set(attribute, repr(prev + value))
+
+
+def joint_dynamics(joint: ET.Element) -> Dict[str, float] | None:
+    """Every attribute of the joint's ``<dynamics>`` as a number (None without one)."""
+    dyn = joint.find("dynamics")
+    if dyn is None:
+        return None
+    name = joint.get("name")
+    return {
+        key: float(floats(text, 1, f"joint {name!r} dynamics {key}")[0])
+        for key, text in dyn.attrib.items()
+    }
+
+
+@dataclass
+class OriginCorrection:
+    """Accumulated additive corrections of one joint origin.
+
+    ``add`` takes the category ``"joint_placement"`` (``idx`` 0–5 of
+    ``d_px … d_phiz``), ``"joint_offset"`` (``idx`` 0–5 of ``offsetPX …
+    offsetRZ``) or an axis offset (``idx`` ``"RevoluteUnaligned"`` /
+    ``"PrismaticUnaligned"``).
+    """
+
+    placement: np.ndarray
+    offset: np.ndarray
+    axis_offsets: Dict[str, float]
+    has_placement: bool = False
+    has_offset: bool = False
+
+    @classmethod
+    def empty(cls) -> OriginCorrection:
+        return cls(np.zeros(6), np.zeros(6), {})
+
+    def add(self, category: str, idx: Any, value: float) -> None:
+        if category == "joint_placement":
+            self.placement[idx] += value
+            self.has_placement = True
+        elif category == "joint_offset":
+            self.offset[idx] += value
+            self.has_offset = True
+        else:
+            self.axis_offsets[idx] = self.axis_offsets.get(idx, 0.0) + value
+
+    def any(self) -> bool:
+        return self.has_placement or self.has_offset or bool(self.axis_offsets)
+
+
+def unit_axis(joint: ET.Element) -> np.ndarray:
+    """The joint's unit ``<axis>`` (URDF default ``x`` when absent)."""
+    jname = joint.get("name")
+    axis_el = joint.find("axis")
+    axis = floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {jname!r} axis")
+    if axis_el is None:
+        axis = np.array([1.0, 0.0, 0.0])
+    nrm = float(np.linalg.norm(axis))
+    if nrm == 0:
+        raise URDFExportError(f"joint {jname!r}: zero <axis>, cannot apply an axis offset")
+    return axis / nrm
+
+
+def correct_origin(joint: ET.Element, corr: OriginCorrection) -> None:
+    """Compose the joint origin with its placement, offset and axis corrections."""
+    R, t = origin_of(joint, f"joint {joint.get('name')!r}")
+    if corr.has_placement:  # origin · SE3(exp3(d_phi), d_p)
+        t = t + R @ corr.placement[:3]
+        R = R @ exp3(corr.placement[3:])
+    if corr.has_offset:  # origin · SE3(rpy(o_R), o_P)
+        t = t + R @ corr.offset[:3]
+        R = R @ rpy_matrix(corr.offset[3:])
+    if corr.axis_offsets:
+        axis = unit_axis(joint)
+        if "PrismaticUnaligned" in corr.axis_offsets:
+            t = t + R @ (axis * corr.axis_offsets["PrismaticUnaligned"])
+        if "RevoluteUnaligned" in corr.axis_offsets:
+            R = R @ exp3(axis * corr.axis_offsets["RevoluteUnaligned"])
+    origin = joint.find("origin")
+    if origin is None:
+        origin = ET.SubElement(joint, "origin")
+    origin.set("xyz", fmt(t))
+    origin.set("rpy", fmt(matrix_rpy(R)))
+
+
+@dataclass
+class NominalURDF:
+    """The parsed nominal URDF (modified in place) with its joint/link indexes."""
+
+    path: Path
+    tree: ET.ElementTree
+    joints: Dict[str, ET.Element]
+    links: Dict[str, ET.Element]
+    children_of: Dict[str, List[ET.Element]]
+
+    @classmethod
+    def parse(cls, path: Path) -> NominalURDF:
+        """Parse ``path`` keeping comments and processing instructions."""
+        parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True, insert_pis=True))
+        try:
+            tree = ET.parse(str(path), parser=parser)
+        except ET.ParseError as exc:
+            raise URDFExportError(f"nominal URDF {path} is not valid XML: {exc}") from exc
+        root = tree.getroot()
+        if root.tag != "robot":
+            raise URDFExportError(f"nominal URDF {path}: root element is <{root.tag}>, not <robot>")
+        joints = {j.get("name"): j for j in root.findall("joint")}
+        links = {lk.get("name"): lk for lk in root.findall("link")}
+        children_of: Dict[str, List[ET.Element]] = {}
+        for j in joints.values():
+            parent = j.find("parent")
+            if parent is not None:
+                children_of.setdefault(parent.get("link"), []).append(j)
+        return cls(path, tree, joints, links, children_of)
+
+    def child_link(self, joint_name: str) -> str:
+        """Name of the child link of a joint."""
+        child = self.joints[joint_name].find("child")
+        if child is None or child.get("link") not in self.links:
+            raise URDFExportError(f"nominal URDF: joint {joint_name!r} has no valid <child link>")
+        return child.get("link")
+
+    def serialise(self) -> bytes:
+        """The modified document, with the nominal file's leading comments."""
+        return (
+            b"<?xml version='1.0' encoding='utf-8'?>\n"
+            + prolog(self.path)
+            + ET.tostring(self.tree.getroot(), encoding="utf-8")
+            + b"\n"
+        )
 
 
 PROLOG = re.compile(rb"^\s*(?:<\?xml[^>]*\?>)?(?P<prolog>(?:\s|<!--.*?-->)*)<", re.DOTALL)

@@ -113,18 +113,17 @@ import numpy as np
 
 from . import joint_terms
 from ._urdf_xml import (
+    NominalURDF,
+    OriginCorrection,
     URDFExportError,
     URDFNotFoundError,
+    add_to_attribute,
     atomic_write_checked,
-    exp3,
+    correct_origin,
     fixed_descendants,
-    floats,
-    fmt,
+    joint_dynamics,
     link_mci,
-    matrix_rpy,
-    origin_of,
-    prolog,
-    rpy_matrix,
+    set_attribute,
     transform_mci,
     write_inertial,
 )
@@ -401,8 +400,8 @@ def export_urdf(
     """
     nominal_path, output = _checked_paths(nominal_urdf_path, output_path, params, merged_bodies)
     joint_params, frame_params = _classify_params(params)
-    nominal = _NominalURDF.parse(nominal_path)
-    nominal.check_targets(joint_params)
+    nominal = NominalURDF.parse(nominal_path)
+    _check_targets(nominal, joint_params)
     options = _InertialOptions(merged_bodies, psd_eig_tol, allow_infeasible)
     applied: List[str] = []
     unchanged: List[str] = []
@@ -523,16 +522,12 @@ def read_joint_dynamics(urdf_path: Union[str, Path]) -> Dict[str, Dict[str, floa
         URDFExportError: Not a URDF, or a non-numeric ``<dynamics>`` attribute
             (a ``ValueError``).
     """
-    nominal = _NominalURDF.parse(_existing(Path(urdf_path)))
+    nominal = NominalURDF.parse(_existing(Path(urdf_path)))
     out: Dict[str, Dict[str, float]] = {}
     for name, joint in nominal.joints.items():
-        dyn = joint.find("dynamics")
-        if dyn is None:
-            continue
-        out[name] = {
-            key: float(floats(text, 1, f"joint {name!r} dynamics {key}")[0])
-            for key, text in dyn.attrib.items()
-        }
+        dyn = joint_dynamics(joint)
+        if dyn is not None:
+            out[name] = dyn
     return out
 
 
@@ -627,66 +622,18 @@ def _classify_params(
     return joint_params, frame_params
 
 
-@dataclass
-class _NominalURDF:
-    """The parsed nominal URDF (modified in place) with its joint/link indexes."""
-
-    path: Path
-    tree: ET.ElementTree
-    joints: Dict[str, ET.Element]
-    links: Dict[str, ET.Element]
-    children_of: Dict[str, List[ET.Element]]
-
-    @classmethod
-    def parse(cls, path: Path) -> _NominalURDF:
-        """Parse ``path`` keeping comments and processing instructions."""
-        parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True, insert_pis=True))
-        try:
-            tree = ET.parse(str(path), parser=parser)
-        except ET.ParseError as exc:
-            raise URDFExportError(f"nominal URDF {path} is not valid XML: {exc}") from exc
-        root = tree.getroot()
-        if root.tag != "robot":
-            raise URDFExportError(f"nominal URDF {path}: root element is <{root.tag}>, not <robot>")
-        joints = {j.get("name"): j for j in root.findall("joint")}
-        links = {lk.get("name"): lk for lk in root.findall("link")}
-        children_of: Dict[str, List[ET.Element]] = {}
-        for j in joints.values():
-            parent = j.find("parent")
-            if parent is not None:
-                children_of.setdefault(parent.get("link"), []).append(j)
-        return cls(path, tree, joints, links, children_of)
-
-    def child_link(self, joint_name: str) -> str:
-        """Name of the child link of a joint."""
-        child = self.joints[joint_name].find("child")
-        if child is None or child.get("link") not in self.links:
-            raise URDFExportError(f"nominal URDF: joint {joint_name!r} has no valid <child link>")
-        return child.get("link")
-
-    def check_targets(self, joint_params: Mapping[str, List[_Entry]]) -> None:
-        """Every target names a joint (or, for inertial parameters, a joint or a link)."""
-        bad = []
-        for target, entries in joint_params.items():
-            for name, category, *_ in entries:
-                if category in _INERTIAL_CATEGORIES:
-                    if target not in self.joints and target not in self.links:
-                        bad.append(f"{name} (no joint or link {target!r})")
-                elif target not in self.joints:
-                    bad.append(f"{name} (no joint {target!r})")
-        if bad:
-            raise URDFExportError(
-                f"parameters name targets absent from {self.path.name}: {bad[:8]}"
-            )
-
-    def serialise(self) -> bytes:
-        """The modified document, with the nominal file's leading comments."""
-        return (
-            b"<?xml version='1.0' encoding='utf-8'?>\n"
-            + prolog(self.path)
-            + ET.tostring(self.tree.getroot(), encoding="utf-8")
-            + b"\n"
-        )
+def _check_targets(nominal: NominalURDF, joint_params: Mapping[str, List[_Entry]]) -> None:
+    """Every target names a joint (or, for inertial parameters, a joint or a link)."""
+    bad = []
+    for target, entries in joint_params.items():
+        for name, category, *_ in entries:
+            if category in _INERTIAL_CATEGORIES:
+                if target not in nominal.joints and target not in nominal.links:
+                    bad.append(f"{name} (no joint or link {target!r})")
+            elif target not in nominal.joints:
+                bad.append(f"{name} (no joint {target!r})")
+    if bad:
+        raise URDFExportError(f"parameters name targets absent from {nominal.path.name}: {bad[:8]}")
 
 
 @dataclass(frozen=True)
@@ -699,7 +646,7 @@ class _InertialOptions:
 
 
 def _apply_target(
-    nominal: _NominalURDF, target: str, entries: List[_Entry], options: _InertialOptions
+    nominal: NominalURDF, target: str, entries: List[_Entry], options: _InertialOptions
 ) -> bool:
     """Apply one target's entries; False when its inertial parameters equal the nominal ones."""
     other = [e for e in entries if e[1] not in _INERTIAL_CATEGORIES]
@@ -724,108 +671,27 @@ def _log_entries(target: str, entries: List[_Entry]) -> None:
         )
 
 
-def _write_joint_term(joint: ET.Element, row: joint_terms.JointTerm, value: float) -> None:
-    """``<joint><urdf_element urdf_attribute="value"/>`` (absolute) for one joint term."""
-    elem = joint.find(row.urdf_element)
-    if elem is None:
-        elem = ET.SubElement(joint, row.urdf_element)
-    elem.set(row.urdf_attribute, repr(value))
-
-
-def _add_elasticity(joint: ET.Element, axis: int, value: float) -> None:
-    """``<dynamics elasticity_<AXIS>>`` += value (additive)."""
-    dyn = joint.find("dynamics")
-    if dyn is None:
-        dyn = ET.SubElement(joint, "dynamics")
-    key = f"elasticity_{_AXES6[axis]}"
-    prev = float(floats(dyn.get(key, "0"), 1, f"joint {joint.get('name')!r} {key}")[0])
-    dyn.set(key, repr(prev + value))
-
-
-@dataclass
-class _OriginCorrection:
-    """Accumulated additive corrections of one joint origin."""
-
-    placement: np.ndarray
-    offset: np.ndarray
-    axis_offsets: Dict[str, float]
-    has_placement: bool = False
-    has_offset: bool = False
-
-    @classmethod
-    def empty(cls) -> _OriginCorrection:
-        return cls(np.zeros(6), np.zeros(6), {})
-
-    def add(self, category: str, idx: Any, value: float) -> None:
-        if category == "joint_placement":
-            self.placement[idx] += value
-            self.has_placement = True
-        elif category == "joint_offset":
-            self.offset[idx] += value
-            self.has_offset = True
-        else:
-            self.axis_offsets[idx] = self.axis_offsets.get(idx, 0.0) + value
-
-    def any(self) -> bool:
-        return self.has_placement or self.has_offset or bool(self.axis_offsets)
-
-
 _ORIGIN_CATEGORIES = ("joint_placement", "joint_offset", "joint_offset_axis")
 
 
 def _apply_joint_entries(joint: ET.Element, entries: List[_Entry]) -> None:
     """Placement, offsets, joint terms (friction, armature, legacy offset) and elasticity."""
-    correction = _OriginCorrection.empty()
+    correction = OriginCorrection.empty()
     for name, category, idx, _additive, value in entries:
         if category in _ORIGIN_CATEGORIES:
             correction.add(category, idx, value)
         elif category == _JOINT_TERM:
-            _write_joint_term(joint, idx, value)
+            set_attribute(joint, idx.urdf_element, idx.urdf_attribute, value)
         elif category == "elasticity":
-            _add_elasticity(joint, idx, value)
+            add_to_attribute(joint, "dynamics", f"elasticity_{_AXES6[idx]}", value)
         else:  # pragma: no cover - guarded by the caller
             raise URDFExportError(f"{name}: unsupported category {category}")
     if correction.any():
-        _correct_origin(joint, correction)
-
-
-def _unit_axis(joint: ET.Element) -> np.ndarray:
-    """The joint's unit ``<axis>`` (URDF default ``x`` when absent)."""
-    jname = joint.get("name")
-    axis_el = joint.find("axis")
-    axis = floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {jname!r} axis")
-    if axis_el is None:
-        axis = np.array([1.0, 0.0, 0.0])
-    nrm = float(np.linalg.norm(axis))
-    if nrm == 0:
-        raise URDFExportError(f"joint {jname!r}: zero <axis>, cannot apply an axis offset")
-    return axis / nrm
-
-
-def _correct_origin(joint: ET.Element, corr: _OriginCorrection) -> None:
-    """Compose the joint origin with its placement, offset and axis corrections."""
-    R, t = origin_of(joint, f"joint {joint.get('name')!r}")
-    if corr.has_placement:  # origin · SE3(exp3(d_phi), d_p)
-        t = t + R @ corr.placement[:3]
-        R = R @ exp3(corr.placement[3:])
-    if corr.has_offset:  # origin · SE3(rpy(o_R), o_P)
-        t = t + R @ corr.offset[:3]
-        R = R @ rpy_matrix(corr.offset[3:])
-    if corr.axis_offsets:
-        axis = _unit_axis(joint)
-        if "PrismaticUnaligned" in corr.axis_offsets:
-            t = t + R @ (axis * corr.axis_offsets["PrismaticUnaligned"])
-        if "RevoluteUnaligned" in corr.axis_offsets:
-            R = R @ exp3(axis * corr.axis_offsets["RevoluteUnaligned"])
-    origin = joint.find("origin")
-    if origin is None:
-        origin = ET.SubElement(joint, "origin")
-    origin.set("xyz", fmt(t))
-    origin.set("rpy", fmt(matrix_rpy(R)))
+        correct_origin(joint, correction)
 
 
 def _body_p10(
-    nominal: _NominalURDF, target: str
+    nominal: NominalURDF, target: str
 ) -> Tuple[str, np.ndarray, List[Tuple[str, np.ndarray]]]:
     """``(link name, own p10, [(fixed link, p10 in the link frame)])`` of a target."""
     is_joint = target in nominal.joints
@@ -863,7 +729,7 @@ def _check_consistency(new: np.ndarray, where: str, options: _InertialOptions) -
 
 
 def _apply_inertial_entries(
-    nominal: _NominalURDF, target: str, entries: List[_Entry], options: _InertialOptions
+    nominal: NominalURDF, target: str, entries: List[_Entry], options: _InertialOptions
 ) -> bool:
     """Write the inertial parameters of one target; returns False when unchanged."""
     link_name, own, merged = _body_p10(nominal, target)
