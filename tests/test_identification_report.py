@@ -477,6 +477,38 @@ def test_identification_report_sections_and_numbers(ident, tmp_path):
     assert ir.generate_identification_report(ident).count("<section") == doc.count("<section")
 
 
+def _verdict_rows(doc):
+    panel = doc[
+        doc.index('<div class="verdict-panel"') : doc.index("</div>", doc.index("verdict-panel"))
+    ]
+    return panel, re.findall(
+        r'<tr class="check status-(\w+)"><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>', panel
+    )
+
+
+def test_identification_report_verdict_panel(ident):
+    """Default: the report runs verify() itself (empty policy: not evaluated)."""
+    panel, rows = _verdict_rows(ir.generate_identification_report(ident))
+    assert 'data-status="not_evaluated"' in panel and "NOT EVALUATED" in panel
+    assert "No acceptance limits were given" in panel
+    default = ident.verify()
+    assert [(s, html.unescape(n)) for s, n, _, _ in rows] == [
+        (c.status, c.name) for c in default.checks
+    ]
+    # a given verdict is shown as is: status, value, limit and the failed check
+    joints = ident.identif_config["active_joints"]
+    rmse = np.array([default.metrics[f"validation_rmse:{j}"] for j in joints])
+    tight = rmse * (1 + 1e-9)
+    tight[2] = rmse[2] * 0.5
+    bad = ident.verify(joint_limits(ident, tight), "prediction")
+    panel, rows = _verdict_rows(ir.generate_identification_report(ident, verdict=bad))
+    assert 'data-status="fail"' in panel and "FAIL" in panel
+    failed = [r for r in rows if r[0] == "fail"]
+    assert [html.unescape(r[1]) for r in failed] == [f"validation_rmse:{joints[2]}"]
+    assert failed[0][2] == f"{rmse[2]:.4g}"
+    assert html.unescape(failed[0][3]) == f"≤ {tight[2]:.4g}"
+
+
 def test_identification_report_fallback_banner(ident_noval):
     doc = ir.generate_identification_report(ident_noval, title="Fallback run")
     assert "<title>Fallback run</title>" in doc

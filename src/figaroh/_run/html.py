@@ -331,3 +331,96 @@ def _change_cell(before: Any, after: Any) -> str:
     if pct >= 0:
         return f'<td><span class="arrow-good">↓ {_esc(f"{pct:.1f}")}%</span></td>'
     return f'<td><span class="arrow-bad">↑ {_esc(f"{-pct:.1f}")}%</span></td>'
+
+
+_VERDICT_HEADLINES = {
+    "pass": "PASS — every required check passed",
+    "fail": "FAIL — at least one required check failed",
+    "not_evaluated": "NOT EVALUATED — required evidence or limits are missing",
+}
+
+
+def _verdict_field(obj: Any, key: str, default: Any = None) -> Any:
+    """``obj[key]`` of a mapping or ``obj.key`` of a verdict / check object."""
+    if isinstance(obj, Mapping):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def _limit_text(check: Any) -> str:
+    """``"≤ 1.5"`` / ``"≥ 0.9"`` of a threshold check (an em dash without a limit)."""
+    limit = _finite_or_none(_verdict_field(check, "threshold"))
+    if limit is None:
+        return "—"
+    sign = "≥" if _verdict_field(check, "comparison") == "min" else "≤"
+    return f"{sign} {limit:.4g}"
+
+
+def _verdict_status(value: Any) -> str:
+    status = str(value or "not_evaluated")
+    return status if status in _VERDICT_HEADLINES else "not_evaluated"
+
+
+def _verdict_check_row(check: Any) -> str:
+    status = _verdict_status(_verdict_field(check, "status"))
+    required = "required" if _verdict_field(check, "required", True) else "informative"
+    return (
+        f'<tr class="check status-{status}"><td>{_esc(_verdict_field(check, "name", "?"))}</td>'
+        f"<td>{_fmt(_verdict_field(check, 'value'))}</td>"
+        f"<td>{_esc(_limit_text(check))}</td>"
+        f'<td><span class="badge verdict-{status}">{_esc(status)}</span></td>'
+        f"<td>{_esc(required)}</td>"
+        f"<td>{_esc(_verdict_field(check, 'reason', '') or '')}</td></tr>"
+    )
+
+
+def _verdict_section(verdict: Any, unavailable_reason: str = "") -> str:
+    """Verdict panel: overall status, scope, and each check with value, limit and reason.
+
+    Args:
+        verdict: A :class:`~figaroh._run.verdict.VerificationVerdict` (or its
+            dict form) with ``status``, ``scope``, ``policy`` and ``checks``
+            (each ``name``, ``value``, ``threshold``, ``comparison``
+            ``"max"`` (pass iff value ≤ limit) / ``"min"`` (pass iff value ≥
+            limit), ``status``, ``required``, ``reason``); None when no
+            verdict could be computed.
+        unavailable_reason: Shown when ``verdict`` is None.
+
+    Returns:
+        HTML of the panel (``div.verdict-panel`` with ``data-status``).
+    """
+    if verdict is None:
+        reason = unavailable_reason or "no verdict was computed for this run"
+        return (
+            '<div class="verdict-panel" data-status="unavailable">'
+            f'<p class="muted">Verdict unavailable: {_esc(reason)}.</p></div>'
+        )
+    status = _verdict_status(_verdict_field(verdict, "status"))
+    checks = list(_verdict_field(verdict, "checks", []) or [])
+    counts = {
+        s: sum(1 for c in checks if _verdict_field(c, "status") == s) for s in _VERDICT_HEADLINES
+    }
+    policy = _verdict_field(verdict, "policy", {}) or {}
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no checks"
+    parts = [
+        f'<div class="verdict-panel" data-status="{_esc(status)}">',
+        f'<p class="verdict-headline verdict-{status}">{_esc(_VERDICT_HEADLINES[status])}</p>',
+        f'<p class="muted">Scope: {_esc(_verdict_field(verdict, "scope", "?"))} · '
+        f"{len(checks)} check(s): {_esc(summary)} · "
+        f"{len(policy)} limit(s) in the policy.</p>",
+    ]
+    if not policy:
+        parts.append(
+            '<p class="muted">No acceptance limits were given, so nothing can prove '
+            "acceptance: pass thresholds to verify() (or --threshold on the command line) "
+            "and the report's verdict=….</p>"
+        )
+    if checks:
+        parts.append(
+            '<table class="data verdict-checks"><thead><tr><th>Check</th><th>Value</th>'
+            "<th>Limit</th><th>Status</th><th>Role</th><th>Reason</th></tr></thead><tbody>"
+            + "".join(_verdict_check_row(c) for c in checks)
+            + "</tbody></table>"
+        )
+    parts.append("</div>")
+    return "".join(parts)

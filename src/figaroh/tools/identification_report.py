@@ -14,11 +14,12 @@ domain-independent HTML/CSS/JS layer is shared, via the run-services
 modules :mod:`figaroh._run.html`, :mod:`figaroh._run.charts` and
 :mod:`figaroh._run.page`.
 
-Sections: Provenance, Summary, Insights, Per-joint torque residuals,
-Validation, Before / after (interactive chart: wheel or drag to zoom, hover
-to read values), Base-parameter uncertainty (bar + confidence tier per
-parameter), Physical consistency / reconstruction (and strongly correlated
-parameter pairs when the result holds them).
+Sections: Verdict (status and every check with value, limit and reason),
+Provenance, Summary, Insights, Per-joint torque residuals, Validation, Before /
+after (interactive chart: wheel or drag to zoom, hover to read values),
+Base-parameter uncertainty (bar + confidence tier per parameter), Physical
+consistency / reconstruction (and strongly correlated parameter pairs when the
+result holds them).
 
 Every string that reaches the page goes through
 :func:`~figaroh._run.html.html_escape`; chart data travels as
@@ -51,6 +52,7 @@ from figaroh._run.html import (
     _param_uncertainty_section,
     _provenance_section,
     _run_title,
+    _verdict_section,
 )
 from figaroh._run.page import _report_document, _report_section, _write_report
 from figaroh._run.values import _finite_or_none
@@ -547,8 +549,25 @@ def _per_joint_stats(identifier: Any) -> Mapping[str, Any] | None:
         return None
 
 
-def _report_sections(identifier: Any, result: Mapping[str, Any], provenance: Any) -> List[str]:
+def _run_verdict(identifier: Any) -> tuple:
+    """``(verdict, reason)``: ``identifier.verify()`` with its default policy, or None and why."""
+    verify = getattr(identifier, "verify", None)
+    if not callable(verify):
+        return None, f"{type(identifier).__name__} has no verify()"
+    try:
+        return verify(), ""
+    except Exception as exc:  # noqa: BLE001 - a report without a verdict beats no report
+        logger.warning("verdict unavailable for the report: %s", exc)
+        return None, f"verify() raised {type(exc).__name__}: {exc}"
+
+
+def _report_sections(
+    identifier: Any, result: Mapping[str, Any], provenance: Any, verdict: Any = None
+) -> List[str]:
     """The ``<section>`` blocks of the identification report, in page order."""
+    verdict_reason = ""
+    if verdict is None:
+        verdict, verdict_reason = _run_verdict(identifier)
     base_names = list(result.get("base parameters names", []) or [])
     std_raw = getattr(identifier, "std_relative", None)
     std_relative = [] if std_raw is None else list(np.ravel(np.asarray(std_raw, dtype=float)))
@@ -574,6 +593,7 @@ def _report_sections(identifier: Any, result: Mapping[str, Any], provenance: Any
     residual_heading = "Base fit residuals" if has_selection else "Per-joint torque residuals"
     units = _joint_units(identifier, validation)
     return [
+        _report_section("verdict", "Verdict", _verdict_section(verdict, verdict_reason)),
         _report_section("provenance", "Provenance", _provenance_section(provenance)),
         _report_section(
             "summary", "Summary", _summary_section(result, correlation, stages_text, has_selection)
@@ -604,7 +624,10 @@ def _report_sections(identifier: Any, result: Mapping[str, Any], provenance: Any
 
 
 def generate_identification_report(
-    identifier: Any, output_path: str | None = None, title: str | None = None
+    identifier: Any,
+    output_path: str | None = None,
+    title: str | None = None,
+    verdict: Any = None,
 ) -> str:
     """Render a self-contained HTML diagnostic report for an identification run.
 
@@ -624,6 +647,11 @@ def generate_identification_report(
         title: Report title; default ``"<run title> — Identification Quality
             Report"`` where the run title is the asset id and robot name from
             the provenance, or the class name.
+        verdict: The :class:`~figaroh._run.verdict.VerificationVerdict` to show
+            in the verdict panel (e.g. the one ``verify(thresholds, scope)``
+            returned with the application's limits); None computes
+            ``identifier.verify()`` with its default (empty) policy, which is
+            ``not_evaluated``.
 
     Returns:
         The HTML document.
@@ -643,7 +671,7 @@ def generate_identification_report(
     report_title = title or (
         f"{_run_title(provenance, type(identifier).__name__)} — Identification Quality Report"
     )
-    sections = _report_sections(identifier, result, provenance)
+    sections = _report_sections(identifier, result, provenance, verdict)
     doc = _report_document(
         report_title,
         sections,
