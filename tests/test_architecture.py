@@ -67,6 +67,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.measurements",
         "figaroh.utils.cubic_spline",
         "figaroh.utils.config_parser",
+        "figaroh.utils._legacy_unified",
         "figaroh.utils.yaml_budget",
         "figaroh.utils.config_keys",
     ),
