@@ -199,6 +199,7 @@ def _validation_is_training(tmp_path: Path) -> str:
     assert check.status == "fail" and "identical" in check.reason
     assert ident.result["validation_metrics"]["validation_source"] != "validation_data"
     assert "separate set" not in ident._quality_report_text()
+    assert verdict.splits["validation_source"] == "duplicates_training"
     return status
 
 

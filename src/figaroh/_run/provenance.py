@@ -683,11 +683,13 @@ def _collect_splits(obj: Any) -> Dict[str, Any]:
         if val_samples is None and _get(obj, "_q_val") is not None:
             val_samples = len(_get(obj, "_q_val"))
         validation = _split_record(val_obj, val_mask, val_samples)
-    return {
-        "training": training,
-        "validation": validation,
-        "validation_source": "held_out" if validation is not None else "training_fallback",
-    }
+    if validation is None:
+        source = "training_fallback"
+    elif bool(_get(obj, "_val_duplicate", False)):
+        source = "duplicates_training"
+    else:
+        source = "held_out"
+    return {"training": training, "validation": validation, "validation_source": source}
 
 
 def collect_splits(obj: Any) -> Dict[str, Any]:
@@ -707,7 +709,10 @@ def collect_splits(obj: Any) -> Dict[str, Any]:
     (or of the observations' mask). When held-out data was loaded
     (``obj._val_available``) ``validation`` is the same record built from
     ``_val_trajectory`` / ``_val_observations`` (samples ``_val_num_samples``,
-    mask ``_val_sample_mask``) and ``validation_source`` is ``"held_out"``.
+    mask ``_val_sample_mask``) and ``validation_source`` is ``"held_out"``, or
+    ``"duplicates_training"`` when the data checks found the held-out samples
+    identical to (or a contiguous block of) the training samples
+    (``obj._val_duplicate``): such validation is never independent.
 
     Args:
         obj: The run object (duck-typed).
