@@ -188,7 +188,7 @@ def wheel(driver, css, delta):
     )
 
 
-def exercise_chart(driver, css, n_lines, min_points=1000):
+def exercise_chart(driver, css, n_lines, min_points=1000, x_label="sample"):
     """The chart is drawn, zooms on the wheel and by dragging, shows a hover read-out."""
     state = chart_state(driver, css)
     assert state["paths"] == n_lines and state["points"] >= min_points
@@ -203,16 +203,17 @@ def exercise_chart(driver, css, n_lines, min_points=1000):
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", svg)
     ActionChains(driver).double_click(svg).perform()
     assert chart_state(driver, css)["zoomed"] == "false"
-    ActionChains(driver).move_to_element_with_offset(svg, -150, 0).click_and_hold().move_by_offset(
-        120, 0
-    ).release().perform()
+    width = svg.size["width"]
+    ActionChains(driver).move_to_element_with_offset(
+        svg, -int(0.15 * width), 0
+    ).click_and_hold().move_by_offset(int(0.12 * width), 0).release().perform()
     dragged = chart_state(driver, css)
     assert dragged["zoomed"] == "true" and dragged["x1"] - dragged["x0"] < 0.3 * (full[1] - full[0])
     ActionChains(driver).move_to_element_with_offset(svg, 0, 0).perform()
     hover = chart_state(driver, css)
     assert hover["tooltip"] == "visible" and hover["hover"] is not None
     assert dragged["x0"] <= float(hover["hover"]) <= dragged["x1"]
-    assert len(hover["tip"]) == n_lines + 1 and hover["tip"][0].startswith("sample ")
+    assert len(hover["tip"]) == n_lines + 1 and hover["tip"][0].startswith(x_label + " ")
     return hover
 
 
@@ -257,16 +258,16 @@ def test_identification_report_loads_clean_and_draws(browser, runs):
     url = open_page(browser, runs["runs"][0].report)
     assert_clean(browser, url)
     assert "Identification Quality Report" in browser.title
-    exercise_chart(browser, ".series-panel svg", 3)
-    select = browser.find_element(By.CSS_SELECTOR, ".series-panel select")
-    options = [o.text for o in select.find_elements(By.TAG_NAME, "option")]
-    assert options == runs["runs"][0].ident.identif_config["active_joints"]
-    before = chart_state(browser, ".series-panel svg")
-    select.find_elements(By.TAG_NAME, "option")[2].click()
-    after = chart_state(browser, ".series-panel svg")
-    assert after["paths"] == 3 and (after["x0"], after["x1"]) == (before["x0"], before["x1"])
-    browser.find_element(By.CSS_SELECTOR, ".series-panel .chart-reset").click()
-    assert chart_state(browser, ".series-panel svg")["zoomed"] == "false"
+    joints = runs["runs"][0].ident.identif_config["active_joints"]
+    css = "#validation-panel svg.multi-chart[data-joint='2']"
+    hover = exercise_chart(browser, css, 3, x_label="t [s]")
+    assert [t.split(":")[0] for t in hover["tip"][1:]] == [
+        "measured",
+        "nominal (CAD) prediction",
+        "identified prediction",
+    ]
+    titles = browser.find_elements(By.CSS_SELECTOR, "#validation-panel .joint-cell h3")
+    assert [t.text for t in titles] == [f"{j} [N·m]" for j in joints]
     assert _errors(browser) == [] and _requests(browser, url) == []
 
 

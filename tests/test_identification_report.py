@@ -437,8 +437,10 @@ def test_identification_report_sections_and_numbers(ident, tmp_path):
         "Summary",
         "Insights",
         "Per-joint torque residuals",
+        "Measured vs identified effort over time (training fit)",
+        "Residuals over time and their distribution",
         "Validation",
-        "Before / after",
+        "Validation trajectory over time",
         "Base-parameter uncertainty",
         "Physical consistency / reconstruction",
     ):
@@ -465,14 +467,38 @@ def test_identification_report_sections_and_numbers(ident, tmp_path):
     assert f"↓ {improvement:.1f}%" in text
     per_joint = ident._compute_per_joint_stats()
     assert f"{per_joint['rmse'][0]:.4g}" in text
-    # chart payload: every active joint, every sample
-    payload = json.loads(dict(p.attrs)["data-series"])
-    assert payload["names"] == ident.identif_config["active_joints"]
-    assert payload["time"] == list(range(N)) and payload["unit"] == "Nm"
+    # small multiples over time: every active joint, every sample, timestamps [s]
+    panels = {
+        k: json.loads(v)
+        for k, v in re.findall(r'id="([\w-]+)" data-multi="([^"]*)"', doc)
+        for k, v in [(k, html.unescape(v))]
+    }
+    joints = ident.identif_config["active_joints"]
+    assert set(panels) == {"fit-panel", "residual-panel", "validation-panel"}
+    for panel in panels.values():
+        assert [j["name"] for j in panel["joints"]] == joints and panel["xLabel"] == "t [s]"
+        assert [j["unit"] for j in panel["joints"]] == ["N·m"] * len(joints)
+    step = -(-N // 1500)  # shown subsampled to at most 1500 points per chart
     np.testing.assert_allclose(
-        payload["measured"][payload["names"][1]],
-        val["tau_measured_per_joint"][payload["names"][1]],
+        panels["fit-panel"]["time"], np.ravel(ident.processed_data["timestamps"])[::step]
     )
+    np.testing.assert_allclose(
+        panels["validation-panel"]["time"],
+        np.ravel(ident._val_processed_data["timestamps"])[::step],
+    )
+    measured = np.reshape(ident.result["torque processed"], (len(joints), -1))[:, ::step]
+    estimated = np.reshape(ident.result["torque estimated"], (len(joints), -1))[:, ::step]
+    fit1 = {s["role"]: s["y"] for s in panels["fit-panel"]["joints"][1]["series"]}
+    np.testing.assert_allclose(fit1["measured"], measured[1])
+    np.testing.assert_allclose(fit1["identified"], estimated[1])
+    res1 = panels["residual-panel"]["joints"][1]["series"][0]["y"]
+    np.testing.assert_allclose(res1, measured[1] - estimated[1], atol=1e-12)
+    val1 = {s["role"]: s["y"] for s in panels["validation-panel"]["joints"][1]["series"]}
+    for role, key in (("measured", "tau_measured_per_joint"), ("nominal", "tau_nominal_per_joint")):
+        np.testing.assert_allclose(val1[role], np.ravel(val[key][joints[1]])[::step])
+    # one residual histogram per joint, of every sample
+    counts = re.findall(r'<svg class="histogram"[^>]*data-count="(\d+)"', doc)
+    assert counts == [str(N)] * len(joints)
     # the returned document is what was written
     assert ir.generate_identification_report(ident).count("<section") == doc.count("<section")
 
@@ -538,8 +564,9 @@ def test_identification_report_escapes_joint_and_parameter_names(ident, monkeypa
     text = " ".join(p.text)
     # text in: title, run id, per-joint table, validation table, parameter table
     assert text.count(XSS) >= 5
-    payload = json.loads(dict(p.attrs)["data-series"])
-    assert payload["names"][0] == XSS
+    payload = json.loads(dict(p.attrs)["data-multi"])
+    assert payload["joints"][0]["name"] == XSS
+    assert f'data-joint-name="{html.escape(XSS)}"' in doc
     verdict = ident.verify(scope="execution")
     assert verdict.series["joint_names"][0] == XSS  # data, never markup
 

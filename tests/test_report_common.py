@@ -614,15 +614,20 @@ def test_assets_ship_as_package_data():
     """Every file of figaroh/_run/assets is read through importlib.resources and is
     matched by a pyproject package-data pattern (so wheels ship it)."""
     assets = [p.name for p in resources.files("figaroh._run").joinpath("assets").iterdir()]
-    assert {"report.css", "charts.js", "series_panel.js", "compare.css", "compare.js"} <= set(
-        assets
-    )
+    assert {
+        "report.css",
+        "charts.js",
+        "series_panel.js",
+        "small_multiples.js",
+        "compare.css",
+        "compare.js",
+    } <= set(assets)
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text("utf-8")
     line = re.search(r"^figaroh = \[(.*)\]$", pyproject, re.M).group(1)
     patterns = re.findall(r'"([^"]+)"', line)
     for name in assets:
         assert read_asset(name).strip()
         assert any(fnmatch.fnmatch(f"_run/assets/{name}", p) for p in patterns), name
-    assert run_charts._SERIES_CHART_SCRIPT == read_asset("charts.js") + read_asset(
-        "series_panel.js"
+    assert run_charts._SERIES_CHART_SCRIPT == (
+        read_asset("charts.js") + read_asset("series_panel.js") + read_asset("small_multiples.js")
     )

@@ -37,7 +37,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from figaroh._run.charts import _series_panel_section
+from figaroh._run.charts import _multi_panel_section
 from figaroh._run.html import (
     HEALTHY_INSIGHT,
     UNCERTAINTY_WARN_PCT,
@@ -534,6 +534,135 @@ def _joint_units(ident: Any, validation: Mapping[str, Any] | None) -> Dict[str, 
 
 
 # ---------------------------------------------------------------------------
+# Time series (small multiples)
+# ---------------------------------------------------------------------------
+
+
+def _time_axis(timestamps: Any, n: int) -> tuple:
+    """``(axis, x_label, hint)`` for ``n`` samples from the recorded timestamps [s].
+
+    Timestamps of the same length are used as they are; ``m ≠ n`` recorded
+    timestamps (a decimated fit) are interpolated linearly at ``n`` evenly
+    spaced sample positions ``k (m − 1)/(n − 1)``; without timestamps the
+    axis is the sample index.
+    """
+    t = None if timestamps is None else np.ravel(np.asarray(timestamps, dtype=float))
+    if t is None or t.size < 2 or n < 2 or not np.all(np.isfinite(t)):
+        return list(range(n)), "sample", "Sample index on the horizontal axis (no timestamps)."
+    if t.size == n:
+        return t.tolist(), "t [s]", "Time [s] on the horizontal axis."
+    axis = np.interp(np.linspace(0.0, t.size - 1.0, n), np.arange(t.size), t)
+    return (
+        axis.tolist(),
+        "t [s]",
+        f"Time [s] on the horizontal axis ({t.size} recorded samples, {n} fitted: "
+        "times interpolated).",
+    )
+
+
+def _timestamps(data: Any) -> Any:
+    return data.get("timestamps") if isinstance(data, Mapping) else None
+
+
+def _fit_blocks_by_joint(result: Mapping[str, Any], names: Sequence[str]) -> tuple:
+    """``(measured, identified)`` ``(n_joints, L)`` arrays of the training fit, or ``None``."""
+    measured = np.ravel(np.asarray(result.get("torque processed", []), dtype=float))
+    estimated = np.ravel(np.asarray(result.get("torque estimated", []), dtype=float))
+    if (
+        not names
+        or measured.size == 0
+        or measured.size % len(names)
+        or (measured.shape != estimated.shape)
+    ):
+        return None
+    return measured.reshape(len(names), -1), estimated.reshape(len(names), -1)
+
+
+def _fit_time_sections(
+    identifier: Any, result: Mapping[str, Any], names: Sequence[str], units: Mapping[str, str]
+) -> tuple:
+    """HTML of the training-fit small multiples and of the residual small multiples."""
+    blocks = _fit_blocks_by_joint(result, names)
+    if blocks is None:
+        missing = '<p class="muted">Training-fit efforts are unavailable for this run.</p>'
+        return missing, missing
+    measured, identified = blocks
+    axis, x_label, hint = _time_axis(
+        _timestamps(getattr(identifier, "processed_data", None)), measured.shape[1]
+    )
+    fit = [
+        {
+            "name": name,
+            "unit": units.get(name, ""),
+            "series": [
+                {"label": "measured", "role": "measured", "y": measured[k].tolist()},
+                {"label": "identified", "role": "identified", "y": identified[k].tolist()},
+            ],
+        }
+        for k, name in enumerate(names)
+    ]
+    resid = [
+        {
+            "name": name,
+            "unit": units.get(name, ""),
+            "series": [
+                {
+                    "label": "residual τ_measured − τ_identified",
+                    "role": "residual",
+                    "y": (measured[k] - identified[k]).tolist(),
+                }
+            ],
+        }
+        for k, name in enumerate(names)
+    ]
+    return (
+        _multi_panel_section("fit-panel", axis, x_label, fit, hint),
+        _multi_panel_section(
+            "residual-panel", axis, x_label, resid, hint + " Histogram under each chart.", True
+        ),
+    )
+
+
+def _validation_time_section(
+    identifier: Any, validation: Mapping[str, Any] | None, units: Mapping[str, str]
+) -> str:
+    """Small multiples of the validation trajectory: measured, nominal (CAD) and identified."""
+    if not isinstance(validation, Mapping):
+        return '<p class="muted">No validation series available for this run.</p>'
+    per = {
+        key: validation.get(key) or {}
+        for key in ("tau_measured_per_joint", "tau_nominal_per_joint", "tau_identified_per_joint")
+    }
+    names = [
+        str(n) for n in (validation.get("joint_names") or []) if all(n in per[key] for key in per)
+    ]
+    if not names:
+        return '<p class="muted">No validation series available for this run.</p>'
+    n = len(np.ravel(per["tau_identified_per_joint"][names[0]]))
+    stamps = _timestamps(getattr(identifier, "_val_processed_data", None))
+    if stamps is None and validation.get("validation_source") == "identification_data_fallback":
+        stamps = _timestamps(getattr(identifier, "processed_data", None))
+    axis, x_label, hint = _time_axis(stamps, n)
+    roles = (
+        ("tau_measured_per_joint", "measured", "measured"),
+        ("tau_nominal_per_joint", "nominal (CAD) prediction", "nominal"),
+        ("tau_identified_per_joint", "identified prediction", "identified"),
+    )
+    joints = [
+        {
+            "name": name,
+            "unit": units.get(name, ""),
+            "series": [
+                {"label": label, "role": role, "y": np.ravel(per[key][name]).tolist()}
+                for key, label, role in roles
+            ],
+        }
+        for name in names
+    ]
+    return _multi_panel_section("validation-panel", axis, x_label, joints, hint)
+
+
+# ---------------------------------------------------------------------------
 # Public API
 # ---------------------------------------------------------------------------
 
@@ -583,6 +712,7 @@ def _report_sections(
     )
 
     per_joint = _per_joint_stats(identifier)
+    fit_names = list((per_joint or {}).get("joint_names") or [])
 
     try:
         stages_text = stages_line(identifier)
@@ -592,6 +722,7 @@ def _report_sections(
     insights = _build_insights(result, std_relative, base_names, validation)
     residual_heading = "Base fit residuals" if has_selection else "Per-joint torque residuals"
     units = _joint_units(identifier, validation)
+    fit_html, residual_html = _fit_time_sections(identifier, result, fit_names, units)
     return [
         _report_section("verdict", "Verdict", _verdict_section(verdict, verdict_reason)),
         _report_section("provenance", "Provenance", _provenance_section(provenance)),
@@ -604,11 +735,17 @@ def _report_sections(
             residual_heading,
             _per_joint_section(per_joint, units, result, has_selection),
         ),
+        _report_section(
+            "fit-time", "Measured vs identified effort over time (training fit)", fit_html
+        ),
+        _report_section(
+            "residual-time", "Residuals over time and their distribution", residual_html
+        ),
         _report_section("validation", "Validation", _validation_section(validation)),
         _report_section(
             "series",
-            "Before / after",
-            _series_panel_section(validation, "identification", "series-panel"),
+            "Validation trajectory over time",
+            _validation_time_section(identifier, validation, units),
         ),
         _report_section(
             "uncertainty",

@@ -3,7 +3,7 @@
   "use strict";
   if (window.FigarohChart) { return; }
   var SVGNS = "http://www.w3.org/2000/svg";
-  var W = 720, H = 260, L = 64, R = 12, T = 12, B = 30;
+  var L = 64, R = 12, T = 12, B = 30;
   var clipCounter = 0;
 
   function node(tag, attrs, parent) {
@@ -42,7 +42,8 @@
     return lo;
   }
 
-  /* An interactive line chart drawn into an <svg viewBox="0 0 720 260">.
+  /* An interactive line chart drawn into an <svg> (viewBox 0 0 width height,
+     default 720 x 260; options: xLabel, width, height).
      Wheel: zoom around the cursor; drag: zoom to the selected range;
      double-click (or reset()): full range; hover: values of every series
      at the nearest sample. */
@@ -55,7 +56,9 @@
     this.view = null;
     this.drag = null;
     this.clipId = "figaroh-clip-" + (++clipCounter);
-    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    this.W = this.options.width || 720;
+    this.H = this.options.height || 260;
+    svg.setAttribute("viewBox", "0 0 " + this.W + " " + this.H);
     var self = this;
     svg.addEventListener("wheel", function (ev) { self.onWheel(ev); }, {passive: false});
     svg.addEventListener("mousedown", function (ev) { self.onDown(ev); });
@@ -66,6 +69,7 @@
   }
   /* series: [{label, color, dash, width, y: [...], x: optional own axis, visible}] */
   Chart.prototype.setData = function (x, series, unit, keepView) {
+    var W = this.W, H = this.H;
     this.x = x || [];
     this.series = series || [];
     this.unit = unit || "";
@@ -74,6 +78,7 @@
   };
   Chart.prototype.xOf = function (s) { return s.x || this.x; };
   Chart.prototype.fullRange = function () {
+    var W = this.W, H = this.H;
     var lo = Infinity, hi = -Infinity, self = this;
     this.series.forEach(function (s) {
       var x = self.xOf(s);
@@ -84,11 +89,13 @@
     return [lo, hi];
   };
   Chart.prototype.range = function () {
+    var W = this.W, H = this.H;
     var full = this.fullRange();
     if (!full) { return null; }
     return this.view || full;
   };
   Chart.prototype.zoomTo = function (x0, x1) {
+    var W = this.W, H = this.H;
     var full = this.fullRange();
     if (!full || !isNum(x0) || !isNum(x1)) { return; }
     var lo = Math.max(full[0], Math.min(x0, x1)), hi = Math.min(full[1], Math.max(x0, x1));
@@ -99,6 +106,7 @@
   };
   Chart.prototype.reset = function () { this.view = null; this.render(); };
   Chart.prototype.toPlot = function (ev) {
+    var W = this.W, H = this.H;
     var ctm = this.svg.getScreenCTM();
     if (!ctm) { return null; }
     var pt = this.svg.createSVGPoint();
@@ -106,10 +114,12 @@
     return pt.matrixTransform(ctm.inverse());
   };
   Chart.prototype.invX = function (px) {
+    var W = this.W, H = this.H;
     var r = this.range();
     return r[0] + (px - L) / (W - L - R) * (r[1] - r[0]);
   };
   Chart.prototype.onWheel = function (ev) {
+    var W = this.W, H = this.H;
     var p = this.toPlot(ev), r = this.range();
     if (!p || !r || p.x < L || p.x > W - R) { return; }
     ev.preventDefault();
@@ -122,12 +132,14 @@
     this.zoomTo(lo, hi);
   };
   Chart.prototype.onDown = function (ev) {
+    var W = this.W, H = this.H;
     var p = this.toPlot(ev);
     if (ev.button !== 0 || !p || p.x < L || p.x > W - R || !this.range()) { return; }
     ev.preventDefault();
     this.drag = {x0: p.x, x1: p.x};
   };
   Chart.prototype.onMove = function (ev) {
+    var W = this.W, H = this.H;
     var p = this.toPlot(ev);
     if (!p) { return; }
     if (this.drag) {
@@ -142,15 +154,18 @@
     this.showHover(p.x);
   };
   Chart.prototype.onUp = function () {
+    var W = this.W, H = this.H;
     var d = this.drag;
     this.drag = null;
     if (this.selRect) { this.selRect.setAttribute("visibility", "hidden"); }
     if (d && Math.abs(d.x1 - d.x0) > 4) { this.zoomTo(this.invX(d.x0), this.invX(d.x1)); }
   };
   Chart.prototype.hideHover = function () {
+    var W = this.W, H = this.H;
     if (this.hover) { this.hover.setAttribute("visibility", "hidden"); }
   };
   Chart.prototype.showHover = function (px) {
+    var W = this.W, H = this.H;
     var r = this.range();
     if (!r || !this.hover || px < L || px > W - R) { this.hideHover(); return; }
     var xv = this.invX(px), self = this, rows = [], snap = null;
@@ -197,6 +212,7 @@
     this.svg.setAttribute("data-hover", String(snap));
   };
   Chart.prototype.render = function () {
+    var W = this.W, H = this.H;
     var svg = this.svg, self = this;
     while (svg.firstChild) { svg.removeChild(svg.firstChild); }
     this.hover = null;
