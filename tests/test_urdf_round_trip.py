@@ -93,8 +93,26 @@ def test_friction_and_inertias_round_trip(identified, tmp_path):
     _assert_inertias(model, p10)
 
 
-def test_identification_export_writes_the_identified_inertias(identified, tmp_path):
+def test_identification_export_writes_the_identified_inertias_and_friction(identified, tmp_path):
     ident, nominal = identified
     out = ident.export_urdf(nominal, output_path=str(tmp_path / "ur10_fit.urdf"))
     model = pin.buildModelFromUrdf(out)
+    _assert_inertias(model, ident.selected.link_p10(ident._identified_joints()))
+    values = ident.selected.parameter_dict()
+    for joint in ident._identified_joints():
+        idx = model.joints[model.getJointId(joint)].idx_v
+        assert model.damping[idx] == pytest.approx(values[f"fv_{joint}"], rel=RTOL)
+        assert model.friction[idx] == pytest.approx(values[f"fs_{joint}"], rel=RTOL)
+    assert model.damping.min() > 1.0  # identified, not the nominal zeros
+
+
+def test_identification_export_without_joint_dynamics_keeps_the_nominal_ones(identified, tmp_path):
+    ident, nominal = identified
+    out = ident.export_urdf(
+        nominal, output_path=str(tmp_path / "ur10_inertials.urdf"), joint_dynamics=False
+    )
+    model = pin.buildModelFromUrdf(out)
+    nominal_model = pin.buildModelFromUrdf(nominal)
+    np.testing.assert_array_equal(model.damping, nominal_model.damping)
+    np.testing.assert_array_equal(model.friction, nominal_model.friction)
     _assert_inertias(model, ident.selected.link_p10(ident._identified_joints()))

@@ -16,8 +16,9 @@ from typing import Any
 import pinocchio as pin
 
 from figaroh.identification._pipeline.physical import urdf_parameters
+from figaroh.tools.joint_terms import enabled_terms
 from figaroh.tools.stages import record_stage
-from figaroh.tools.urdf_exporter import export_urdf
+from figaroh.tools.urdf_exporter import export_urdf, joint_term_parameters
 
 logger = logging.getLogger(__name__)
 
@@ -41,18 +42,30 @@ def _write_checked_urdf(nominal_urdf: str, params: dict, output_path, merged_bod
     return str(out)
 
 
+def _identified_joint_terms(identif_config: Any) -> tuple[str, ...]:
+    """Prefixes of the exportable joint terms the configuration identified (fv, fs, Ia)."""
+    exportable = ("fv", "fs", "Ia")
+    return tuple(t.prefix for t in enabled_terms(identif_config) if t.prefix in exportable)
+
+
 def export_selected_urdf(
     owner: Any,
     nominal_urdf: str,
     output_path: str | None = None,
     merged_bodies: str = "refuse",
+    joint_dynamics: bool = True,
 ) -> str:
     """Write the accepted selection of ``owner`` (a solved ``BaseIdentification``) into a URDF.
 
     Needs an *accepted* standard-space selection (``reconstruction`` or
     ``physical_fit``); writes ``<key>_<joint>`` for the identified joints with
     the selection's ``psd_eig_tol``, checks the file reloads in Pinocchio and
-    records stage ``export``.
+    records stage ``export``. With ``joint_dynamics`` the identified viscous
+    friction ``fv`` [N·m·s/rad], Coulomb friction ``fs`` [N·m] and actuator
+    inertia ``Ia`` [kg·m²] of the identified joints (only the terms the
+    configuration enabled: ``has_friction``, ``has_actuator_inertia``) are
+    written, joint-side, into ``<dynamics damping friction armature>``;
+    without it only link inertials are written (figaroh 1.0.2's file).
 
     Raises:
         ValueError: ``"export failed: …"`` — no accepted standard-space
@@ -61,7 +74,11 @@ def export_selected_urdf(
     """
     sel = getattr(owner, "selected", None)
     try:
-        params = urdf_parameters(sel, owner._identified_joints())
+        joints = owner._identified_joints()
+        params = urdf_parameters(sel, joints)
+        terms = _identified_joint_terms(owner.identif_config) if joint_dynamics else ()
+        if terms:
+            params.update(joint_term_parameters(sel.parameter_dict(), joints, prefixes=terms))
         out = _write_checked_urdf(nominal_urdf, params, output_path, merged_bodies, sel.psd_eig_tol)
     except (ValueError, KeyError) as exc:
         record_stage(owner, "export", "failed", str(exc))
@@ -71,6 +88,7 @@ def export_selected_urdf(
         record_stage(owner, "export", "failed", f"{type(exc).__name__}: {exc}")
         owner._refresh_result_stages()
         raise
-    record_stage(owner, "export", "ok", f"{sel.stage} link inertials written", artifacts=[out])
+    written = "link inertials and joint dynamics" if terms else "link inertials"
+    record_stage(owner, "export", "ok", f"{sel.stage} {written} written", artifacts=[out])
     owner._refresh_result_stages()
     return out

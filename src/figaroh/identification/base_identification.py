@@ -1224,9 +1224,14 @@ class BaseIdentification(RunServices, ABC):
         return out
 
     def export_urdf(
-        self, nominal_urdf: str, output_path: str | None = None, merged_bodies: str = "refuse"
+        self,
+        nominal_urdf: str,
+        output_path: str | None = None,
+        merged_bodies: str = "refuse",
+        *,
+        joint_dynamics: bool = True,
     ) -> str:
-        """Write the selected estimate's link inertials into a URDF.
+        """Write the selected estimate's link inertials (and joint friction) into a URDF.
 
         Needs ``select_stage`` ``reconstruction`` or ``physical_fit`` and an
         *accepted* estimate: the base-parameter fit has no per-link inertials,
@@ -1239,6 +1244,13 @@ class BaseIdentification(RunServices, ABC):
             output_path: Where to write; default ``<stem>_modified.urdf`` beside it.
             merged_bodies: ``"refuse"`` or ``"subtract_fixed"`` for joints whose
                 Pinocchio body holds fixed-attached links.
+            joint_dynamics: Also write the identified viscous friction ``fv``
+                [N·m·s/rad] → ``damping``, Coulomb friction ``fs`` [N·m] →
+                ``friction`` and actuator inertia ``Ia`` [kg·m²] → the
+                ``armature`` extension attribute of each identified joint's
+                ``<dynamics>`` (joint-side values, only the terms the
+                configuration identified). ``False`` writes link inertials
+                only, as figaroh 1.0.2 did (the nominal ``<dynamics>`` stay).
 
         Returns:
             Absolute path of the written URDF.
@@ -1247,7 +1259,9 @@ class BaseIdentification(RunServices, ABC):
             ValueError: No accepted standard-space estimate, or the exporter
                 refused the parameters.
         """
-        return export_selected_urdf(self, nominal_urdf, output_path, merged_bodies)
+        return export_selected_urdf(
+            self, nominal_urdf, output_path, merged_bodies, joint_dynamics=joint_dynamics
+        )
 
     # ------------------------------------------------------------------ run-service hooks
     # verify, export_html_report, export_verification_report, save_results,
