@@ -31,6 +31,7 @@ CONFIG, UR10Identification, generate_ur10_data = (
 )
 load_ur10, simulate_ur10 = _ur10.load_ur10, _ur10.simulate_ur10
 
+from figaroh._run import html as run_html  # noqa: E402
 from figaroh._run.html import _uncertainty_tier  # noqa: E402
 from figaroh.tools import identification_report as ir  # noqa: E402
 from figaroh.tools import report as cr  # noqa: E402
@@ -349,6 +350,25 @@ def _texts(insights):
     return [(i["level"], i["text"]) for i in insights]
 
 
+def test_parameter_uncertainty_scales_by_kind():
+    names = ["m_a", "m_b + 0.5*mx_c", "Ixx_a", "Ixy_a", "fv_a"]
+    values = [10.0, 2.0, 0.5, 1e-7, 0.0]
+    std = [1.0, 5.0, 10.0, 1e6, float("inf")]
+    unc = ir.parameter_uncertainty(names, values, std)
+    assert unc["kind"][:4] == ["mass [kg]", "mass [kg]", "inertia [kg·m²]", "inertia [kg·m²]"]
+    np.testing.assert_allclose(unc["sigma"][:4], [0.1, 0.1, 0.05, 0.001])
+    assert unc["scale"][:4] == [10.0, 10.0, 0.5, 0.5]
+    np.testing.assert_allclose(unc["scaled_pct"][:4], [1.0, 1.0, 10.0, 0.2])
+    assert unc["relative_pct"][:4] == [1.0, 5.0, 10.0, None]  # 1e-7 ≈ 0 against 0.5
+    assert unc["relative_pct"][4] is None and unc["scaled_pct"][4] == float("inf")
+    doc = run_html._param_uncertainty_section(
+        names, unc["sigma"], unc["relative_pct"], values, unc["scaled_pct"]
+    )
+    assert doc.count("n/a (value ≈ 0)") == 2 and "σ / scale [%]" in doc
+    tiers = re.findall(r'<tr class="tier-(\w+)"><td>([^<]*)</td>', doc)
+    assert tiers[0] == ("poor", "fv_a") and ("good", "Ixy_a") in tiers  # not 1e6 %
+
+
 def test_identification_insight_rules():
     healthy = ir._build_insights(
         {"condition number": 100.0},
@@ -357,6 +377,14 @@ def test_identification_insight_rules():
         {"validation_source": "validation_data", "correlation": 0.95, "improvement_pct": 60.0},
     )
     assert _texts(healthy) == [("info", "No issues detected — fit looks healthy.")]
+    # a product of inertia ≈ 0 with a huge relative σ but a tiny absolute one is fine
+    zero = ir._build_insights(
+        {"condition number": 10.0, "base parameters values": [2.0, 1e-6]},
+        [1.0, 77873.0],
+        ["Ixx_link1", "Ixy_link1 + 0.5*m_link2"],
+        {"validation_source": "validation_data", "correlation": 0.99, "improvement_pct": 90.0},
+    )
+    assert _texts(zero) == [("info", "No issues detected — fit looks healthy.")]
     out = ir._build_insights({"condition number": 1000.0}, [], [], None)
     assert out[0] == {
         "level": "info",
@@ -369,7 +397,7 @@ def test_identification_insight_rules():
     )
     names = [f"p{i}" for i in range(8)]
     out = ir._build_insights(
-        {"condition number": float("nan")},
+        {"condition number": float("nan"), "base parameters values": [1.0] * 8},
         [31.0, 30.0, -45.0, float("nan"), 50, 60, 70, 80],
         names,
         {
@@ -381,8 +409,8 @@ def test_identification_insight_rules():
     assert _texts(out) == [
         (
             "warn",
-            "6 base parameter(s) have >30% relative uncertainty and are poorly identified: "
-            "p0, p2, p4, p5, p6, p7.",
+            "6 base parameter(s) have a standard deviation above 30% of the largest "
+            "parameter of their kind and are poorly identified: p0, p2, p4, p5, p6, p7.",
         ),
         (
             "warn",
@@ -400,7 +428,9 @@ def test_identification_insight_rules():
             "check model assumptions or excitation trajectory coverage.",
         ),
     ]
-    out = ir._build_insights({}, [99.0] * 7, [f"q{i}" for i in range(7)], {})
+    out = ir._build_insights(
+        {"base parameters values": [1.0] * 7}, [99.0] * 7, [f"q{i}" for i in range(7)], {}
+    )
     assert out[0]["text"].endswith("q0, q1, q2, q3, q4, q5, ....")
     out = ir._build_insights(
         {
@@ -454,7 +484,8 @@ def test_identification_report_sections_and_numbers(ident, tmp_path):
     std = np.asarray(ident.std_relative)
     rows = re.findall(r'<tr class="tier-(\w+)"><td>', doc)
     assert len(rows) == len(ident.phi_base)
-    expected = sorted((_uncertainty_tier(s) for s in std), key=str)
+    unc = ir.parameter_uncertainty(ident.result["base parameters names"], ident.phi_base, std)
+    expected = sorted((_uncertainty_tier(s) for s in unc["scaled_pct"]), key=str)
     assert sorted(rows, key=str) == expected
     # ±σ = |std%/100 · φ|
     k = int(np.argmax(std))

@@ -226,20 +226,34 @@ def _provenance_section(provenance: Mapping[str, Any] | None) -> str:
     return f'<table class="kv">{_kv_rows(rows)}</table>'
 
 
+def _spread_or_none(value: Any) -> float | None:
+    """A finite spread as float, ``inf`` kept (certainly poor), None for NaN / non-numbers."""
+    f = _finite_or_none(value)
+    if f is None and isinstance(value, (float, np.floating)) and math.isinf(value):
+        return math.inf
+    return f
+
+
 def _param_uncertainty_section(
     names: Sequence[Any],
     std_dev: Sequence[Any] | None,
     std_pct: Sequence[Any] | None,
     values: Sequence[Any] | None = None,
+    scaled_pct: Sequence[Any] | None = None,
 ) -> str:
-    """Parameter table sorted by decreasing relative standard deviation.
+    """Parameter table sorted by decreasing uncertainty, with a confidence tier per row.
 
     Args:
         names: Parameter names.
         std_dev: Absolute standard deviations (parameter units: [kg], [kg·m],
             [kg·m²], [m], [rad], …).
-        std_pct: Relative standard deviations [%]; NaN/None rows are sorted last.
+        std_pct: Relative standard deviations [%]; None for a value ≈ 0
+            (shown "n/a (value ≈ 0)" when ``scaled_pct`` is given); NaN/None
+            rows are sorted last.
         values: Parameter estimates (optional; missing shown as an em dash).
+        scaled_pct: Standard deviation against the parameter's physical scale
+            [%] (optional). When given it is shown in its own column and decides
+            the order, the bar and the tier; otherwise ``std_pct`` does.
 
     Returns:
         HTML (bar width ``min(pct, 100)`` %, tier class per row).
@@ -264,26 +278,34 @@ def _param_uncertainty_section(
         col(std_pct, "relative std devs"),
         col(values, "values"),
     )
-    pct_f = [_finite_or_none(p) for p in pct]
+    scaled = None if scaled_pct is None else col(scaled_pct, "scaled std devs")
+    judged = [_spread_or_none(p) for p in (pct if scaled is None else scaled)]
     order = sorted(
         range(len(names)),
-        key=lambda i: (pct_f[i] is None, -abs(pct_f[i]) if pct_f[i] is not None else 0.0),
+        key=lambda i: (judged[i] is None, -abs(judged[i]) if judged[i] is not None else 0.0),
     )
     rows = []
     for i in order:
-        p = pct_f[i]
+        p = judged[i]
         tier = _uncertainty_tier(p)
         width = 0.0 if p is None else min(abs(p), 100.0)
+        rel = _fmt(pct[i], ".1f")
+        cells = f"<td>{_fmt(val[i])}</td><td>{_fmt(sd[i])}</td>"
+        if scaled is not None:
+            rel = rel if pct[i] is not None else '<span class="muted">n/a (value ≈ 0)</span>'
+            cells += f"<td>{rel}</td><td>{_fmt(scaled[i], '.2f')}</td>"
+        else:
+            cells += f"<td>{rel}</td>"
         rows.append(
-            f'<tr class="tier-{tier}"><td>{_esc(names[i])}</td>'
-            f"<td>{_fmt(val[i])}</td><td>{_fmt(sd[i])}</td><td>{_fmt(p, '.1f')}</td>"
+            f'<tr class="tier-{tier}"><td>{_esc(names[i])}</td>{cells}'
             f'<td><div class="bar"><div class="bar-fill tier-{tier}" '
             f'style="width:{width:.1f}%"></div></div></td>'
             f'<td><span class="badge tier-{tier}">{_esc(tier)}</span></td></tr>'
         )
+    head = "<th>σ [%]</th>" if scaled is None else "<th>σ / |value| [%]</th><th>σ / scale [%]</th>"
     return (
         '<table class="data"><thead><tr><th>Parameter</th><th>Value</th><th>σ</th>'
-        "<th>σ [%]</th><th></th><th>Confidence</th></tr></thead><tbody>"
+        f"{head}<th></th><th>Confidence</th></tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table>"
     )

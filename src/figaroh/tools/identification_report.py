@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Dict, List
 
@@ -40,6 +41,7 @@ import numpy as np
 from figaroh._run.charts import _multi_panel_section
 from figaroh._run.html import (
     HEALTHY_INSIGHT,
+    UNCERTAINTY_CAUTION_PCT,
     UNCERTAINTY_WARN_PCT,
     VALIDATION_IMPROVEMENT_WARN_PCT,
     _change_cell,
@@ -64,7 +66,10 @@ __all__ = [
     "CONDITION_ILL_THRESHOLD",
     "CONDITION_MODERATE_THRESHOLD",
     "LOW_CORRELATION_WARN",
+    "NEAR_ZERO_FRACTION",
     "generate_identification_report",
+    "parameter_kind",
+    "parameter_uncertainty",
 ]
 
 #: Condition number of the base regressor above which it is ill-conditioned.
@@ -96,14 +101,97 @@ def _condition_label(cond: Any) -> str:
     return "well-conditioned"
 
 
-def _poorly_identified(names: Sequence[Any], std_pct: Sequence[Any] | None) -> List[str]:
-    """Names whose |relative std| exceeds ``UNCERTAINTY_WARN_PCT`` (NaN/None skipped)."""
+#: Parameter kind of each name prefix: parameters of one kind share a physical scale.
+_PARAMETER_KINDS = {
+    "m": "mass [kg]",
+    **{k: "first moment [kg·m]" for k in ("mx", "my", "mz")},
+    **{k: "inertia [kg·m²]" for k in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")},
+    "fv": "viscous friction",
+    "fs": "Coulomb friction",
+    "Ia": "armature [kg·m²]",
+    "off": "effort offset",
+}
+#: |φ_i| at or below this fraction of its kind's scale counts as ≈ 0 (no relative σ).
+NEAR_ZERO_FRACTION = 0.01
+
+
+def parameter_kind(name: Any) -> str:
+    """Physical kind of a (base) parameter from the leading letters of its name.
+
+    ``"Ixy_elbow_joint + 0.5*m_wrist_1_joint"`` → ``"inertia [kg·m²]"``; a
+    prefix that is not a dynamic-parameter prefix is its own kind.
+    """
+    match = re.match(r"[A-Za-z]+", str(name))
+    key = match.group(0) if match else str(name)
+    return _PARAMETER_KINDS.get(key, key)
+
+
+def parameter_uncertainty(
+    names: Sequence[Any], values: Sequence[Any] | None, std_relative: Sequence[Any] | None
+) -> Dict[str, List[Any]]:
+    """Absolute σ, relative σ where meaningful, and σ against the physical scale.
+
+    With ``σ_i = |std%_i / 100 · φ_i|`` (parameter units) and the scale of a
+    kind ``s_k = max_{j ∈ k} |φ_j|`` (largest magnitude of that physical
+    quantity in the fit, see :func:`parameter_kind`):
+
+    * ``relative_pct[i] = std%_i`` only when ``|φ_i| > NEAR_ZERO_FRACTION · s_k``,
+      else None (the relative σ of a value ≈ 0, e.g. a product of inertia of a
+      symmetric link, says nothing about the fit);
+    * ``scaled_pct[i] = σ_i / s_k · 100`` [%], which decides the quality tier.
+
+    Args:
+        names: Parameter names.
+        values: Estimates φ (SI units).
+        std_relative: Relative standard deviations σ_i/|φ_i|·100 [%].
+
+    Returns:
+        ``{"sigma", "relative_pct", "scaled_pct", "scale", "kind"}`` lists
+        aligned with ``names`` (NaN / None where unavailable).
+    """
+    n = len(names)
+
+    def floats(seq: Sequence[Any] | None) -> List[float]:
+        raw = [] if seq is None else list(np.ravel(np.asarray(seq, dtype=float)))
+        return (raw + [math.nan] * n)[:n]
+
+    phi, pct = floats(values), floats(std_relative)
+    kinds = [parameter_kind(nm) for nm in names]
+    scale: Dict[str, float] = {}
+    for kind, v in zip(kinds, phi, strict=True):
+        if math.isfinite(v):
+            scale[kind] = max(scale.get(kind, 0.0), abs(v))
+    sigma = [
+        abs(p / 100.0 * v) if math.isfinite(p) and math.isfinite(v) else math.nan
+        for p, v in zip(pct, phi, strict=True)
+    ]
+    out: Dict[str, List[Any]] = {
+        "sigma": sigma,
+        "relative_pct": [],
+        "scaled_pct": [],
+        "scale": [],
+        "kind": kinds,
+    }
+    for i, kind in enumerate(kinds):
+        s_k = scale.get(kind, 0.0)
+        out["scale"].append(s_k)
+        near_zero = not math.isfinite(phi[i]) or abs(phi[i]) <= NEAR_ZERO_FRACTION * s_k
+        out["relative_pct"].append(None if near_zero else pct[i])
+        scaled = sigma[i] / s_k * 100.0 if s_k > 0 and math.isfinite(sigma[i]) else math.nan
+        if not math.isfinite(sigma[i]) and math.isinf(pct[i]):
+            scaled = math.inf  # an infinite spread is certainly poorly identified
+        out["scaled_pct"].append(scaled)
+    return out
+
+
+def _poorly_identified(names: Sequence[Any], scaled_pct: Sequence[Any] | None) -> List[str]:
+    """Names whose σ against their kind's scale exceeds ``UNCERTAINTY_WARN_PCT`` (NaN skipped)."""
     out = []
-    for i, pct in enumerate(list(std_pct) if std_pct is not None else []):
+    for i, pct in enumerate(list(scaled_pct) if scaled_pct is not None else []):
         p = _finite_or_none(pct)
         if p is None:
             if isinstance(pct, float) and math.isinf(pct):
-                p = math.inf  # an infinite spread is certainly poorly identified
+                p = math.inf
             else:
                 continue
         if abs(p) > UNCERTAINTY_WARN_PCT:
@@ -123,7 +211,8 @@ def _build_insights(
 
     1. condition number ``> 1000`` → warn (ill-conditioned);
     2. ``> 100`` → info (moderately conditioned);
-    3. base parameters with ``|σ%| > 30`` → warn, first 6 names listed;
+    3. base parameters whose σ exceeds 30 % of their kind's physical scale
+       (:func:`parameter_uncertainty`) → warn, first 6 names listed;
     4. no validation → info (training-set metrics only);
     5. with validation: training fallback → warn; pooled correlation
        ``< 0.9`` → warn; improvement over nominal ``< 50 %`` → warn;
@@ -149,7 +238,12 @@ def _build_insights(
     result = result if isinstance(result, Mapping) else {}
     insights = (
         _conditioning_insights(result.get("condition number", float("nan")))
-        + _uncertainty_insights(base_names, std_relative)
+        + _uncertainty_insights(
+            base_names,
+            parameter_uncertainty(base_names, result.get("base parameters values"), std_relative)[
+                "scaled_pct"
+            ],
+        )
         + _validation_insights(validation)
         + _stage_status_insights(result)
     )
@@ -184,17 +278,18 @@ def _conditioning_insights(cond: Any) -> List[Dict[str, str]]:
 
 
 def _uncertainty_insights(
-    base_names: Sequence[Any], std_relative: Sequence[Any] | None
+    base_names: Sequence[Any], scaled_pct: Sequence[Any] | None
 ) -> List[Dict[str, str]]:
-    """Rule 3: base parameters whose relative standard deviation exceeds the limit [%]."""
-    poor = _poorly_identified(list(base_names or []), std_relative)
+    """Rule 3: base parameters whose σ exceeds the limit [%] of their physical scale."""
+    poor = _poorly_identified(list(base_names or []), scaled_pct)
     if not poor:
         return []
     return [
         _insight(
             "warn",
-            f"{len(poor)} base parameter(s) have >{UNCERTAINTY_WARN_PCT:.0f}% relative "
-            f"uncertainty and are poorly identified: {_names_text(poor)}.",
+            f"{len(poor)} base parameter(s) have a standard deviation above "
+            f"{UNCERTAINTY_WARN_PCT:.0f}% of the largest parameter of their kind and are "
+            f"poorly identified: {_names_text(poor)}.",
         )
     ]
 
@@ -489,17 +584,6 @@ def _consistency_section(result: Mapping[str, Any]) -> str:
     return doc
 
 
-def _std_dev_abs(std_relative: Sequence[Any], values: Sequence[Any] | None) -> List[float]:
-    """Absolute standard deviations σ_i = |std%_i / 100 · φ_i| (parameter units)."""
-    vals = [] if values is None else list(np.ravel(np.asarray(values, dtype=float)))
-    out = []
-    for i, sp in enumerate(std_relative):
-        p = _finite_or_none(sp)
-        v = vals[i] if i < len(vals) else float("nan")
-        out.append(abs(p / 100.0 * v) if p is not None else float("nan"))
-    return out
-
-
 def effort_unit(model: Any, joint_name: str) -> str:
     """Unit of a joint's effort from its Pinocchio joint type (``"N·m"``, ``"N"``).
 
@@ -678,6 +762,17 @@ def _per_joint_stats(identifier: Any) -> Mapping[str, Any] | None:
         return None
 
 
+def _uncertainty_note() -> str:
+    return (
+        '<p class="muted">σ is the absolute standard deviation (parameter units). '
+        "σ / |value| is shown only where the value is not ≈ 0 "
+        f"(|value| &gt; {NEAR_ZERO_FRACTION:g} × the scale). The confidence comes from "
+        "σ / scale, the scale being the largest |value| of the same kind (mass, first "
+        f"moment, inertia, friction, …): good ≤ {UNCERTAINTY_CAUTION_PCT:.0f} % &lt; fair ≤ "
+        f"{UNCERTAINTY_WARN_PCT:.0f} % &lt; poor.</p>"
+    )
+
+
 def _run_verdict(identifier: Any) -> tuple:
     """``(verdict, reason)``: ``identifier.verify()`` with its default policy, or None and why."""
     verify = getattr(identifier, "verify", None)
@@ -723,6 +818,7 @@ def _report_sections(
     residual_heading = "Base fit residuals" if has_selection else "Per-joint torque residuals"
     units = _joint_units(identifier, validation)
     fit_html, residual_html = _fit_time_sections(identifier, result, fit_names, units)
+    unc = parameter_uncertainty(base_names, phi_base, std_relative)
     return [
         _report_section("verdict", "Verdict", _verdict_section(verdict, verdict_reason)),
         _report_section("provenance", "Provenance", _provenance_section(provenance)),
@@ -750,8 +846,13 @@ def _report_sections(
         _report_section(
             "uncertainty",
             "Base-parameter uncertainty",
-            _param_uncertainty_section(
-                base_names, _std_dev_abs(std_relative, phi_base), std_relative, phi_base
+            _uncertainty_note()
+            + _param_uncertainty_section(
+                base_names,
+                unc["sigma"],
+                unc["relative_pct"],
+                phi_base,
+                unc["scaled_pct"],
             ),
         ),
         _report_section(
@@ -770,9 +871,11 @@ def generate_identification_report(
 
     Reuses the metrics already computed by ``solve()`` and
     ``print_quality_report()`` — presentation only, no new estimation. The
-    base-parameter uncertainty shows ``±σ_i = |std%_i/100 · φ_i|`` and a bar
-    of width ``min(std%_i, 100)`` coloured by confidence tier (good ≤ 10 % <
-    fair ≤ 30 % < poor).
+    base-parameter table shows the value, the absolute ``σ_i = |std%_i/100 ·
+    φ_i|``, the relative σ only where the value is not ≈ 0, and a bar of width
+    ``min(σ_i/s_k·100, 100)`` coloured by confidence tier (good ≤ 10 % < fair ≤
+    30 % < poor), ``s_k`` being the physical scale of the parameter's kind (see
+    :func:`parameter_uncertainty`).
 
     Args:
         identifier: A ``BaseIdentification`` after ``solve()`` (reads
