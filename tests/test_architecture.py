@@ -49,6 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.tools.inertia",
         "figaroh.tools._urdf_xml",
         "figaroh.tools._linalg",
+        "figaroh.tools._lm",
         "figaroh.tools._timestamps",
         "figaroh.tools.exceptions",
         "figaroh.tools.robot_paths",
