@@ -16,6 +16,7 @@ from typing import Dict, List, Union
 import yaml
 
 from figaroh.data.source import file_sha256
+from figaroh.utils.yaml_budget import load_yaml_file
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +106,7 @@ class Protocol:
         if not p.is_file():
             raise FileNotFoundError(f"protocol file {str(p)!r} does not exist")
         try:
-            with open(p, encoding="utf-8") as fh:
-                doc = yaml.safe_load(fh)
+            doc = load_yaml_file(p)
         except yaml.YAMLError as exc:
             raise ValueError(f"protocol file {str(p)!r} is not valid YAML: {exc}") from exc
         if not isinstance(doc, dict):

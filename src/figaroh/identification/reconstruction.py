@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union
 
 import numpy as np
-import yaml
 
 from figaroh.identification import _conic
 from figaroh.identification.cad_constraints import apply_cad_constraints_to_problem
@@ -34,6 +33,7 @@ from figaroh.identification.physical_consistency import (
     project_robot_p10_lmi,
     pseudo_inertia_vec_map,
 )
+from figaroh.utils.yaml_budget import load_yaml_file
 
 logger = logging.getLogger(__name__)
 
@@ -140,8 +140,7 @@ def _load_prior_from_yaml(path: Any, params_r: Sequence[str], default: float = 0
         FileNotFoundError: missing file.
         ValueError: not a mapping of numbers.
     """
-    with open(path, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh)
+    data = load_yaml_file(path)
     if not isinstance(data, Mapping):
         raise ValueError(f"prior YAML {path} must hold a mapping name -> value")
     bad = [k for k, v in data.items() if not isinstance(v, (int, float)) or isinstance(v, bool)]

@@ -76,6 +76,7 @@ from figaroh.utils.config_parser import (
 from figaroh.utils.error_handling import CalibrationError
 from figaroh.utils.fileio import atomic_write, atomic_write_text
 from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
+from figaroh.utils.yaml_budget import load_yaml_file
 
 logger = logging.getLogger(__name__)
 
@@ -1005,8 +1006,7 @@ class BaseOptimalCalibration:
     @staticmethod
     def _read_yaml_candidates(p: Path) -> Tuple[List[str], Any]:
         try:
-            with open(p, encoding="utf-8") as fh:
-                raw = yaml.safe_load(fh)
+            raw = load_yaml_file(p)
         except yaml.YAMLError as exc:
             raise ValueError(f"{p}: invalid YAML ({exc})") from exc
         if not isinstance(raw, Mapping) or any(k not in raw for k in _SCHEMA_KEYS):
@@ -1582,8 +1582,7 @@ class BaseOptimalCalibration:
             directory); it is not created.
         """
         try:
-            with open(self._config_file_path, encoding="utf-8") as fh:
-                raw = yaml.safe_load(fh)
+            raw = load_yaml_file(self._config_file_path)
         except (OSError, yaml.YAMLError):
             return str(default)
         tasks = raw.get("tasks") if isinstance(raw, Mapping) else None
