@@ -228,7 +228,7 @@ def test_provenance_never_raises(monkeypatch, tmp_path):
         _config_file_path=str(tmp_path / "missing.yaml"),
         identif_config={"instance": ["not", "a", "mapping"], "validation_data_file": 3.5},
     )
-    monkeypatch.setattr(prov_mod.socket, "gethostname", lambda: 1 / 0)
+    monkeypatch.setattr(prov_mod, "host_name", lambda: 1 / 0)
     monkeypatch.setattr(prov_mod, "_software_versions", lambda: {}["missing"])
     prov = collect_run_provenance(obj, "bogus-task")
     assert prov["config"]["sha256"].startswith("unavailable: FileNotFoundError")
@@ -286,7 +286,7 @@ def git_calls(monkeypatch):
             calls.append(list(args[1:]))
         return real(args, *a, **k)
 
-    monkeypatch.setattr(run_git.subprocess, "run", spy)
+    monkeypatch.setattr(subprocess, "run", spy)  # figaroh._run.git imports it per call
     return calls
 
 

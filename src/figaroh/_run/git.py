@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass
 from typing import Sequence, Tuple, Union
 
@@ -30,6 +28,9 @@ def _run_git(args: Sequence[str], cwd: Union[str, os.PathLike] | None = None) ->
     Returns:
         ``(True, stdout stripped)`` on success, else ``(False, reason)``.
     """
+    import shutil
+    import subprocess  # only when git is actually queried
+
     exe = shutil.which("git")
     if exe is None:
         return False, "git executable not found"
@@ -63,6 +64,8 @@ def git_head() -> Tuple[bool, str]:
     Returns:
         ``(True, commit hash)`` or ``(False, reason)`` as :func:`_run_git`.
     """
+    import shutil
+
     return _cached_head(os.getcwd(), shutil.which("git"))
 
 

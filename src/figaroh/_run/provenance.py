@@ -32,14 +32,11 @@ run for ``verdict.splits`` (see :func:`figaroh._run.stages.apply_to_verdict`).
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.metadata
 import logging
 import math
 import os
 import platform
 import re
-import socket
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -52,7 +49,7 @@ from figaroh._run.git import _git_commit_hash, worktree_state
 from figaroh._run.naming import _safe_path_component
 from figaroh.tools._timestamps import parse_time
 from figaroh.tools.joint_terms import enable_keys
-from figaroh.utils.fileio import file_sha256
+from figaroh.utils.fileio import file_sha256, host_name
 
 logger = logging.getLogger(__name__)
 
@@ -262,6 +259,8 @@ def _config_section(obj: Any, config: Mapping[str, Any], task: str) -> Dict[str,
 
 
 def _dist_version(dists: Tuple[str, ...], module: str) -> str:
+    import importlib.metadata  # ~30 ms of imports (email, zipfile, csv...): only when read
+
     for dist in dists:
         try:
             return importlib.metadata.version(dist)
@@ -295,7 +294,7 @@ def _software_versions() -> Dict[str, Any]:
 
 
 def _hostname() -> str:
-    name = socket.gethostname()
+    name = host_name()
     return name or _unavailable("empty hostname")
 
 

@@ -40,8 +40,6 @@ import json
 import logging
 import math
 import os
-import socket
-import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import IO, Any
@@ -49,7 +47,7 @@ from typing import IO, Any
 import numpy as np
 import yaml
 
-from figaroh.utils.fileio import atomic_write, make_folder
+from figaroh.utils.fileio import atomic_write, host_name, make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +93,7 @@ ARRAY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
 
 _CLAIM_SUFFIX = ".claim"
 _SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_HOST = socket.gethostname()
+_HOST = host_name()
 
 
 # ---------------------------------------------------------------------------
@@ -492,6 +490,8 @@ def write_npz(path: Path, data: Mapping[str, Any]) -> str:
     arrays = npz_arrays(data)
 
     def write(fh: IO[bytes]) -> None:
+        import zipfile  # only when an NPZ is written
+
         with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_DEFLATED) as zf:
             for key, arr in arrays.items():
                 buf = io.BytesIO()

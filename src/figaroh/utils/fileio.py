@@ -26,8 +26,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
-import socket
 import time
 from pathlib import Path
 from typing import IO, Any, Callable, Union
@@ -64,6 +62,16 @@ STALE_TEMP_AGE_S = 24 * 3600.0
 _PID_REUSE_MARGIN_S = 60.0
 
 
+def host_name() -> str:
+    """This machine's network name (``uname`` node name; no ``socket`` import)."""
+    uname = getattr(os, "uname", None)
+    if uname is not None:
+        return uname().nodename
+    import platform  # Windows: no os.uname
+
+    return platform.node()
+
+
 def _writer_namespace() -> str:
     """Tag of the pid space of this process: host name and pid namespace.
 
@@ -74,7 +82,7 @@ def _writer_namespace() -> str:
         pid_ns = os.readlink("/proc/self/ns/pid")
     except OSError:
         pid_ns = ""
-    tag = f"{socket.gethostname()}|{pid_ns}".encode("utf-8", "replace")
+    tag = f"{host_name()}|{pid_ns}".encode("utf-8", "replace")
     return hashlib.sha256(tag).hexdigest()[:6]
 
 
@@ -234,7 +242,7 @@ def _create_temp(parent: Path, name: str, suffix: str) -> tuple[int, str]:
     extra = "" if suffix == ".tmp" else suffix
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
-        tmp = parent / f".{name}.{os.getpid()}.{_HOST}.{secrets.token_hex(4)}.tmp{extra}"
+        tmp = parent / f".{name}.{os.getpid()}.{_HOST}.{os.urandom(4).hex()}.tmp{extra}"
         try:
             return os.open(tmp, flags, 0o666), str(tmp)
         except FileExistsError:  # pragma: no cover - 32 random bits collided
