@@ -19,6 +19,7 @@ import numpy as np
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._pipeline import residuals as _residuals
 from figaroh.calibration._pipeline.records import FitOutcome, MeasurementSpec, ResidualModel
+from figaroh.tools._lm import least_squares_lm, lm_backend
 from figaroh.utils.error_handling import CalibrationError
 
 logger = logging.getLogger(__name__)
@@ -92,9 +93,11 @@ class CalibrationObjective:
         samples: np.ndarray | None = None,
         max_nfev: int = 2000,
     ) -> FitOutcome:
-        """Least-squares fit of ``names`` (optionally on the postures ``samples``)."""
-        from scipy.optimize import least_squares
+        """Least-squares fit of ``names`` (optionally on the postures ``samples``).
 
+        ``"lm"`` with the analytic Jacobian uses figaroh's MINPACK port (same numbers
+        as scipy; ``FIGAROH_LM_BACKEND=scipy`` forces scipy), otherwise scipy.
+        """
         if samples is not None:
             ctx_data = self._temporary_data(*self._split_samples(samples))
         else:
@@ -104,7 +107,12 @@ class CalibrationObjective:
             method = "lm" if n_rows >= len(names) else "trf"
             mode = self._jacobian_mode()
             jac = "2-point" if mode == "2-point" else self._objective_jacobian
-            res = least_squares(self._objective, x0, jac=jac, method=method, max_nfev=max_nfev)
+            if method == "lm" and mode != "2-point" and lm_backend() == "figaroh":
+                res = least_squares_lm(self._objective, x0, jac, max_nfev=max_nfev)
+            else:
+                from scipy.optimize import least_squares
+
+                res = least_squares(self._objective, x0, jac=jac, method=method, max_nfev=max_nfev)
             n_meas = len(self.PEE_measured)
             J = res.jac[:n_meas] if res.jac is not None else None
         return FitOutcome(res.x, res.fun, J)

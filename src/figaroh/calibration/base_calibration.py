@@ -82,6 +82,7 @@ from figaroh.calibration.calibration_tools import (
 )
 from figaroh.calibration.config import load_calibration_config, unified_to_legacy_config
 from figaroh.calibration.parameter import BASE_TPL, EE_TPL, add_base_name, add_pee_name
+from figaroh.tools._lm import least_squares_lm, lm_backend
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.report import generate_calibration_report
 from figaroh.tools.run_archive import archive_run as _archive_run
@@ -464,8 +465,16 @@ class BaseCalibration(
         return result, excluded
 
     def _least_squares(self, x0: np.ndarray, method: str):
-        from scipy.optimize import least_squares
+        """One least-squares fit of the objective from ``x0`` (at most 1000 evaluations).
 
+        ``method="lm"`` with the analytic Jacobian runs figaroh's port of MINPACK
+        ``lmder`` (:func:`figaroh.tools._lm.least_squares_lm`: the iterates, ``nfev``,
+        ``njev`` and ``status`` of ``scipy.optimize.least_squares(method="lm")``
+        without importing ``scipy.optimize``). Set the environment variable
+        ``FIGAROH_LM_BACKEND=scipy`` to force scipy. ``"trf"``/``"dogbox"`` and the
+        finite-difference Jacobian (``cost_function`` overridden without
+        ``cost_jacobian``) always use scipy.
+        """
         mode = self._jacobian_mode()
         jac = "2-point" if mode == "2-point" else self._objective_jacobian
         if mode == "2-point":
@@ -473,6 +482,10 @@ class BaseCalibration(
                 "%s overrides cost_function without cost_jacobian: finite-difference Jacobian",
                 type(self).__name__,
             )
+        elif method == "lm" and lm_backend() == "figaroh":
+            return least_squares_lm(self._objective, x0, jac, max_nfev=1000)
+        from scipy.optimize import least_squares
+
         return least_squares(self._objective, x0, jac=jac, method=method, max_nfev=1000)
 
     def _optimize_with_outlier_removal(
