@@ -19,6 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from conftest import load_example  # noqa: E402
@@ -32,6 +33,7 @@ CONFIG, UR10Identification, generate_ur10_data = (
 load_ur10, simulate_ur10 = _ur10.load_ur10, _ur10.simulate_ur10
 
 from figaroh._run import html as run_html  # noqa: E402
+from figaroh._run import link_table as lt  # noqa: E402
 from figaroh._run.html import _uncertainty_tier  # noqa: E402
 from figaroh.tools import identification_report as ir  # noqa: E402
 from figaroh.tools import report as cr  # noqa: E402
@@ -367,6 +369,35 @@ def test_parameter_uncertainty_scales_by_kind():
     assert doc.count("n/a (value ≈ 0)") == 2 and "σ / scale [%]" in doc
     tiers = re.findall(r'<tr class="tier-(\w+)"><td>([^<]*)</td>', doc)
     assert tiers[0] == ("poor", "fv_a") and ("good", "Ixy_a") in tiers  # not 1e6 %
+
+
+def test_link_table_from_pinocchio_inertias():
+    """Independent truth: p10 built by Pinocchio from a mass, CoM and CoM inertia."""
+    rot = pin.utils.rotate("z", 0.3) @ pin.utils.rotate("x", 0.2)
+    I_c = rot @ np.diag([0.01, 0.02, 0.025]) @ rot.T
+    good = pin.Inertia(3.0, np.array([0.1, -0.05, 0.2]), I_c).toDynamicParameters()
+    props = lt.link_properties(good)
+    assert props.mass == pytest.approx(3.0)
+    np.testing.assert_allclose(props.com, [0.1, -0.05, 0.2], atol=1e-12)
+    np.testing.assert_allclose(props.principal_moments, [0.01, 0.02, 0.025], atol=1e-12)
+    assert props.pseudo_min_eig > 0
+    bad = np.array(good)
+    bad[0] = -1.0  # a negative mass is shown, not raised
+    assert lt.link_properties(bad).pseudo_min_eig < 0
+    keys = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+    selected = {
+        "stage": "physical_fit",
+        "status": "accepted",
+        "reason": "ok",
+        "names": [f"{k}_{j}" for j in ("j1", "j2") for k in keys] + ["fv_j1"],
+        "values": [*good, *bad, 8.0],
+        "feasibility": {},
+    }
+    doc = lt.link_table_section(selected, ["j1", "j2"], {"j1": 2.9})
+    rows = re.findall(r'<tr data-link="(\w+)"><td>\w+</td><td>([^<]*)</td><td>([^<]*)</td>', doc)
+    assert rows == [("j1", "3", "2.9"), ("j2", "-1", "—")]
+    assert doc.count('tier-good">feasible') == 1 and doc.count("infeasible") == 1
+    assert "No per-link estimate" in lt.link_table_section(None, ["j1"])
 
 
 def test_identification_insight_rules():

@@ -56,6 +56,7 @@ from figaroh._run.html import (
     _run_title,
     _verdict_section,
 )
+from figaroh._run.link_table import link_table_section, nominal_link_masses
 from figaroh._run.page import _report_document, _report_section, _write_report
 from figaroh._run.values import _finite_or_none
 from figaroh.tools.stages import stages_line
@@ -551,37 +552,106 @@ def _consistency_text(info: Mapping[str, Any]) -> str:
     return text
 
 
-def _consistency_section(result: Mapping[str, Any]) -> str:
-    """Physical-consistency and reconstruction statuses (+ correlated pairs if any).
+def _status_text(info: Mapping[str, Any], *extra: str) -> str:
+    """``"<status> (<reason>)"`` of a stage entry, with optional extra details."""
+    text = str(info.get("status", "unknown"))
+    details = [d for d in (*extra, str(info.get("reason") or "")) if d]
+    return text + (f" ({'; '.join(details)})" if details else "")
 
-    The physical-consistency row says which parameters were checked (the
-    reconstructed fit, or a given parameter dict; "nothing identified to
-    check" when the step was skipped), how many links were projected and which
-    failed.
+
+def _physical_stage_record(identifier: Any) -> Any:
+    """The ``physical`` stage record of the run (None when the stage was not recorded)."""
+    for record in getattr(identifier, "stages", None) or []:
+        if getattr(record, "stage", None) == "physical":
+            return record
+    return None
+
+
+def _consistency_rows(identifier: Any, result: Mapping[str, Any]) -> List[tuple]:
+    """One row per physical step, and the ``physical`` stage record the summary shows.
+
+    A step that did not run says why when another one stands in for it (a
+    physical fit produces physically consistent parameters directly, so no
+    separate consistency check or projection runs).
     """
-    rows = []
-    for key, label in (
-        ("physical consistency", "Physical consistency"),
-        ("reconstruction", "Full-parameter reconstruction"),
-    ):
-        info = result.get(key)
-        if isinstance(info, Mapping):
-            if key == "physical consistency":
-                text = _consistency_text(info)
-            else:
-                text = str(info.get("status", "unknown"))
-                if info.get("reason"):
-                    text += f" ({info['reason']})"
-            rows.append((label, text))
-        else:
-            rows.append((label, "not run"))
-    doc = f'<table class="kv">{_kv_rows(rows)}</table>'
+    record = _physical_stage_record(identifier)
+    rows = [
+        (
+            "Physical stage (as in the summary)",
+            "not recorded"
+            if record is None
+            else f"{record.status}" + (f" — {record.reason}" if record.reason else ""),
+        )
+    ]
+    physical_fit = result.get("physical_fit")
+    stand_in = (
+        "not run: the physical fit estimates physically consistent parameters directly"
+        if isinstance(physical_fit, Mapping)
+        else "not run"
+    )
+    pc = result.get("physical consistency")
+    rows.append(
+        (
+            "Physical-consistency check",
+            _consistency_text(pc) if isinstance(pc, Mapping) else stand_in,
+        )
+    )
+    recon = result.get("reconstruction")
+    rows.append(
+        (
+            "Full-parameter reconstruction",
+            _status_text(recon) if isinstance(recon, Mapping) else stand_in,
+        )
+    )
+    if isinstance(physical_fit, Mapping):
+        solvers = ", ".join(str(x) for x in physical_fit.get("solvers") or [])
+        rows.append(
+            (
+                "Physical fit (LMI)",
+                _status_text(physical_fit, f"solvers: {solvers}" if solvers else ""),
+            )
+        )
+    else:
+        rows.append(("Physical fit (LMI)", "not run"))
+    sel = _selected_info(result)
+    rows.append(
+        (
+            "Reported estimate",
+            "base-parameter fit (select_stage: fit)"
+            if sel is None
+            else f"{sel.get('stage', '?')} — " + _status_text(sel),
+        )
+    )
+    return rows
+
+
+def _consistency_section(identifier: Any, result: Mapping[str, Any]) -> str:
+    """Every physical step in one table (+ strongly correlated pairs if any).
+
+    Rows: the ``physical`` stage record (the same words as the summary line),
+    the physical-consistency check (which parameters were checked, how many
+    links were projected, which failed), the reconstruction, the physical fit
+    and the estimate the report's numbers come from.
+    """
+    doc = f'<table class="kv">{_kv_rows(_consistency_rows(identifier, result))}</table>'
     pairs = result.get("correlated_pairs")
     if pairs:
         doc += '<p class="muted">Strongly correlated parameter pairs</p>' + _correlation_section(
             pairs
         )
     return doc
+
+
+def _links_section(identifier: Any, result: Mapping[str, Any]) -> str:
+    """Per-link mass, CoM, principal moments and feasibility of the selected estimate."""
+    sel = _selected_info(result)
+    joints = [
+        str(j) for j in (getattr(identifier, "identif_config", None) or {}).get("active_joints", [])
+    ]
+    if isinstance(sel, Mapping) and not joints:
+        joints = [str(j) for j in (sel.get("feasibility") or {})]
+    nominal = nominal_link_masses(getattr(identifier, "model", None), joints)
+    return link_table_section(sel, joints, nominal)
 
 
 def effort_unit(model: Any, joint_name: str) -> str:
@@ -856,8 +926,11 @@ def _report_sections(
             ),
         ),
         _report_section(
-            "consistency", "Physical consistency / reconstruction", _consistency_section(result)
+            "consistency",
+            "Physical consistency / reconstruction",
+            _consistency_section(identifier, result),
         ),
+        _report_section("links", "Identified links", _links_section(identifier, result)),
     ]
 
 
