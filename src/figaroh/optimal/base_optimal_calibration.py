@@ -60,6 +60,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
+from figaroh._optional import require
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration.calibration_tools import calculate_base_kinematics_regressor
 from figaroh.calibration.config import load_calibration_config, unified_to_legacy_config
@@ -385,13 +386,7 @@ class SOCPOptimizer:
 
     @staticmethod
     def _picos() -> Any:
-        try:
-            import picos
-        except ImportError as exc:  # pragma: no cover - environment dependent
-            raise ImportError(
-                "SOCPOptimizer needs picos and cvxopt: pip install picos cvxopt"
-            ) from exc
-        return picos
+        return require("picos", purpose="SOCPOptimizer (the D-optimal posture SOCP)")
 
     @staticmethod
     def _kiefer_wolfowitz_gap(X: np.ndarray, w: np.ndarray) -> float:
