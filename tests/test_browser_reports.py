@@ -271,6 +271,125 @@ def test_identification_report_loads_clean_and_draws(browser, runs):
     assert _errors(browser) == [] and _requests(browser, url) == []
 
 
+#: Set to 1 to refresh the report screenshots committed under docs/img/.
+UPDATE_DOCS_SCREENSHOTS = os.environ.get("FIGAROH_DOCS_SCREENSHOTS", "") not in ("", "0")
+DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
+
+
+@pytest.fixture(scope="module")
+def physical_report(tmp_path_factory):
+    """A simulated UR10 (300 samples) identified with select_stage: physical_fit."""
+    import contextlib
+    import io
+
+    from conftest import load_example
+
+    ur10 = load_example("ur10/identification.py", "ur10_identification")
+    robot = ur10.load_ur10()
+    folder = tmp_path_factory.mktemp("physical_report")
+    train, validation = ur10.generate_ur10_data(
+        folder / "data", 300, noise_std=0.05, seed=3, robot=robot
+    )
+    config = folder / "config.yaml"
+    config.write_text(
+        f'extends: "{ur10.CONFIG}"\ntasks:\n  identification:\n    select_stage: physical_fit\n',
+        encoding="utf-8",
+    )
+    ident = ur10.UR10Identification(robot, config, data_dir=train)
+    ident.identif_config["validation_data_file"] = str(validation)
+    ident.initialize()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ident.solve(decimate=False, plotting=False)
+    path = folder / "report.html"
+    generate_identification_report(ident, output_path=str(path))
+    return ident, path, folder
+
+
+def _visible_text(driver, css):
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText)", css
+    )
+
+
+def _shoot(driver, css, folder, name):
+    element = driver.find_element(By.CSS_SELECTOR, css)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", element)
+    path = Path(folder) / name
+    element.screenshot(str(path))
+    assert path.stat().st_size > 5000  # a real picture, not an empty box
+    if UPDATE_DOCS_SCREENSHOTS:
+        DOCS_IMG.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOCS_IMG / name)
+    return path
+
+
+def test_identification_report_panels_are_present_and_readable(browser, physical_report):
+    ident, path, folder = physical_report
+    joints = list(ident.identif_config["active_joints"])
+    url = open_page(browser, path)
+    assert_clean(browser, url)
+    # verdict panel: status headline and one row per check with name / value / limit / status
+    verdict = ident.verify()
+    panel = browser.find_element(By.CSS_SELECTOR, "#verdict .verdict-panel")
+    assert panel.is_displayed() and panel.get_attribute("data-status") == verdict.status
+    assert "NOT EVALUATED" in panel.text and "No acceptance limits were given" in panel.text
+    rows = _visible_text(browser, "#verdict tr.check")
+    assert len(rows) == len(verdict.checks)
+    assert [r.split("\t")[0] for r in rows] == [c.name for c in verdict.checks]
+    # every joint's time chart: measured and identified drawn over time [s]
+    cells = browser.find_elements(By.CSS_SELECTOR, "#fit-panel .joint-cell")
+    assert [c.find_element(By.TAG_NAME, "h3").text for c in cells] == [f"{j} [N·m]" for j in joints]
+    for k in range(len(joints)):
+        state = chart_state(browser, f"#fit-panel svg.multi-chart[data-joint='{k}']")
+        assert state["paths"] == 2 and state["points"] >= 2 * 300 * 0.9
+        assert state["x1"] == pytest.approx(float(ident.processed_data["timestamps"][-1][0]))
+    hover = exercise_chart(browser, "#fit-panel svg.multi-chart[data-joint='1']", 2, 300, "t [s]")
+    assert [t.split(":")[0] for t in hover["tip"][1:]] == ["measured", "identified"]
+    for cell in cells:
+        box = cell.find_element(By.TAG_NAME, "svg").rect
+        assert box["width"] > 380 and box["height"] > 150  # readable, not a thumbnail
+    # residual histograms: one per joint, every sample counted, bars drawn
+    hists = browser.find_elements(By.CSS_SELECTOR, "#residual-panel svg.histogram")
+    assert len(hists) == len(joints)
+    for h in hists:
+        assert h.get_attribute("data-count") == "300" and h.rect["width"] > 380
+        heights = [
+            float(b.get_attribute("height")) for b in h.find_elements(By.CSS_SELECTOR, "rect.bin")
+        ]
+        assert len(heights) == 30 and max(heights) > 50
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#residual-panel svg.multi-chart")) == len(
+        joints
+    )
+    # per-link table: one row per link, mass / CoM / principal moments / feasibility
+    link_rows = browser.find_elements(By.CSS_SELECTOR, "#links tr[data-link]")
+    assert [r.get_attribute("data-link") for r in link_rows] == joints
+    feasibility = ident.selected.feasibility
+    for row in link_rows:
+        cells_text = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        joint = cells_text[0]
+        assert float(cells_text[1]) == pytest.approx(feasibility[joint]["mass"], rel=1e-3)
+        assert len(cells_text[3].split(",")) == 3 and len(cells_text[4].split(",")) == 3
+        assert cells_text[6] == ("feasible" if feasibility[joint]["ok"] else "infeasible")
+    # one account of the physical stages: the summary and the section agree
+    summary = browser.find_element(By.CSS_SELECTOR, "#summary").text
+    consistency = _visible_text(browser, "#consistency tr")
+    physical_row = next(r for r in consistency if r.startswith("Physical stage"))
+    assert "physical ok" in summary and physical_row.split("\t")[1].startswith("ok")
+    assert not [r for r in consistency if r.endswith("\tnot run")]
+    # screenshots (viewed when the docs images are refreshed), every chart at full range
+    browser.execute_script(
+        "document.querySelectorAll('svg.multi-chart').forEach(s => s.figarohChart.reset())"
+    )
+    for css, name in (
+        ("#verdict", "report_verdict.png"),
+        ("#fit-time", "report_fit_time.png"),
+        ("#residual-time", "report_residuals.png"),
+        ("#links", "report_links.png"),
+    ):
+        _shoot(browser, css, folder, name)
+    assert _errors(browser) == [] and _requests(browser, url) == []
+
+
 def test_calibration_report_loads_clean_and_draws(browser, tmp_path):
     path = tmp_path / "calibration_report.html"
     generate_calibration_report(make_calibration_fixture(), output_path=str(path))
