@@ -32,16 +32,14 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Dict, List
 
 import numpy as np
 
-from figaroh._run.charts import _multi_panel_section
+from figaroh._run.effort_series import fit_effort_panels, validation_effort_panel
 from figaroh._run.html import (
     HEALTHY_INSIGHT,
-    UNCERTAINTY_CAUTION_PCT,
     UNCERTAINTY_WARN_PCT,
     VALIDATION_IMPROVEMENT_WARN_PCT,
     _change_cell,
@@ -58,6 +56,12 @@ from figaroh._run.html import (
 )
 from figaroh._run.link_table import link_table_section, nominal_link_masses
 from figaroh._run.page import _report_document, _report_section, _write_report
+from figaroh._run.uncertainty import (
+    NEAR_ZERO_FRACTION,
+    parameter_kind,
+    parameter_uncertainty,
+    uncertainty_note,
+)
 from figaroh._run.values import _finite_or_none
 from figaroh.tools.stages import stages_line
 
@@ -100,89 +104,6 @@ def _condition_label(cond: Any) -> str:
     if c > CONDITION_MODERATE_THRESHOLD:
         return "moderately conditioned"
     return "well-conditioned"
-
-
-#: Parameter kind of each name prefix: parameters of one kind share a physical scale.
-_PARAMETER_KINDS = {
-    "m": "mass [kg]",
-    **{k: "first moment [kg·m]" for k in ("mx", "my", "mz")},
-    **{k: "inertia [kg·m²]" for k in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")},
-    "fv": "viscous friction",
-    "fs": "Coulomb friction",
-    "Ia": "armature [kg·m²]",
-    "off": "effort offset",
-}
-#: |φ_i| at or below this fraction of its kind's scale counts as ≈ 0 (no relative σ).
-NEAR_ZERO_FRACTION = 0.01
-
-
-def parameter_kind(name: Any) -> str:
-    """Physical kind of a (base) parameter from the leading letters of its name.
-
-    ``"Ixy_elbow_joint + 0.5*m_wrist_1_joint"`` → ``"inertia [kg·m²]"``; a
-    prefix that is not a dynamic-parameter prefix is its own kind.
-    """
-    match = re.match(r"[A-Za-z]+", str(name))
-    key = match.group(0) if match else str(name)
-    return _PARAMETER_KINDS.get(key, key)
-
-
-def parameter_uncertainty(
-    names: Sequence[Any], values: Sequence[Any] | None, std_relative: Sequence[Any] | None
-) -> Dict[str, List[Any]]:
-    """Absolute σ, relative σ where meaningful, and σ against the physical scale.
-
-    With ``σ_i = |std%_i / 100 · φ_i|`` (parameter units) and the scale of a
-    kind ``s_k = max_{j ∈ k} |φ_j|`` (largest magnitude of that physical
-    quantity in the fit, see :func:`parameter_kind`):
-
-    * ``relative_pct[i] = std%_i`` only when ``|φ_i| > NEAR_ZERO_FRACTION · s_k``,
-      else None (the relative σ of a value ≈ 0, e.g. a product of inertia of a
-      symmetric link, says nothing about the fit);
-    * ``scaled_pct[i] = σ_i / s_k · 100`` [%], which decides the quality tier.
-
-    Args:
-        names: Parameter names.
-        values: Estimates φ (SI units).
-        std_relative: Relative standard deviations σ_i/|φ_i|·100 [%].
-
-    Returns:
-        ``{"sigma", "relative_pct", "scaled_pct", "scale", "kind"}`` lists
-        aligned with ``names`` (NaN / None where unavailable).
-    """
-    n = len(names)
-
-    def floats(seq: Sequence[Any] | None) -> List[float]:
-        raw = [] if seq is None else list(np.ravel(np.asarray(seq, dtype=float)))
-        return (raw + [math.nan] * n)[:n]
-
-    phi, pct = floats(values), floats(std_relative)
-    kinds = [parameter_kind(nm) for nm in names]
-    scale: Dict[str, float] = {}
-    for kind, v in zip(kinds, phi, strict=True):
-        if math.isfinite(v):
-            scale[kind] = max(scale.get(kind, 0.0), abs(v))
-    sigma = [
-        abs(p / 100.0 * v) if math.isfinite(p) and math.isfinite(v) else math.nan
-        for p, v in zip(pct, phi, strict=True)
-    ]
-    out: Dict[str, List[Any]] = {
-        "sigma": sigma,
-        "relative_pct": [],
-        "scaled_pct": [],
-        "scale": [],
-        "kind": kinds,
-    }
-    for i, kind in enumerate(kinds):
-        s_k = scale.get(kind, 0.0)
-        out["scale"].append(s_k)
-        near_zero = not math.isfinite(phi[i]) or abs(phi[i]) <= NEAR_ZERO_FRACTION * s_k
-        out["relative_pct"].append(None if near_zero else pct[i])
-        scaled = sigma[i] / s_k * 100.0 if s_k > 0 and math.isfinite(sigma[i]) else math.nan
-        if not math.isfinite(sigma[i]) and math.isinf(pct[i]):
-            scaled = math.inf  # an infinite spread is certainly poorly identified
-        out["scaled_pct"].append(scaled)
-    return out
 
 
 def _poorly_identified(names: Sequence[Any], scaled_pct: Sequence[Any] | None) -> List[str]:
@@ -688,135 +609,6 @@ def _joint_units(ident: Any, validation: Mapping[str, Any] | None) -> Dict[str, 
 
 
 # ---------------------------------------------------------------------------
-# Time series (small multiples)
-# ---------------------------------------------------------------------------
-
-
-def _time_axis(timestamps: Any, n: int) -> tuple:
-    """``(axis, x_label, hint)`` for ``n`` samples from the recorded timestamps [s].
-
-    Timestamps of the same length are used as they are; ``m ≠ n`` recorded
-    timestamps (a decimated fit) are interpolated linearly at ``n`` evenly
-    spaced sample positions ``k (m − 1)/(n − 1)``; without timestamps the
-    axis is the sample index.
-    """
-    t = None if timestamps is None else np.ravel(np.asarray(timestamps, dtype=float))
-    if t is None or t.size < 2 or n < 2 or not np.all(np.isfinite(t)):
-        return list(range(n)), "sample", "Sample index on the horizontal axis (no timestamps)."
-    if t.size == n:
-        return t.tolist(), "t [s]", "Time [s] on the horizontal axis."
-    axis = np.interp(np.linspace(0.0, t.size - 1.0, n), np.arange(t.size), t)
-    return (
-        axis.tolist(),
-        "t [s]",
-        f"Time [s] on the horizontal axis ({t.size} recorded samples, {n} fitted: "
-        "times interpolated).",
-    )
-
-
-def _timestamps(data: Any) -> Any:
-    return data.get("timestamps") if isinstance(data, Mapping) else None
-
-
-def _fit_blocks_by_joint(result: Mapping[str, Any], names: Sequence[str]) -> tuple:
-    """``(measured, identified)`` ``(n_joints, L)`` arrays of the training fit, or ``None``."""
-    measured = np.ravel(np.asarray(result.get("torque processed", []), dtype=float))
-    estimated = np.ravel(np.asarray(result.get("torque estimated", []), dtype=float))
-    if (
-        not names
-        or measured.size == 0
-        or measured.size % len(names)
-        or (measured.shape != estimated.shape)
-    ):
-        return None
-    return measured.reshape(len(names), -1), estimated.reshape(len(names), -1)
-
-
-def _fit_time_sections(
-    identifier: Any, result: Mapping[str, Any], names: Sequence[str], units: Mapping[str, str]
-) -> tuple:
-    """HTML of the training-fit small multiples and of the residual small multiples."""
-    blocks = _fit_blocks_by_joint(result, names)
-    if blocks is None:
-        missing = '<p class="muted">Training-fit efforts are unavailable for this run.</p>'
-        return missing, missing
-    measured, identified = blocks
-    axis, x_label, hint = _time_axis(
-        _timestamps(getattr(identifier, "processed_data", None)), measured.shape[1]
-    )
-    fit = [
-        {
-            "name": name,
-            "unit": units.get(name, ""),
-            "series": [
-                {"label": "measured", "role": "measured", "y": measured[k].tolist()},
-                {"label": "identified", "role": "identified", "y": identified[k].tolist()},
-            ],
-        }
-        for k, name in enumerate(names)
-    ]
-    resid = [
-        {
-            "name": name,
-            "unit": units.get(name, ""),
-            "series": [
-                {
-                    "label": "residual τ_measured − τ_identified",
-                    "role": "residual",
-                    "y": (measured[k] - identified[k]).tolist(),
-                }
-            ],
-        }
-        for k, name in enumerate(names)
-    ]
-    return (
-        _multi_panel_section("fit-panel", axis, x_label, fit, hint),
-        _multi_panel_section(
-            "residual-panel", axis, x_label, resid, hint + " Histogram under each chart.", True
-        ),
-    )
-
-
-def _validation_time_section(
-    identifier: Any, validation: Mapping[str, Any] | None, units: Mapping[str, str]
-) -> str:
-    """Small multiples of the validation trajectory: measured, nominal (CAD) and identified."""
-    if not isinstance(validation, Mapping):
-        return '<p class="muted">No validation series available for this run.</p>'
-    per = {
-        key: validation.get(key) or {}
-        for key in ("tau_measured_per_joint", "tau_nominal_per_joint", "tau_identified_per_joint")
-    }
-    names = [
-        str(n) for n in (validation.get("joint_names") or []) if all(n in per[key] for key in per)
-    ]
-    if not names:
-        return '<p class="muted">No validation series available for this run.</p>'
-    n = len(np.ravel(per["tau_identified_per_joint"][names[0]]))
-    stamps = _timestamps(getattr(identifier, "_val_processed_data", None))
-    if stamps is None and validation.get("validation_source") == "identification_data_fallback":
-        stamps = _timestamps(getattr(identifier, "processed_data", None))
-    axis, x_label, hint = _time_axis(stamps, n)
-    roles = (
-        ("tau_measured_per_joint", "measured", "measured"),
-        ("tau_nominal_per_joint", "nominal (CAD) prediction", "nominal"),
-        ("tau_identified_per_joint", "identified prediction", "identified"),
-    )
-    joints = [
-        {
-            "name": name,
-            "unit": units.get(name, ""),
-            "series": [
-                {"label": label, "role": role, "y": np.ravel(per[key][name]).tolist()}
-                for key, label, role in roles
-            ],
-        }
-        for name in names
-    ]
-    return _multi_panel_section("validation-panel", axis, x_label, joints, hint)
-
-
-# ---------------------------------------------------------------------------
 # Public API
 # ---------------------------------------------------------------------------
 
@@ -832,15 +624,19 @@ def _per_joint_stats(identifier: Any) -> Mapping[str, Any] | None:
         return None
 
 
-def _uncertainty_note() -> str:
-    return (
-        '<p class="muted">σ is the absolute standard deviation (parameter units). '
-        "σ / |value| is shown only where the value is not ≈ 0 "
-        f"(|value| &gt; {NEAR_ZERO_FRACTION:g} × the scale). The confidence comes from "
-        "σ / scale, the scale being the largest |value| of the same kind (mass, first "
-        f"moment, inertia, friction, …): good ≤ {UNCERTAINTY_CAUTION_PCT:.0f} % &lt; fair ≤ "
-        f"{UNCERTAINTY_WARN_PCT:.0f} % &lt; poor.</p>"
+def _timestamps(data: Any) -> Any:
+    return data.get("timestamps") if isinstance(data, Mapping) else None
+
+
+def _validation_timestamps(identifier: Any, validation: Mapping[str, Any] | None) -> Any:
+    """Sample times [s] of the validation trajectory (the training ones for a fallback)."""
+    stamps = _timestamps(getattr(identifier, "_val_processed_data", None))
+    fallback = isinstance(validation, Mapping) and (
+        validation.get("validation_source") == "identification_data_fallback"
     )
+    if stamps is None and fallback:
+        stamps = _timestamps(getattr(identifier, "processed_data", None))
+    return stamps
 
 
 def _run_verdict(identifier: Any) -> tuple:
@@ -887,7 +683,13 @@ def _report_sections(
     insights = _build_insights(result, std_relative, base_names, validation)
     residual_heading = "Base fit residuals" if has_selection else "Per-joint torque residuals"
     units = _joint_units(identifier, validation)
-    fit_html, residual_html = _fit_time_sections(identifier, result, fit_names, units)
+    fit_html, residual_html = fit_effort_panels(
+        result.get("torque processed"),
+        result.get("torque estimated"),
+        fit_names,
+        units,
+        _timestamps(getattr(identifier, "processed_data", None)),
+    )
     unc = parameter_uncertainty(base_names, phi_base, std_relative)
     return [
         _report_section("verdict", "Verdict", _verdict_section(verdict, verdict_reason)),
@@ -911,12 +713,14 @@ def _report_sections(
         _report_section(
             "series",
             "Validation trajectory over time",
-            _validation_time_section(identifier, validation, units),
+            validation_effort_panel(
+                validation, units, _validation_timestamps(identifier, validation)
+            ),
         ),
         _report_section(
             "uncertainty",
             "Base-parameter uncertainty",
-            _uncertainty_note()
+            uncertainty_note()
             + _param_uncertainty_section(
                 base_names,
                 unc["sigma"],
