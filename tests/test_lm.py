@@ -157,7 +157,7 @@ def test_bad_inputs_match_scipy():
         least_squares_lm(f, np.zeros(2), j, max_nfev=0)
 
 
-# Records which figaroh file first asks for scipy.optimize (the import itself still runs).
+# Records which figaroh file asks for scipy.optimize (the import itself still runs).
 SCRIPT = """
 import sys, traceback, importlib.abc
 sys.path.insert(0, {tests!r})
@@ -190,16 +190,12 @@ print("AFTER_FIT", "scipy.optimize" in sys.modules)
 calib.solve(enable_logging=False)
 assert calib.evaluation_metrics["optimization_success"]
 print("IMPORTERS", sorted(importers))
+print("AFTER_SOLVE", "scipy.optimize" in sys.modules)
 """
 
 
 def test_default_solve_does_not_import_scipy_optimize(ur10_urdf):
-    """The LM fit itself needs no scipy.optimize.
-
-    Today the validation's frames-only diagnostic fit (``fit_frames_only``,
-    ``method="trf"``) still imports it afterwards; this test pins that it is the
-    only importer with the default backend.
-    """
+    """Neither the LM fit nor the rest of ``solve()`` imports scipy.optimize."""
     env = {k: v for k, v in os.environ.items() if k != "FIGAROH_LM_BACKEND"}
     code = SCRIPT.format(tests=str(ROOT / "tests"), urdf=str(ur10_urdf))
     out = subprocess.run(
@@ -207,4 +203,5 @@ def test_default_solve_does_not_import_scipy_optimize(ur10_urdf):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "AFTER_FIT False" in out.stdout
-    assert "IMPORTERS ['validation.py']" in out.stdout
+    assert "IMPORTERS []" in out.stdout
+    assert "AFTER_SOLVE False" in out.stdout

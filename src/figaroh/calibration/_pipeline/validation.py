@@ -18,6 +18,7 @@ import numpy as np
 
 from figaroh.calibration._measurements import _to_flat
 from figaroh.calibration._pipeline.metrics import DOF_SCALE
+from figaroh.tools._lm import least_squares_lm, lm_backend
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +45,12 @@ def fit_frames_only(
 
     Returns:
         The full parameter vector (joint parameters 0), or None when the fit fails.
-    """
-    from scipy.optimize import least_squares
 
+    The fit is figaroh's MINPACK Levenberg–Marquardt port when there are at least
+    as many rows as frame parameters (same minimum as scipy's ``"trf"`` to
+    round-off, without importing ``scipy.optimize``); otherwise, or with
+    ``FIGAROH_LM_BACKEND=scipy``, scipy's ``least_squares(method="trf")``.
+    """
     idx = [list(names).index(f) for f in frames]
     rows = excluded_rows
     w = weights
@@ -62,9 +66,15 @@ def fit_frames_only(
         return r, J
 
     try:
-        res = least_squares(
-            lambda z: fun(z)[0], x0[idx], jac=lambda z: fun(z)[1], method="trf", max_nfev=200
-        )
+        z0 = x0[idx]
+        if lm_backend() == "figaroh" and len(w) >= len(idx):
+            res = least_squares_lm(lambda z: fun(z)[0], z0, lambda z: fun(z)[1], max_nfev=200)
+        else:
+            from scipy.optimize import least_squares
+
+            res = least_squares(
+                lambda z: fun(z)[0], z0, jac=lambda z: fun(z)[1], method="trf", max_nfev=200
+            )
         x = np.zeros(len(names))
         x[idx] = res.x
     except Exception as exc:  # noqa: BLE001 - diagnostic metric only
