@@ -56,6 +56,11 @@ from figaroh._run.html import (
 )
 from figaroh._run.link_table import link_table_section, nominal_link_masses
 from figaroh._run.page import _report_document, _report_section, _write_report
+from figaroh._run.physical_account import (
+    SOURCE_LABELS,
+    consistency_source_label,
+    physical_stage_rows,
+)
 from figaroh._run.uncertainty import (
     NEAR_ZERO_FRACTION,
     parameter_kind,
@@ -72,6 +77,8 @@ __all__ = [
     "CONDITION_MODERATE_THRESHOLD",
     "LOW_CORRELATION_WARN",
     "NEAR_ZERO_FRACTION",
+    "SOURCE_LABELS",
+    "consistency_source_label",
     "generate_identification_report",
     "parameter_kind",
     "parameter_uncertainty",
@@ -439,113 +446,6 @@ def _plain(value: Any, spec: str) -> str:
     return "unavailable" if f is None else format(f, spec)
 
 
-#: Human-readable label of each physical-consistency ``source`` (reports).
-SOURCE_LABELS = {
-    "reconstruction": "reconstructed fit",
-    "identif_results.parameter_dict": "given parameter_dict",
-    "identif_results.standard_parameter_dict": "given standard_parameter_dict",
-}
-
-
-def consistency_source_label(pc: Mapping[str, Any]) -> str:
-    """What a ``result["physical consistency"]`` entry checked, for reports."""
-    source = pc.get("source")
-    if source is None:
-        return "nothing identified to check"
-    return SOURCE_LABELS.get(str(source), str(source))
-
-
-def _consistency_text(info: Mapping[str, Any]) -> str:
-    """``status — checked parameters, n projected, failed: …`` of a physical-consistency entry."""
-    text = str(info.get("status", "unknown"))
-    details = [consistency_source_label(dict(info))]
-    projection = info.get("projection")
-    if isinstance(projection, Mapping):
-        n = projection.get("projected_links")
-        if n is not None:
-            details.append(f"{int(n)} link(s) projected")
-        failed = list(projection.get("failed_links") or [])
-        if failed:
-            details.append("failed: " + ", ".join(str(f) for f in failed))
-    text += " — " + ", ".join(details)
-    if info.get("reason"):
-        text += f" ({info['reason']})"
-    return text
-
-
-def _status_text(info: Mapping[str, Any], *extra: str) -> str:
-    """``"<status> (<reason>)"`` of a stage entry, with optional extra details."""
-    text = str(info.get("status", "unknown"))
-    details = [d for d in (*extra, str(info.get("reason") or "")) if d]
-    return text + (f" ({'; '.join(details)})" if details else "")
-
-
-def _physical_stage_record(identifier: Any) -> Any:
-    """The ``physical`` stage record of the run (None when the stage was not recorded)."""
-    for record in getattr(identifier, "stages", None) or []:
-        if getattr(record, "stage", None) == "physical":
-            return record
-    return None
-
-
-def _consistency_rows(identifier: Any, result: Mapping[str, Any]) -> List[tuple]:
-    """One row per physical step, and the ``physical`` stage record the summary shows.
-
-    A step that did not run says why when another one stands in for it (a
-    physical fit produces physically consistent parameters directly, so no
-    separate consistency check or projection runs).
-    """
-    record = _physical_stage_record(identifier)
-    rows = [
-        (
-            "Physical stage (as in the summary)",
-            "not recorded"
-            if record is None
-            else f"{record.status}" + (f" — {record.reason}" if record.reason else ""),
-        )
-    ]
-    physical_fit = result.get("physical_fit")
-    stand_in = (
-        "not run: the physical fit estimates physically consistent parameters directly"
-        if isinstance(physical_fit, Mapping)
-        else "not run"
-    )
-    pc = result.get("physical consistency")
-    rows.append(
-        (
-            "Physical-consistency check",
-            _consistency_text(pc) if isinstance(pc, Mapping) else stand_in,
-        )
-    )
-    recon = result.get("reconstruction")
-    rows.append(
-        (
-            "Full-parameter reconstruction",
-            _status_text(recon) if isinstance(recon, Mapping) else stand_in,
-        )
-    )
-    if isinstance(physical_fit, Mapping):
-        solvers = ", ".join(str(x) for x in physical_fit.get("solvers") or [])
-        rows.append(
-            (
-                "Physical fit (LMI)",
-                _status_text(physical_fit, f"solvers: {solvers}" if solvers else ""),
-            )
-        )
-    else:
-        rows.append(("Physical fit (LMI)", "not run"))
-    sel = _selected_info(result)
-    rows.append(
-        (
-            "Reported estimate",
-            "base-parameter fit (select_stage: fit)"
-            if sel is None
-            else f"{sel.get('stage', '?')} — " + _status_text(sel),
-        )
-    )
-    return rows
-
-
 def _consistency_section(identifier: Any, result: Mapping[str, Any]) -> str:
     """Every physical step in one table (+ strongly correlated pairs if any).
 
@@ -554,7 +454,8 @@ def _consistency_section(identifier: Any, result: Mapping[str, Any]) -> str:
     links were projected, which failed), the reconstruction, the physical fit
     and the estimate the report's numbers come from.
     """
-    doc = f'<table class="kv">{_kv_rows(_consistency_rows(identifier, result))}</table>'
+    rows = physical_stage_rows(getattr(identifier, "stages", None) or [], result)
+    doc = f'<table class="kv">{_kv_rows(rows)}</table>'
     pairs = result.get("correlated_pairs")
     if pairs:
         doc += '<p class="muted">Strongly correlated parameter pairs</p>' + _correlation_section(
@@ -651,6 +552,39 @@ def _run_verdict(identifier: Any) -> tuple:
         return None, f"verify() raised {type(exc).__name__}: {exc}"
 
 
+def _time_series_sections(
+    identifier: Any,
+    result: Mapping[str, Any],
+    fit_names: Sequence[str],
+    units: Mapping[str, str],
+    validation: Mapping[str, Any] | None,
+) -> List[str]:
+    """Training fit and residuals over time, the validation table and trajectory."""
+    fit_html, residual_html = fit_effort_panels(
+        result.get("torque processed"),
+        result.get("torque estimated"),
+        fit_names,
+        units,
+        _timestamps(getattr(identifier, "processed_data", None)),
+    )
+    return [
+        _report_section(
+            "fit-time", "Measured vs identified effort over time (training fit)", fit_html
+        ),
+        _report_section(
+            "residual-time", "Residuals over time and their distribution", residual_html
+        ),
+        _report_section("validation", "Validation", _validation_section(validation)),
+        _report_section(
+            "series",
+            "Validation trajectory over time",
+            validation_effort_panel(
+                validation, units, _validation_timestamps(identifier, validation)
+            ),
+        ),
+    ]
+
+
 def _report_sections(
     identifier: Any, result: Mapping[str, Any], provenance: Any, verdict: Any = None
 ) -> List[str]:
@@ -683,13 +617,6 @@ def _report_sections(
     insights = _build_insights(result, std_relative, base_names, validation)
     residual_heading = "Base fit residuals" if has_selection else "Per-joint torque residuals"
     units = _joint_units(identifier, validation)
-    fit_html, residual_html = fit_effort_panels(
-        result.get("torque processed"),
-        result.get("torque estimated"),
-        fit_names,
-        units,
-        _timestamps(getattr(identifier, "processed_data", None)),
-    )
     unc = parameter_uncertainty(base_names, phi_base, std_relative)
     return [
         _report_section("verdict", "Verdict", _verdict_section(verdict, verdict_reason)),
@@ -703,20 +630,7 @@ def _report_sections(
             residual_heading,
             _per_joint_section(per_joint, units, result, has_selection),
         ),
-        _report_section(
-            "fit-time", "Measured vs identified effort over time (training fit)", fit_html
-        ),
-        _report_section(
-            "residual-time", "Residuals over time and their distribution", residual_html
-        ),
-        _report_section("validation", "Validation", _validation_section(validation)),
-        _report_section(
-            "series",
-            "Validation trajectory over time",
-            validation_effort_panel(
-                validation, units, _validation_timestamps(identifier, validation)
-            ),
-        ),
+        *_time_series_sections(identifier, result, fit_names, units, validation),
         _report_section(
             "uncertainty",
             "Base-parameter uncertainty",
