@@ -35,6 +35,7 @@ load_ur10, simulate_ur10 = _ur10.load_ur10, _ur10.simulate_ur10
 from figaroh._run import html as run_html  # noqa: E402
 from figaroh._run import link_table as lt  # noqa: E402
 from figaroh._run.html import _uncertainty_tier  # noqa: E402
+from figaroh._run.verdict import evaluate_thresholds  # noqa: E402
 from figaroh.tools import identification_report as ir  # noqa: E402
 from figaroh.tools import report as cr  # noqa: E402
 from figaroh.tools.stages import record_stage  # noqa: E402
@@ -798,6 +799,25 @@ def test_calibration_report_sections_and_numbers(tmp_path):
     assert payload["names"] == val["dof_names"] and payload["measured"]["Y (mm)"][0] == 0.0
     with pytest.raises(AttributeError, match="Run solve"):
         cr.generate_calibration_report(types.SimpleNamespace(evaluation_metrics=None))
+
+
+def test_calibration_report_verdict_panel():
+    calib = make_calibration_fixture()
+    panel, _ = _verdict_rows(cr.generate_calibration_report(calib))
+    assert 'data-status="unavailable"' in panel and "has no verify()" in panel
+    verdict = evaluate_thresholds(
+        {"rmse_mm": 0.8, "condition_number": 40.0},
+        {
+            "rmse_mm": {"threshold": 0.5, "comparison": "max"},
+            "condition_number": {"threshold": 100.0, "comparison": "max"},
+        },
+    )
+    panel, rows = _verdict_rows(cr.generate_calibration_report(calib, verdict=verdict))
+    assert 'data-status="fail"' in panel
+    assert [(st, n, v, html.unescape(lim)) for st, n, v, lim in rows] == [
+        ("fail", "rmse_mm", "0.8", "≤ 0.5"),
+        ("pass", "condition_number", "40", "≤ 100"),
+    ]
 
 
 def test_calibration_report_escapes_names():

@@ -446,3 +446,23 @@ def _verdict_section(verdict: Any, unavailable_reason: str = "") -> str:
         )
     parts.append("</div>")
     return "".join(parts)
+
+
+def _run_verdict(task: Any) -> Tuple[Any, str]:
+    """``(verdict, reason)``: ``task.verify()`` with its default policy, or None and why."""
+    verify = getattr(task, "verify", None)
+    if not callable(verify):
+        return None, f"{type(task).__name__} has no verify()"
+    try:
+        return verify(), ""
+    except Exception as exc:  # noqa: BLE001 - a report without a verdict beats no report
+        logger.warning("verdict unavailable for the report: %s", exc)
+        return None, f"verify() raised {type(exc).__name__}: {exc}"
+
+
+def _verdict_block(task: Any, verdict: Any = None) -> str:
+    """Verdict panel of ``verdict``, or of ``task.verify()`` when None."""
+    reason = ""
+    if verdict is None:
+        verdict, reason = _run_verdict(task)
+    return _verdict_section(verdict, reason)

@@ -52,7 +52,7 @@ from figaroh._run.html import (
     _param_uncertainty_section,
     _provenance_section,
     _run_title,
-    _verdict_section,
+    _verdict_block,
 )
 from figaroh._run.link_table import link_table_section, nominal_link_masses
 from figaroh._run.page import _report_document, _report_section, _write_report
@@ -540,18 +540,6 @@ def _validation_timestamps(identifier: Any, validation: Mapping[str, Any] | None
     return stamps
 
 
-def _run_verdict(identifier: Any) -> tuple:
-    """``(verdict, reason)``: ``identifier.verify()`` with its default policy, or None and why."""
-    verify = getattr(identifier, "verify", None)
-    if not callable(verify):
-        return None, f"{type(identifier).__name__} has no verify()"
-    try:
-        return verify(), ""
-    except Exception as exc:  # noqa: BLE001 - a report without a verdict beats no report
-        logger.warning("verdict unavailable for the report: %s", exc)
-        return None, f"verify() raised {type(exc).__name__}: {exc}"
-
-
 def _time_series_sections(
     identifier: Any,
     result: Mapping[str, Any],
@@ -589,9 +577,6 @@ def _report_sections(
     identifier: Any, result: Mapping[str, Any], provenance: Any, verdict: Any = None
 ) -> List[str]:
     """The ``<section>`` blocks of the identification report, in page order."""
-    verdict_reason = ""
-    if verdict is None:
-        verdict, verdict_reason = _run_verdict(identifier)
     base_names = list(result.get("base parameters names", []) or [])
     std_raw = getattr(identifier, "std_relative", None)
     std_relative = [] if std_raw is None else list(np.ravel(np.asarray(std_raw, dtype=float)))
@@ -619,7 +604,7 @@ def _report_sections(
     units = _joint_units(identifier, validation)
     unc = parameter_uncertainty(base_names, phi_base, std_relative)
     return [
-        _report_section("verdict", "Verdict", _verdict_section(verdict, verdict_reason)),
+        _report_section("verdict", "Verdict", _verdict_block(identifier, verdict)),
         _report_section("provenance", "Provenance", _provenance_section(provenance)),
         _report_section(
             "summary", "Summary", _summary_section(result, correlation, stages_text, has_selection)

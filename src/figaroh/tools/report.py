@@ -40,6 +40,7 @@ from figaroh._run.html import (
     _param_uncertainty_section,
     _provenance_section,
     _run_title,
+    _verdict_block,
 )
 from figaroh._run.page import _report_document, _report_section, _write_report
 from figaroh._run.stages import stages_line
@@ -457,6 +458,7 @@ def _report_sections(
     n_samples: Any,
     param_names: List[Any],
     validation: Mapping[str, Any] | None,
+    verdict: Any = None,
 ) -> List[str]:
     """The sections of the calibration report page, in display order."""
     insights = _build_insights(eval_, n_samples, param_names, validation)
@@ -467,6 +469,7 @@ def _report_sections(
     except (TypeError, ValueError):
         n_kept = "unavailable"
     return [
+        _report_section("verdict", "Verdict", _verdict_block(calibrator, verdict)),
         _report_section("provenance", "Provenance", _provenance_section(provenance)),
         _report_section("summary", "Summary", _summary_section(eval_, n_samples, stages_text)),
         _report_section("insights", "Insights", _insights_section(insights), card=False),
@@ -491,7 +494,10 @@ def _report_sections(
 
 
 def generate_calibration_report(
-    calibrator: Any, output_path: str | None = None, title: str | None = None
+    calibrator: Any,
+    output_path: str | None = None,
+    title: str | None = None,
+    verdict: Any = None,
 ) -> str:
     """Render a self-contained HTML diagnostic report for a calibration run.
 
@@ -509,6 +515,10 @@ def generate_calibration_report(
         title: Report title; default ``"<run title> — Calibration Quality
             Report"`` (asset id and robot name from the provenance, or the
             class name).
+        verdict: The :class:`~figaroh._run.verdict.VerificationVerdict` shown in
+            the verdict panel (status, each check with value, limit and
+            reason); None computes ``calibrator.verify()`` with its default
+            (empty) policy.
 
     Returns:
         The HTML document.
@@ -526,7 +536,7 @@ def generate_calibration_report(
     report_title = title or (
         f"{_run_title(provenance, type(calibrator).__name__)} — Calibration Quality Report"
     )
-    sections = _report_sections(calibrator, eval_, n_samples, param_names, validation)
+    sections = _report_sections(calibrator, eval_, n_samples, param_names, validation, verdict)
     doc = _report_document(
         report_title,
         sections,
