@@ -9,6 +9,7 @@ process must not import ``scipy.optimize``.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import pytest
 from scipy.optimize import least_squares
 
 from conftest import ROOT, load_example
-from figaroh.tools._lm import LMBackendError, least_squares_lm, lm_backend
+from figaroh.tools._lm import LMBackendError, enorm, least_squares_lm, lm_backend
 from figaroh.tools.robot import Robot
 
 ex = load_example("ur10/calibration.py", "ur10_calibration_example")
@@ -67,6 +68,21 @@ def _badly_scaled():
     return f, j, np.array([1.0, 1.0]), {}
 
 
+def _extreme_scales():
+    # residuals beyond MINPACK's giant (1.3e19 / m) and below its dwarf (3.8e-20) limits
+    t = np.linspace(0.1, 1.0, 6)
+    s = np.array([1e21, 1e-22, 1.0, 1e20, 1e-21, 1.0])
+
+    def f(p):
+        return s * (p[0] * np.exp(p[1] * t) - 1.0 - t)
+
+    def j(p):
+        e = np.exp(p[1] * t)
+        return s[:, None] * np.c_[e, p[0] * t * e]
+
+    return f, j, np.array([0.5, 0.5]), {}
+
+
 def _max_nfev_reached():
     f, j, x0, _ = _rosenbrock()
     return f, j, x0, {"max_nfev": 5}
@@ -78,6 +94,7 @@ PROBLEMS = {
     "rank_deficient": _rank_deficient,
     "ill_conditioned": _ill_conditioned,
     "badly_scaled": _badly_scaled,
+    "extreme_scales": _extreme_scales,
     "max_nfev_reached": _max_nfev_reached,
 }
 
@@ -133,6 +150,13 @@ def test_solve_same_result_with_either_backend(ur10_calib, monkeypatch):
     ref = c._least_squares(x0, "lm")
     assert type(ref).__name__ == "OptimizeResult" and type(ours).__name__ != "OptimizeResult"
     _assert_same(ours, ref)
+
+
+def test_enorm_scaled_path_is_the_euclidean_norm():
+    x = np.array([1e-30, -3e-25, 2.0, 1e200, -1e199, 0.0, 4e-21])
+    assert enorm(x) == pytest.approx(math.hypot(*x), rel=1e-15)  # numpy overflows here
+    assert enorm(np.array([1e-30, 2e-30])) == pytest.approx(np.sqrt(5) * 1e-30, rel=1e-15)
+    assert enorm(np.zeros(3)) == 0.0 and enorm(np.zeros(0)) == 0.0
 
 
 def test_backend_switch(monkeypatch):

@@ -105,6 +105,12 @@ def _sum(v: np.ndarray, axis: int = 0) -> Any:
     return np.take(np.cumsum(v, axis=axis), -1, axis=axis)
 
 
+def _rank(d: np.ndarray) -> int:
+    """Index of the first zero of the triangular diagonal ``d`` (``len(d)`` when none)."""
+    zeros = np.flatnonzero(d == 0.0)
+    return int(zeros[0]) if zeros.size else d.size
+
+
 def enorm(x: np.ndarray) -> float:
     """Euclidean norm ``‖x‖₂`` with MINPACK's scaling against over/underflow."""
     x = np.asarray(x, dtype=float)
@@ -115,8 +121,13 @@ def enorm(x: np.ndarray) -> float:
     agiant = _RGIANT / n
     if np.all((xabs > _RDWARF) & (xabs < agiant)):
         return math.sqrt(float(_sum(xabs * xabs)))
+    return _enorm_scaled(xabs.tolist(), agiant)
+
+
+def _enorm_scaled(xabs: list, agiant: float) -> float:
+    """MINPACK's three-sum norm of ``|x|`` (tiny, mid and giant entries scaled apart)."""
     s1 = s2 = s3 = x1max = x3max = 0.0
-    for a in xabs.tolist():
+    for a in xabs:
         if _RDWARF < a < agiant:
             s2 += a * a
         elif a <= _RDWARF:
@@ -130,6 +141,10 @@ def enorm(x: np.ndarray) -> float:
             x1max = a
         else:
             s1 += (a / x1max) ** 2
+    return _enorm_combine(s1, s2, s3, x1max, x3max)
+
+
+def _enorm_combine(s1: float, s2: float, s3: float, x1max: float, x3max: float) -> float:
     if s1 != 0.0:
         return x1max * math.sqrt(s1 + (s2 / x1max) / x1max)
     if s2 != 0.0:
@@ -219,12 +234,8 @@ def qrsolv(
             _eliminate_row(r, sdiag, wa, j)
         sdiag[j] = r[j, j]
         r[j, j] = x[j]
-    nsing = n
-    for j in range(n):
-        if sdiag[j] == 0.0 and nsing == n:
-            nsing = j
-        if nsing < n:
-            wa[j] = 0.0
+    nsing = _rank(sdiag)
+    wa[nsing:] = 0.0
     for j in range(nsing - 1, -1, -1):
         s = _sum(r[j + 1 : nsing, j] * wa[j + 1 : nsing])
         wa[j] = (wa[j] - s) / sdiag[j]
@@ -287,42 +298,44 @@ def lmpar(
     Returns:
         ``(par, x)``: λ and the (un-negated) step ``x`` with ``J x ≈ f``.
     """
-    n = r.shape[0]
-    rd = np.diag(r)
     wa1 = np.array(qtb, dtype=float, copy=True)
-    nsing = n
-    for j in range(n):
-        if rd[j] == 0.0 and nsing == n:
-            nsing = j
-        if nsing < n:
-            wa1[j] = 0.0
+    nsing = _rank(np.diag(r))
+    wa1[nsing:] = 0.0
     for j in range(nsing - 1, -1, -1):
         wa1[j] /= r[j, j]
         if j:
             wa1[:j] -= r[:j, j] * wa1[j]
-    x = np.empty(n)
+    x = np.empty(r.shape[0])
     x[ipvt] = wa1
     wa2 = diag * x
     dxnorm = enorm(wa2)
     fp = dxnorm - delta
     if fp <= 0.1 * delta:
         return 0.0, x
-    parl = 0.0
-    if nsing >= n:
-        wa1 = diag[ipvt] * (wa2[ipvt] / dxnorm)
-        for j in range(n):
-            wa1[j] = (wa1[j] - _sum(r[:j, j] * wa1[:j])) / r[j, j]
-        temp = enorm(wa1)
-        parl = ((fp / delta) / temp) / temp
-    upper = np.triu(r)
-    wa1 = _sum(upper * qtb[:, None], axis=0) / diag[ipvt]
-    gnorm = enorm(wa1)
+    parl = _lower_bound(r, ipvt, diag, wa2, dxnorm, fp, delta) if nsing == r.shape[0] else 0.0
+    gnorm = enorm(_sum(np.triu(r) * qtb[:, None], axis=0) / diag[ipvt])
     paru = gnorm / delta
     if paru == 0.0:
         paru = _DWARF / min(delta, 0.1)
     par = min(max(par, parl), paru)
     if par == 0.0:
         par = gnorm / dxnorm
+    return _iterate_par(r, ipvt, diag, qtb, delta, (par, parl, paru), fp)
+
+
+def _lower_bound(r, ipvt, diag, wa2, dxnorm, fp, delta) -> float:
+    """Newton lower bound ``λ_l`` on λ (full-rank ``R`` only)."""
+    wa1 = diag[ipvt] * (wa2[ipvt] / dxnorm)
+    for j in range(r.shape[0]):
+        wa1[j] = (wa1[j] - _sum(r[:j, j] * wa1[:j])) / r[j, j]
+    temp = enorm(wa1)
+    return ((fp / delta) / temp) / temp
+
+
+def _iterate_par(r, ipvt, diag, qtb, delta, bounds, fp) -> tuple[float, np.ndarray]:
+    """Safeguarded Newton iterations on λ within ``[λ_l, λ_u]`` (at most 10)."""
+    par, parl, paru = bounds
+    n = r.shape[0]
     for it in range(1, 11):
         if par == 0.0:
             par = max(_DWARF, 0.001 * paru)
@@ -404,7 +417,6 @@ def _outer_step(st: _State, J: np.ndarray, first: bool, factor: float):
 
 def _inner_loop(st, fun, r, ipvt, qtf, gnorm, first, tol, maxfev) -> int:
     """MINPACK's inner iterations at one Jacobian; returns ``info`` (0: new Jacobian)."""
-    ftol, xtol = tol
     upper = np.triu(r)
     while True:
         st.par, p = lmpar(r, ipvt, st.diag, qtf, st.delta, st.par)
@@ -430,25 +442,31 @@ def _inner_loop(st, fun, r, ipvt, qtf, gnorm, first, tol, maxfev) -> int:
             st.x, st.fvec, st.fnorm = xt, ft, fnorm1
             st.xnorm = enorm(st.diag * xt)
             first = False
-        fconv = abs(actred) <= ftol and prered <= ftol and 0.5 * ratio <= 1.0
-        info = 0
-        if fconv:
-            info = 1
-        if st.delta <= xtol * st.xnorm:
-            info = 3 if fconv else 2
-        if info:
-            return info
-        # Later tests override earlier ones, as in MINPACK.
-        if st.nfev >= maxfev:
-            info = 5
-        if abs(actred) <= _EPSMCH and prered <= _EPSMCH and 0.5 * ratio <= 1.0:
-            info = 6
-        if st.delta <= _EPSMCH * st.xnorm:
-            info = 7
-        if gnorm <= _EPSMCH:
-            info = 8
+        info = _termination(st, (actred, prered, ratio), gnorm, tol, maxfev)
         if info or ratio >= 1e-4:
             return info
+
+
+def _termination(st: _State, reductions, gnorm: float, tol, maxfev: int) -> int:
+    """MINPACK's convergence (1–3) and termination (5–8) tests; 0 to go on."""
+    actred, prered, ratio = reductions
+    ftol, xtol = tol
+    fconv = abs(actred) <= ftol and prered <= ftol and 0.5 * ratio <= 1.0
+    if st.delta <= xtol * st.xnorm:
+        return 3 if fconv else 2
+    if fconv:
+        return 1
+    # Later tests override earlier ones, as in MINPACK.
+    info = 0
+    if st.nfev >= maxfev:
+        info = 5
+    if abs(actred) <= _EPSMCH and prered <= _EPSMCH and 0.5 * ratio <= 1.0:
+        info = 6
+    if st.delta <= _EPSMCH * st.xnorm:
+        info = 7
+    if gnorm <= _EPSMCH:
+        info = 8
+    return info
 
 
 def _update_radius(st: _State, ratio, actred, dirder, fnorm1, pnorm) -> None:
