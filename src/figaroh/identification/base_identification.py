@@ -186,6 +186,16 @@ _DEFAULT_FILTER_CONFIG = {
 }
 
 
+def _same_kinematics(a: dict | None, b: dict | None) -> bool:
+    """Whether two processed-data dicts hold the same q, dq and ddq arrays."""
+    if a is None or b is None:
+        return False
+    return all(
+        np.shape(a.get(k)) == np.shape(b.get(k)) and np.array_equal(a.get(k), b.get(k))
+        for k in ("positions", "velocities", "accelerations")
+    )
+
+
 class BaseIdentification(RunServices, ABC):
     """Base class for robot dynamic parameter identification.
 
@@ -234,6 +244,7 @@ class BaseIdentification(RunServices, ABC):
         self._val_duplicate = False
         self._val_processed_data = None
         self._val_num_samples = None
+        self._val_regressor = None
 
         self.trajectory = None
         self._sample_mask = None
@@ -573,6 +584,7 @@ class BaseIdentification(RunServices, ABC):
         self.compute_reference_torque()
         self._val_available = False
         self._val_duplicate = False
+        self._val_regressor = None
         source = self.identif_config.get("validation_data_file") or ""
         if source:
             data_source = self.resolve_validation_source(source)
@@ -1154,6 +1166,7 @@ class BaseIdentification(RunServices, ABC):
             self._build_full_configuration()
             self._val_processed_data = self.processed_data
             self._val_num_samples = self.num_samples
+            self._val_regressor = None
             self._val_available = True
             self._record_validation_independence(saved[0], self.raw_data)
         finally:
@@ -1188,12 +1201,7 @@ class BaseIdentification(RunServices, ABC):
                 self._sample_mask,
                 "identification_data_fallback",
             )
-        if data is self.processed_data and self.dynamic_regressor is not None:
-            W_full = self.dynamic_regressor
-        else:
-            W_full = self.build_regressor(
-                data["positions"], data["velocities"], data["accelerations"]
-            )
+        W_full = self._evaluation_regressor(data)
         values, estimate_stage = self._validation_estimate()
         x = identified_standard_vector(
             W_full.shape[1], self._idx_eliminated, self._base_indices, self.phi_base, values
@@ -1211,6 +1219,29 @@ class BaseIdentification(RunServices, ABC):
         )
         record_stage(self, "validation", *validation_stage(metrics))
         return metrics
+
+    def _evaluation_regressor(self, data: dict) -> np.ndarray:
+        """Full regressor of the evaluated trajectory ``data``, built at most once.
+
+        The training data (or an identical copy of it) reuse
+        ``dynamic_regressor``; the held-out regressor is built by
+        :meth:`build_regressor` on the first solve and kept, together with the
+        ``dynamic_regressor`` it was built alongside, for the next solves: a
+        new ``dynamic_regressor`` (:meth:`calculate_full_regressor`, e.g. in
+        :meth:`initialize`) or new held-out data rebuild it.
+        """
+        W_train = self.dynamic_regressor
+        if W_train is not None and (
+            data is self.processed_data or _same_kinematics(data, self.processed_data)
+        ):
+            return W_train
+        cached = getattr(self, "_val_regressor", None)
+        if data is self._val_processed_data and cached is not None and cached[0] is W_train:
+            return cached[1]
+        W_full = self.build_regressor(data["positions"], data["velocities"], data["accelerations"])
+        if data is self._val_processed_data:
+            self._val_regressor = (W_train, W_full)
+        return W_full
 
     def _identified_joints(self):
         eliminated = set(self._idx_eliminated or [])
