@@ -167,4 +167,4 @@ def test_page_reads_the_keys_the_identification_export_writes(verification_expor
     for name in ("run_id", "robot_name", "git_commit"):
         assert name in json.dumps(data["metadata"]) and f'"{name}"' in js
     assert report.read_text(encoding="utf-8").startswith("<!doctype html>")
-    assert generate_identification_report(ident).count("<section") == 8
+    assert generate_identification_report(ident).count("<section") == 12
