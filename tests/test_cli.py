@@ -190,6 +190,16 @@ def test_identify_archive_then_report(cli_run):
     assert listing.returncode == 0 and "1 archived run(s)" in listing.stdout
 
 
+def test_archived_report_shows_the_cli_verdict(cli_run):
+    """The report's verdict panel is the verdict of the command's limits, not verify()'s default."""
+    code, _, _, out = cli_run
+    assert code == 0
+    (run_dir,) = sorted((out / "runs").glob("*/identification/*"))
+    html = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert '<div class="verdict-panel" data-status="pass">' in html
+    assert "validation_rmse:elbow_joint" in html
+
+
 def test_report_exit_codes(cli_run, tmp_path):
     _, _, _, out = cli_run
     data = json.loads((out / "identification_verification.json").read_text())

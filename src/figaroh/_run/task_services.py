@@ -83,8 +83,8 @@ class RunServices:
         """The task's verdict of the solved run (task hook)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _run_verification()")
 
-    def _generate_html_report(self, output_path: str) -> Any:
-        """Write the task's HTML report to ``output_path`` (task hook)."""
+    def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:
+        """Write the task's HTML report to ``output_path`` with ``verdict`` (task hook)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _generate_html_report()")
 
     def _quality_report_text(self) -> str:
@@ -168,14 +168,28 @@ class RunServices:
         return self._run_verification(thresholds, scope)
 
     def export_html_report(
-        self, output_path: str | None = None, output_dir: str = "results"
+        self,
+        output_path: str | None = None,
+        output_dir: str = "results",
+        *,
+        thresholds: Mapping[str, Mapping[str, Any]] | None = None,
+        scope: str = "prediction",
+        verdict: VerificationVerdict | None = None,
     ) -> str:
         """Write the self-contained HTML report.
+
+        The report's verdict panel shows ``verdict`` when given, else the
+        verdict of :meth:`verify` under ``thresholds`` / ``scope`` when
+        ``thresholds`` is given, else :meth:`verify`'s default (no limits:
+        "not evaluated").
 
         Args:
             output_path: Destination file; default ``<output_dir>/<task>_report.html``
                 (``output_dir`` is created).
             output_dir: Folder of the default destination.
+            thresholds: Acceptance limits for the verdict panel (as :meth:`verify`).
+            scope: Verification scope used with ``thresholds``.
+            verdict: An already computed verdict to show (overrides ``thresholds``).
 
         Returns:
             The path written.
@@ -187,7 +201,12 @@ class RunServices:
         if output_path is None:
             make_folder(output_dir)
             output_path = os.path.join(output_dir, f"{self._task}_report.html")
-        self._generate_html_report(output_path)
+        if verdict is None and thresholds is not None:
+            verdict = self.verify(thresholds=thresholds, scope=scope)
+        if verdict is None:
+            self._generate_html_report(output_path)
+        else:
+            self._generate_html_report(output_path, verdict=verdict)
         logger.info("HTML %s report written to %s", self._task, output_path)
         return output_path
 

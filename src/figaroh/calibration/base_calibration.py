@@ -596,8 +596,8 @@ class BaseCalibration(
     def _run_verification(self, thresholds, scope: str):
         return verify_calibration(self, thresholds, scope)
 
-    def _generate_html_report(self, output_path: str) -> Any:
-        return generate_calibration_report(self, output_path=output_path)
+    def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:
+        return generate_calibration_report(self, output_path=output_path, verdict=verdict)
 
     def _quality_report_text(self) -> str:
         return self.format_quality_report()

@@ -72,7 +72,9 @@ def _archive(obj: Any, out: Path, thresholds: Dict[str, Any], scope: str) -> str
     obj.export_verification_report(
         output_path=str(run_dir / "verdict.json"), thresholds=thresholds or None, scope=scope
     )
-    obj.export_html_report(output_path=str(run_dir / "report.html"))
+    obj.export_html_report(
+        output_path=str(run_dir / "report.html"), thresholds=thresholds or {}, scope=scope
+    )
     return archive_run(obj, run_dir)
 
 
@@ -86,7 +88,13 @@ def _write_verdict_report_archive(task, args, out: Path, thresholds, scope) -> L
         )
     ]
     if args.report:
-        written.append(Path(task.export_html_report(output_dir=str(out))))
+        written.append(
+            Path(
+                task.export_html_report(
+                    output_dir=str(out), thresholds=thresholds or {}, scope=scope
+                )
+            )
+        )
     if args.archive:
         written.append(Path(_archive(task, out, thresholds, scope)))
     return written

@@ -1309,8 +1309,8 @@ class BaseIdentification(RunServices, ABC):
     def _run_verification(self, thresholds, scope: str):
         return verify_identification(self, thresholds, scope)
 
-    def _generate_html_report(self, output_path: str) -> Any:
-        return generate_identification_report(self, output_path=output_path)
+    def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:
+        return generate_identification_report(self, output_path=output_path, verdict=verdict)
 
     def _quality_report_text(self) -> str:
         return format_quality_report(self)
