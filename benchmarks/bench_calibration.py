@@ -7,15 +7,18 @@ default arguments (geometry available):
 1. load the UR10 (``Robot(urdf)``) and simulate 40 training and 40 held-out
    postures measured through a model with known joint-placement errors, with
    0.5 mm / 0.1° Gaussian noise;
-2. load the UR10 again, calibrate (``initialize()`` + ``solve()``: scipy's
-   Levenberg–Marquardt) and validate on the held-out postures.
+2. load the UR10 again, calibrate (``initialize()`` + ``solve()``: figaroh's
+   numpy port of MINPACK's Levenberg–Marquardt, the numbers of scipy's
+   ``least_squares(method="lm")``) and validate on the held-out postures.
 
 Each run is a fresh ``python`` process; the script reports its own phases
 (imports, the two robot loads, simulation, calibration) and the parent times
 the whole process, wall clock and CPU (user + system). The goal is a whole
 script at most **+0.5 s** over the ``python -c "import numpy, pinocchio"``
-baseline. The last row is the import of ``scipy.optimize`` alone (needed by the
-solve, so paid inside the calibration phase). Prints medians; no assertions.
+baseline. The last row is the import of ``scipy.optimize`` alone: what the solve
+would cost more with ``FIGAROH_LM_BACKEND=scipy`` (the default path no longer
+imports it; ``scipy.linalg``, for the structural base-parameter QR, still is).
+Prints medians; no assertions.
 
     .venv/bin/python benchmarks/bench_calibration.py [--runs 7]
 
