@@ -8,6 +8,7 @@ Commands::
     figaroh compare A.json B.json -o page.html
     figaroh migrate-config OLD NEW
     figaroh robots
+    figaroh init ROBOT_OR_URDF [-o config.yaml] [--force]
 
 Every command accepts ``--quiet`` (errors only, no progress bar) and
 ``--verbose`` (``-v`` info, ``-vv`` debug and tracebacks).
@@ -22,7 +23,8 @@ traceback (``-vv`` prints it). The mapping from exceptions to codes is
 Importing this module is cheap: it builds the argument parser only. The
 commands live in :mod:`figaroh.cli.task_commands` (``identify``,
 ``calibrate``), :mod:`figaroh.cli.run_commands` (``report``, ``compare``) and
-:mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``); they import
+:mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``) and
+:mod:`figaroh.cli.init_command` (``init``); they import
 the library (NumPy, Pinocchio, the task packages: seconds), so the table
 :data:`COMMANDS` names them and :func:`main` loads the one that runs.
 """
@@ -71,6 +73,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "compare": ("figaroh.cli.run_commands", "compare"),
     "migrate-config": ("figaroh.cli.setup_commands", "migrate_config"),
     "robots": ("figaroh.cli.setup_commands", "robots"),
+    "init": ("figaroh.cli.init_command", "init"),
 }
 
 
@@ -348,6 +351,30 @@ def _add_robots(sub: Any) -> None:
     _add_verbosity(p, suppress=True)
 
 
+def _add_init(sub: Any) -> None:
+    p = _command_parser(
+        sub,
+        "init",
+        help="write a commented configuration for a robot's URDF",
+        description="Write a commented unified configuration for a URDF (or an "
+        "example-robot-data robot name): its one-DoF joints active, the manipulator "
+        "template extended, identification without friction. Refuses to overwrite "
+        "an existing file unless --force.",
+    )
+    p.add_argument("robot", metavar="ROBOT_OR_URDF", help="URDF file or robot name (ur10)")
+    p.add_argument("-o", "--output", default="config.yaml", help="configuration to write")
+    p.add_argument("--force", action="store_true", help="overwrite an existing -o file")
+    p.add_argument("--robot-name", default=None, help="robot.name (default: the model name)")
+    p.add_argument(
+        "--package-dir",
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="folder holding package:// packages (repeatable)",
+    )
+    _add_verbosity(p, suppress=True)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr (exit 2).
 
@@ -376,6 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare(sub)
     _add_migrate_config(sub)
     _add_robots(sub)
+    _add_init(sub)
     return parser
 
 

@@ -1,0 +1,162 @@
+"""``figaroh init``: scaffold a commented unified configuration for a robot's URDF.
+
+The written file extends the manipulator template and enables the
+identification task with the plainest model (rigid bodies only: friction,
+actuator inertia and torque offsets off). Its active joints are the model's
+one-degree-of-freedom joints (revolute and prismatic, ``nv = 1``), in model
+order. Every key carries a comment saying what it does, with units, and the
+file loads under strict key checking
+(``UnifiedConfigParser(path, strict=True)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import List, Sequence
+
+from figaroh.cli.common import EXIT_OK, CLIError, require_output_file, say, steps_for
+from figaroh.cli.workflows import load_robot_model
+from figaroh.tools.load_robot import list_available_robots
+from figaroh.tools.robot_paths import example_robot_data_dir
+from figaroh.utils.config_parser import UnifiedConfigParser
+from figaroh.utils.fileio import atomic_write_text
+
+__all__ = ["init", "one_dof_joints", "render_config", "resolve_robot"]
+
+_TEMPLATE = "manipulator_robot.yaml"
+
+
+def resolve_robot(name_or_path: str) -> Path:
+    """The URDF named by ``name_or_path``: an existing file, else an example-robot-data robot.
+
+    A name matches a shipped URDF whose file stem is ``name`` or
+    ``name_robot`` (``ur10`` → ``ur_description/urdf/ur10_robot.urdf``).
+
+    Raises:
+        CLIError: No such file and no shipped robot of that name (exit 2).
+    """
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    base = example_robot_data_dir()
+    if base is not None and p.suffix != ".urdf":
+        for rel in list_available_robots("figaroh"):
+            if Path(rel).stem in (name_or_path, f"{name_or_path}_robot"):
+                return Path(base) / rel
+    raise CLIError(
+        f"ROBOT {name_or_path!r} is neither a URDF file nor a robot name of example-robot-data "
+        "(see `figaroh robots`)"
+    )
+
+
+def one_dof_joints(model) -> List[str]:
+    """Names of the joints of ``model`` with one degree of freedom (``nv = 1``), model order."""
+    return [str(model.names[j]) for j in range(1, model.njoints) if int(model.joints[j].nv) == 1]
+
+
+def _template_extends(output: Path) -> str:
+    """The ``extends:`` value that reaches the manipulator template from ``output``.
+
+    ``templates/manipulator_robot.yaml`` when the parser's template search
+    finds it beside ``output`` (its folder and the two above, or the working
+    directory); otherwise the absolute path of the shipped template.
+    """
+    folder = output.resolve().parent
+    for d in (folder, folder.parent, folder.parent.parent, Path.cwd()):
+        if (d / "templates" / _TEMPLATE).is_file():
+            return f"templates/{_TEMPLATE}"
+    here = Path(__file__).resolve()
+    for candidate in (
+        here.parents[1] / "templates" / _TEMPLATE,
+        here.parents[3] / "config" / "templates" / _TEMPLATE,
+    ):
+        if candidate.is_file():
+            return str(candidate)
+    raise CLIError(
+        f"the template {_TEMPLATE} is not found beside {output} nor in the figaroh "
+        "installation; copy config/templates/ next to the configuration"
+    )
+
+
+def _list(values: Sequence[object]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def render_config(robot_name: str, urdf: Path, joints: Sequence[str], extends: str) -> str:
+    """The text of the commented unified configuration.
+
+    Args:
+        robot_name: ``robot.name`` (the model name).
+        urdf: URDF the configuration was made for (recorded in a comment).
+        joints: Active joints (one-DoF joints, model order).
+        extends: Value of the ``extends:`` key (the manipulator template).
+    """
+    n = len(joints)
+    zeros = _list([0.0] * n)
+    ones = _list([1.0] * n)
+    joint_lines = "\n".join(f"        - {j}" for j in joints)
+    return f"""# figaroh unified configuration for {robot_name}, written by `figaroh init`
+# from {urdf}.
+# Check it with: python -c "from figaroh.utils.config_parser import UnifiedConfigParser as P;
+#   P('<this file>', strict=True).parse()"
+
+# Template merged first (this file overrides it): fixed-base serial manipulator,
+# calibration and identification tasks enabled, one 6-DoF tool marker.
+extends: "{extends}"
+
+robot:
+  name: {robot_name}                  # model name, used in reports and result files
+  properties:
+    joints:
+      # Joints whose motion is logged and whose efforts are identified: every
+      # one-degree-of-freedom joint of the URDF (revolute or prismatic), in model order.
+      active_joints:
+{joint_lines}
+    mechanics:
+      reduction_ratios: {ones}   # gear ratio per active joint (motor / joint)
+      friction_coefficients:
+        viscous: {zeros}   # fv per joint [N.m.s/rad or N.s/m], prior only
+        static: {zeros}    # fs (Coulomb) per joint [N.m or N], prior only
+      actuator_inertias: {zeros}   # Ia per joint [kg.m^2], prior only
+      joint_offsets: {zeros}       # effort offset per joint [N.m or N], prior only
+
+tasks:
+  identification:
+    enabled: true                      # run the dynamic identification task
+    problem:
+      use_joint_torques: true          # the data logs joint efforts (columns tau_<joint>)
+      model_components:
+        friction: false                # true: identify viscous + Coulomb friction per joint
+        actuator_inertia: false        # true: identify the rotor inertia Ia per joint
+        joint_offset: false            # true: identify a constant effort offset per joint
+    signal_processing:
+      sampling_frequency: 100.0        # [Hz] rate of the logged samples
+      cutoff_frequency: 10.0           # [Hz] low-pass cut-off applied before differentiation
+      filter_order: 4                  # order of the Butterworth low-pass filter
+"""
+
+
+def init(args: argparse.Namespace) -> int:
+    """``figaroh init``: write the configuration; exit 2 when ``-o`` exists without ``--force``."""
+    output = require_output_file(args.output, "-o/--output")
+    if output.exists() and not args.force:
+        raise CLIError(
+            f"-o/--output {output} already exists; pass --force to overwrite it or choose "
+            "another path"
+        )
+    with steps_for(args, ["load robot", "write configuration", "check"]) as steps:
+        steps.start("load robot")
+        urdf = resolve_robot(args.robot)
+        robot = load_robot_model(urdf, args.package_dir)
+        joints = one_dof_joints(robot.model)
+        if not joints:
+            raise CLIError(f"the URDF {urdf} has no one-degree-of-freedom joint to identify")
+        steps.start("write configuration")
+        output.parent.mkdir(parents=True, exist_ok=True)
+        name = args.robot_name or robot.model.name or urdf.stem
+        atomic_write_text(output, render_config(name, urdf, joints, _template_extends(output)))
+        steps.start("check")
+        UnifiedConfigParser(str(output), strict=True).parse()
+    say(args, f"wrote {output}: {len(joints)} active joints of {name} ({', '.join(joints)})")
+    return EXIT_OK

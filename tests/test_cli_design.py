@@ -1,0 +1,100 @@
+"""``figaroh init``, ``trajectory``, ``postures`` and ``view``: happy paths and exit codes.
+
+Truths: the strict configuration parser (the scaffolded file loads with
+unknown keys refused), ``figaroh identify`` accepting the scaffolded file on
+simulated UR10 data, the files each command writes, and the documented exit
+codes (0 success, 1 failed, 2 bad input) with a one-line error naming the
+option or the extra to install.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+from conftest import load_example
+from figaroh.cli.main import main
+from figaroh.utils.config_parser import UnifiedConfigParser
+
+_ur10 = load_example("ur10/identification.py", "ur10_identification")
+
+UR10_JOINTS = [
+    "shoulder_pan_joint",
+    "shoulder_lift_joint",
+    "elbow_joint",
+    "wrist_1_joint",
+    "wrist_2_joint",
+    "wrist_3_joint",
+]
+
+
+def _in_process(*args) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def _one_line_error(err: str, *needles: str) -> None:
+    text = err.strip().splitlines()[-1]
+    assert "Traceback" not in err, err
+    for needle in needles:
+        assert needle in text, text
+
+
+# ---------------------------------------------------------------------------
+# init
+# ---------------------------------------------------------------------------
+def test_init_writes_a_strict_commented_config(ur10_urdf, tmp_path):
+    out = tmp_path / "cfg" / "ur10.yaml"
+    code, stdout, err = _in_process("init", ur10_urdf, "-o", out)
+    assert code == 0, err
+    assert "6 active joints" in stdout
+    cfg = UnifiedConfigParser(str(out), strict=True).parse()
+    assert cfg["robot"]["properties"]["joints"]["active_joints"] == UR10_JOINTS
+    ident = cfg["tasks"]["identification"]
+    assert ident["problem"]["model_components"]["friction"] is False
+    text = out.read_text()
+    assert "extends:" in text and "manipulator_robot.yaml" in text
+    assert text.count("#") > 20  # every key commented
+
+
+def test_init_refuses_to_overwrite_without_force(ur10_urdf, tmp_path):
+    out = tmp_path / "c.yaml"
+    out.write_text("keep: me\n")
+    code, _, err = _in_process("init", ur10_urdf, "-o", out, "-q")
+    assert code == 2
+    _one_line_error(err, "-o/--output", "--force")
+    assert out.read_text() == "keep: me\n"
+    code, _, err = _in_process("init", ur10_urdf, "-o", out, "--force", "-q")
+    assert code == 0, err
+    assert "active_joints" in out.read_text()
+
+
+def test_init_by_name_and_bad_robot(tmp_path):
+    code, _, err = _in_process("init", "ur10", "-o", tmp_path / "a.yaml", "-q")
+    assert code == 0, err
+    code, _, err = _in_process("init", "no_such_robot", "-o", tmp_path / "b.yaml", "-q")
+    assert code == 2
+    _one_line_error(err, "no_such_robot", "figaroh robots")
+    code, _, err = _in_process("init", "-o", tmp_path / "b.yaml")
+    assert code == 2
+
+
+def test_init_then_identify_round_trip(ur10_urdf, tmp_path):
+    cfg = tmp_path / "ur10.yaml"
+    assert _in_process("init", ur10_urdf, "-o", cfg, "-q")[0] == 0
+    train, _ = _ur10.generate_ur10_data(tmp_path / "data", 400, 0.1, seed=5)
+    code, stdout, err = _in_process(
+        "identify", cfg, "--urdf", ur10_urdf, "--data", train, "-o", tmp_path / "out"
+    )
+    assert code == 0, err
+    assert "identified" in stdout
+    assert (tmp_path / "out" / "base_parameters.csv").is_file()
+
+
+def test_help_ends_with_the_exit_codes():
+    for command in ("init",):
+        code, stdout, _ = _in_process(command, "--help")
+        assert code == 0
+        assert "Exit codes: 0 success" in " ".join(stdout.split())
