@@ -29,7 +29,9 @@ Template lookup for ``extends: <value>``:
 * ``templates/<rest>`` → ``<rest>`` is searched in ``<dir>/templates``,
   ``<dir>/../templates``, ``<dir>/../../templates`` and ``<cwd>/templates``,
   where ``<dir>`` is the directory of the file holding the ``extends`` (and
-  then of the top-level config file);
+  then of the top-level config file), then in the templates shipped with the
+  package (:data:`PACKAGED_TEMPLATES_DIR`: ``base_robot_config.yaml``,
+  ``manipulator_robot.yaml``, ``humanoid_robot.yaml``);
 * anything else → relative to the directory of the file holding the
   ``extends``; when that file does not exist the path is also tried relative
   to the top-level config file's directory (figaroh 1.0.2 resolved every
@@ -95,6 +97,10 @@ UNIFIED_MARKERS = (
 
 _VAR_PATTERN = re.compile(r"\$\{([^}]+)\}")
 _TEMPLATE_PREFIX = "templates/"
+#: Templates shipped inside the package (``figaroh/config/templates``), searched
+#: last for ``extends: "templates/<name>"``: a config outside the repository
+#: still finds ``templates/manipulator_robot.yaml`` in an installed wheel.
+PACKAGED_TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "config" / "templates"
 _MAX_VAR_DEPTH = 10
 _EXTEND_SUFFIX = "_extend"
 
@@ -211,6 +217,7 @@ def _search_templates(ref: str, holder: Path, base_dirs: list[Path]) -> Path:
         up / "templates" for base in base_dirs for up in (base, base.parent, base.parent.parent)
     ]
     searched.append(Path.cwd() / "templates")
+    searched.append(PACKAGED_TEMPLATES_DIR)
     seen: list[Path] = []
     for directory in (d.resolve() for d in searched):
         if directory in seen:
@@ -218,9 +225,12 @@ def _search_templates(ref: str, holder: Path, base_dirs: list[Path]) -> Path:
         seen.append(directory)
         if (directory / rest).is_file():
             return (directory / rest).resolve()
+    shipped = sorted(p.name for p in PACKAGED_TEMPLATES_DIR.glob("*.yaml"))
     raise ConfigurationError(
         f"Template '{ref}' (key 'extends' in {holder}) not found; searched "
-        f"directories: {[str(d) for d in seen]}"
+        f"directories: {[str(d) for d in seen]}. Put the file in one of them, give an "
+        f"absolute path, or extend a shipped template: "
+        f"{', '.join(_TEMPLATE_PREFIX + n for n in shipped)}.{_suggest(rest, shipped)}"
     )
 
 
