@@ -27,6 +27,30 @@ def _as_columns(x: np.ndarray, name: str) -> tuple[np.ndarray, bool]:
     return arr, was_1d
 
 
+def _checked_filter_params(
+    nbutter: int, f_butter: float, med_fil: int, f_sample: float
+) -> tuple[int, float, int]:
+    """``(order, f_butter / Nyquist, median window)`` after range checks."""
+    f_sample = float(f_sample)
+    f_butter = float(f_butter)
+    if not f_sample > 0:
+        raise ValueError(f"filter_params.f_sample must be positive [Hz], got {f_sample}")
+    nyquist = f_sample / 2.0
+    if not 0 < f_butter < nyquist:
+        raise ValueError(
+            f"filter_params.f_butter = {f_butter} Hz must lie in (0, {nyquist}) Hz: the "
+            f"Nyquist frequency of f_sample = {f_sample} Hz. Lower the cut-off or check the "
+            "sampling frequency"
+        )
+    nbutter = int(nbutter)
+    if nbutter < 1:
+        raise ValueError(f"filter_params.nbutter must be ≥ 1, got {nbutter}")
+    med_fil = int(med_fil)
+    if med_fil < 1 or med_fil % 2 == 0:
+        raise ValueError(f"filter_params.med_fil must be a positive odd window, got {med_fil}")
+    return nbutter, f_butter / nyquist, med_fil
+
+
 def low_pass(
     x: np.ndarray,
     *,
@@ -83,25 +107,9 @@ def low_pass(
             f"{median_padding!r}"
         )
     arr, was_1d = _as_columns(x, "signal")
-    f_sample = float(f_sample)
-    f_butter = float(f_butter)
-    if not f_sample > 0:
-        raise ValueError(f"filter_params.f_sample must be positive [Hz], got {f_sample}")
-    nyquist = f_sample / 2.0
-    if not 0 < f_butter < nyquist:
-        raise ValueError(
-            f"filter_params.f_butter = {f_butter} Hz must lie in (0, {nyquist}) Hz: the "
-            f"Nyquist frequency of f_sample = {f_sample} Hz. Lower the cut-off or check the "
-            "sampling frequency"
-        )
-    nbutter = int(nbutter)
-    if nbutter < 1:
-        raise ValueError(f"filter_params.nbutter must be ≥ 1, got {nbutter}")
-    med_fil = int(med_fil)
-    if med_fil < 1 or med_fil % 2 == 0:
-        raise ValueError(f"filter_params.med_fil must be a positive odd window, got {med_fil}")
+    nbutter, wn, med_fil = _checked_filter_params(nbutter, f_butter, med_fil, f_sample)
     fns = _iir.lowpass_functions()
-    b, a = fns.butter(nbutter, f_butter / nyquist)
+    b, a = fns.butter(nbutter, wn)
     padlen = 3 * (max(len(b), len(a)) - 1)
     if arr.shape[0] <= padlen:
         raise ValueError(

@@ -712,18 +712,12 @@ def low_pass_filter_data(
     """Apply zero-phase Butterworth low-pass filter to measurement data.
 
     Designs an order-``nbutter`` Butterworth filter ``(b, a) = butter(nbutter,
-    Wn)`` and applies it forward and backward (``scipy.signal.filtfilt``'s
-    method, odd padding of ``3·(max(len(b), len(a)) − 1) = 3·nbutter``
-    samples), so the output has no phase lag; each column is filtered
-    independently along axis 0. Then ``5·nbutter`` samples are trimmed at each
-    end.
-
-    The design and the filtering use ``scipy.signal`` (imported on the first
-    call, 0.3–1 s): the computation of figaroh 1.0.2.
-    ``FIGAROH_FILTER_BACKEND=numpy`` in the environment computes them in numpy
-    with :mod:`figaroh.tools._iir` instead (no ``scipy.signal`` import; the
-    same coefficients, a filtfilt that differs from scipy's by its round-off:
-    ~1e-13 of the signal's range for order 3 at ``Wn = 0.025``).
+    Wn)`` and applies it forward and backward (``scipy.signal.filtfilt``, odd
+    padding of ``3·(max(len(b), len(a)) − 1) = 3·nbutter`` samples), so the
+    output has no phase lag; each column is filtered independently along axis 0.
+    Then ``5·nbutter`` samples are trimmed at each end.
+    ``FIGAROH_FILTER_BACKEND=numpy`` computes it without ``scipy.signal``
+    (:mod:`figaroh.tools._iir`, equal to scipy's result to round-off).
 
     The normalised cut-off is figaroh 1.0.2's by default:
     ``Wn = ts · f_c / 2`` with ``f_c = cut_off_frequency_butterworth`` [Hz].
@@ -752,10 +746,6 @@ def low_pass_filter_data(
             above the Nyquist frequency.
         ValueError: Invalid order, non-finite data, or too few samples for the
             padding and border trimming.
-
-    Note:
-        Border effects are handled by removing nborder = 5*nbutter samples
-        from start and end of filtered signal.
     """
     if identif_config is None:
         raise IdentificationConfigError(
