@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 
-from conftest import load_example
+import yaml
+
+from conftest import ROOT, load_example
 from figaroh.cli.main import main
 from figaroh.utils.config_parser import UnifiedConfigParser
 
 _ur10 = load_example("ur10/identification.py", "ur10_identification")
 
+CONFIG = ROOT / "config" / "ur10_unified_config.yaml"
 UR10_JOINTS = [
     "shoulder_pan_joint",
     "shoulder_lift_joint",
@@ -94,7 +98,51 @@ def test_init_then_identify_round_trip(ur10_urdf, tmp_path):
 
 
 def test_help_ends_with_the_exit_codes():
-    for command in ("init",):
+    for command in ("init", "postures"):
         code, stdout, _ = _in_process(command, "--help")
         assert code == 0
         assert "Exit codes: 0 success" in " ".join(stdout.split())
+
+
+# ---------------------------------------------------------------------------
+# postures
+# ---------------------------------------------------------------------------
+def test_postures_selects_and_writes_a_reusable_pool(ur10_urdf, tmp_path):
+    out = tmp_path / "post"
+    base = ("postures", CONFIG, "--urdf", ur10_urdf, "--n-candidates", 40, "--seed", 1)
+    code, stdout, err = _in_process(*base, "-o", out)
+    assert code == 0, err
+    assert "of 40 postures" in stdout
+    doc = yaml.safe_load((out / "postures.yaml").read_text())
+    assert doc["calibration_joint_names"] == UR10_JOINTS
+    n = len(doc["calibration_joint_configurations"])
+    assert 7 <= n <= 40
+    rows = (out / "postures.csv").read_text().splitlines()
+    assert rows[0].split(",") == ["candidate", *UR10_JOINTS, "weight"] and len(rows) == n + 1
+    # the written YAML is a candidate file again; --n-postures keeps the top weights
+    code, stdout, err = _in_process(
+        "postures", CONFIG, "--urdf", ur10_urdf, "--candidates", out / "postures.yaml",
+        "--n-postures", 7, "-o", tmp_path / "again", "-q",
+    )  # fmt: skip
+    assert code == 0, err
+    again = yaml.safe_load((tmp_path / "again" / "postures.yaml").read_text())
+    assert len(again["calibration_joint_configurations"]) == 7
+
+
+def test_postures_exit_codes(ur10_urdf, tmp_path, monkeypatch):
+    base = ("postures", CONFIG, "--urdf", ur10_urdf, "-o", tmp_path / "p", "-q")
+    code, _, err = _in_process(*base, "--n-candidates", 40, "--n-postures", 3)
+    assert code == 2
+    _one_line_error(err, "--n-postures 3", "7")
+    code, _, err = _in_process(*base, "--n-candidates", 4)  # fewer than the 7 needed
+    assert code == 1
+    _one_line_error(err, "infeasible design")
+    code, _, err = _in_process(*base, "--candidates", tmp_path / "none.yaml")
+    assert code == 2
+    _one_line_error(err, "--candidates not found")
+    code, _, err = _in_process(*base, "--n-postures", 0)
+    assert code == 2
+    monkeypatch.setitem(sys.modules, "picos", None)
+    code, _, err = _in_process(*base)
+    assert code == 2
+    _one_line_error(err, "picos", "pip install")

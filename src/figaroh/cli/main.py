@@ -9,6 +9,7 @@ Commands::
     figaroh migrate-config OLD NEW
     figaroh robots
     figaroh init ROBOT_OR_URDF [-o config.yaml] [--force]
+    figaroh postures CONFIG --urdf URDF [-o DIR] [--n-postures N]
 
 Every command accepts ``--quiet`` (errors only, no progress bar) and
 ``--verbose`` (``-v`` info, ``-vv`` debug and tracebacks).
@@ -24,7 +25,8 @@ Importing this module is cheap: it builds the argument parser only. The
 commands live in :mod:`figaroh.cli.task_commands` (``identify``,
 ``calibrate``), :mod:`figaroh.cli.run_commands` (``report``, ``compare``) and
 :mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``) and
-:mod:`figaroh.cli.init_command` (``init``); they import
+:mod:`figaroh.cli.init_command` (``init``), :mod:`figaroh.cli.design_commands`
+(``postures``); they import
 the library (NumPy, Pinocchio, the task packages: seconds), so the table
 :data:`COMMANDS` names them and :func:`main` loads the one that runs.
 """
@@ -74,6 +76,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "migrate-config": ("figaroh.cli.setup_commands", "migrate_config"),
     "robots": ("figaroh.cli.setup_commands", "robots"),
     "init": ("figaroh.cli.init_command", "init"),
+    "postures": ("figaroh.cli.design_commands", "postures"),
 }
 
 
@@ -375,6 +378,37 @@ def _add_init(sub: Any) -> None:
     _add_verbosity(p, suppress=True)
 
 
+def _add_postures(sub: Any) -> None:
+    p = _command_parser(
+        sub,
+        "postures",
+        help="select D-optimal calibration postures",
+        description="Select D-optimal calibration postures from a candidate pool "
+        "(--candidates, else the configuration's sample_configurations_file, else "
+        "random postures within the joint limits); writes postures.csv and postures.yaml "
+        "(candidate schema). Exit 1 when the design is infeasible.",
+    )
+    _add_robot_options(p)
+    p.add_argument("-o", "--output", default="results/postures", help="output folder")
+    p.add_argument(
+        "--n-postures",
+        type=int_at_least(1),
+        metavar="N",
+        help="keep the N candidates of largest SOCP weight (default: every weight > 1e-5)",
+    )
+    p.add_argument("--candidates", metavar="FILE", help="candidate postures (YAML or CSV)")
+    p.add_argument(
+        "--n-candidates",
+        type=int_at_least(1),
+        default=200,
+        metavar="N",
+        help="number of random candidates when no candidate file is given",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random candidates")
+    p.add_argument("--selection", choices=("threshold", "iroc"), default="threshold")
+    _add_verbosity(p, suppress=True)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr (exit 2).
 
@@ -404,6 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_migrate_config(sub)
     _add_robots(sub)
     _add_init(sub)
+    _add_postures(sub)
     return parser
 
 
