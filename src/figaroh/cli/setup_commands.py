@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from figaroh.cli.common import EXIT_FAILED, EXIT_OK, CLIError, require_file, require_output_file
 from figaroh.tools.load_robot import list_available_robots
-from figaroh.tools.robot_paths import example_robot_data_dir
+from figaroh.tools.robot_paths import RobotEntry, robot_catalogue
 from figaroh.utils import config_migration
 
-__all__ = ["migrate_config", "robots"]
+__all__ = ["migrate_config", "robot_list_lines", "robots"]
 
 
 def migrate_config(args: argparse.Namespace) -> int:
@@ -28,19 +29,51 @@ def migrate_config(args: argparse.Namespace) -> int:
     return int(config_migration.main(argv))
 
 
+def robot_list_lines(entries: list[RobotEntry], paths: bool = False, width: int = 100) -> list[str]:
+    """Lines of ``figaroh robots``: per source, a header and the names wrapped to ``width``.
+
+    Args:
+        entries: Robots of :func:`~figaroh.tools.robot_paths.robot_catalogue`.
+        paths: One absolute URDF path per line instead (robots without a local
+            file, i.e. robot_descriptions ones, are left out).
+        width: Line width of the wrapped name lists.
+
+    Returns:
+        The lines to print.
+    """
+    if paths:
+        return [str(e.path) for e in entries if e.path is not None]
+    lines: list[str] = []
+    for source in dict.fromkeys(e.source for e in entries):
+        names = [e.name for e in entries if e.source == source]
+        lines.append(f"{source} ({len(names)}):")
+        lines += textwrap.wrap(", ".join(names), width, initial_indent="  ", subsequent_indent="  ")
+    lines.append("Load one with --urdf NAME or load_robot(NAME); --paths lists the URDF files.")
+    return lines
+
+
 def robots(args: argparse.Namespace) -> int:
-    """``figaroh robots``: print one loadable robot per line (exit 1 when none)."""
-    names = list_available_robots(args.loader)
-    if not names:
-        hint = (
-            "pip install example-robot-data"
-            if args.loader == "figaroh"
-            else "pip install robot_descriptions"
+    """``figaroh robots``: the robots loadable by name, with their source (exit 1 when none).
+
+    ``--loader robot_description`` lists the robot_descriptions catalogue
+    only; ``--paths`` prints one URDF path per line.
+    """
+    if args.loader == "robot_description":
+        names = list_available_robots("robot_description")
+        if not names:
+            raise CLIError(
+                "no robot found for loader 'robot_description' (pip install robot_descriptions)",
+                EXIT_FAILED,
+            )
+        for name in names:
+            print(name)
+        return EXIT_OK
+    entries = robot_catalogue()
+    if not entries:
+        raise CLIError(
+            "no robot found (pip install example-robot-data, or robot_descriptions)", EXIT_FAILED
         )
-        raise CLIError(f"no robot found for loader {args.loader!r} ({hint})", EXIT_FAILED)
-    if args.loader == "figaroh":
-        base = example_robot_data_dir()
-        names = [str(base / n) for n in names]
-    for name in names:
-        print(name)
+    # Until the parser declares --paths, the command keeps printing paths.
+    for line in robot_list_lines(entries, paths=getattr(args, "paths", True)):
+        print(line)
     return EXIT_OK

@@ -45,6 +45,7 @@ from .robot_paths import (
     example_robot_data_dir,
     find_package,
     resolve_package_dirs,
+    resolve_robot_urdf,
 )
 from .robotvisualization import create_viser_server
 
@@ -532,7 +533,7 @@ def _load_figaroh_original(
 ) -> Union[Robot, RobotWrapper]:
     if not load_by_urdf:
         return _load_from_ros_param(isFext)
-    _validate_urdf_exists(robot_urdf)
+    robot_urdf = str(resolve_robot_urdf(robot_urdf))
     dirs = _prepare_package_dirs(robot_urdf, package_dirs, robot_pkg)
     return Robot(
         robot_urdf,
@@ -579,7 +580,7 @@ def _load_yourdfpy(
         )
     import yourdfpy
 
-    _validate_urdf_exists(robot_urdf)
+    robot_urdf = str(resolve_robot_urdf(robot_urdf))
     dirs = _prepare_package_dirs(robot_urdf, package_dirs, robot_pkg)
     roots = candidate_package_roots(robot_urdf, dirs)
     urdf_dir = str(Path(robot_urdf).resolve().parent)
@@ -618,7 +619,9 @@ def load_robot(
     """Load a robot model with one of the supported loaders.
 
     Args:
-        robot_urdf: URDF path, or the robot name for ``robot_description``.
+        robot_urdf: URDF path or robot name (``"ur10"``: see
+            :func:`figaroh.tools.robot_paths.resolve_robot_urdf`; for
+            ``robot_description`` the catalogue name).
         package_dirs: Folders holding mesh packages; ``"models"`` means the
             models folder (``FIGAROH_MODELS_DIR`` or example-robot-data).
         isFext: Add a floating-base (free-flyer) root joint.
@@ -634,7 +637,9 @@ def load_robot(
         ``RobotWrapper``; ``"yourdfpy"``: a ``yourdfpy.URDF``.
 
     Raises:
-        FileNotFoundError: URDF, package or mesh not found.
+        FileNotFoundError: URDF, package or mesh not found (an unknown robot
+            name raises :class:`~figaroh.tools.robot_paths.UnknownRobotError`,
+            which suggests close names).
         ImportError: The loader's package is not installed.
         ValueError: Unsupported loader.
     """

@@ -13,20 +13,30 @@ that search list so that users rarely need to pass ``package_dirs`` at all:
 4. the ``models/`` folders of the project tree the script runs in (see
    :func:`project_models_dirs`);
 5. the ``robots`` folder of the installed ``example-robot-data`` wheel.
+
+It also maps short robot names (``"ur10"``, ``"talos"``, ``"panda"``) to URDF
+files (:func:`resolve_robot_urdf`, :func:`robot_catalogue`): first the URDFs of
+the installed ``example-robot-data`` distribution (version 6 ships no Python
+module, only its ``share/example-robot-data/robots`` folder, located through
+the distribution's files), then the ``robot_descriptions`` catalogue when that
+package is installed (it downloads the description on first use).
 """
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import importlib.util
 import logging
 import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .exceptions import MissingMeshError, MissingPackageError
+from .exceptions import FigarohToolsError, MissingMeshError, MissingPackageError
 
 logger = logging.getLogger(__name__)
 
@@ -323,10 +333,216 @@ def _check_package_available(name: str) -> bool:
 def _validate_urdf_exists(robot_urdf: str | os.PathLike) -> None:
     """Raise ``FileNotFoundError`` naming the URDF path when it is not a file."""
     if not Path(robot_urdf).is_file():
-        raise FileNotFoundError(
-            f"URDF file not found: {robot_urdf}. Check the path (relative paths are "
-            f"resolved from {Path.cwd()})."
+        raise FileNotFoundError(_missing_urdf_message(robot_urdf))
+
+
+def _missing_urdf_message(robot_urdf: str | os.PathLike) -> str:
+    return (
+        f"URDF file not found: {robot_urdf}. Check the path (relative paths are "
+        f"resolved from {Path.cwd()}); `figaroh robots` lists the robots loadable by name."
+    )
+
+
+class UnknownRobotError(FigarohToolsError, FileNotFoundError):
+    """A robot name is neither a URDF file nor a name of a known robot source."""
+
+
+#: Source label of the URDFs shipped by the ``example-robot-data`` distribution.
+SOURCE_EXAMPLE_ROBOT_DATA = "example-robot-data"
+#: Source label of the ``robot_descriptions`` catalogue.
+SOURCE_ROBOT_DESCRIPTIONS = "robot_descriptions"
+
+#: Short names of example-robot-data URDFs whose file stem is not the usual
+#: name (the names of example-robot-data's former Python loaders).
+_ERD_ALIASES = {
+    "ur3": "ur_description/urdf/ur3_robot.urdf",
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "ur10": "ur_description/urdf/ur10_robot.urdf",
+    "talos": "talos_data/robots/talos_reduced.urdf",
+    "talos_full": "talos_data/robots/talos_full_v2.urdf",
+    "anymal": "anymal_b_simple_description/robots/anymal.urdf",
+    "anymal_c": "anymal_c_simple_description/urdf/anymal.urdf",
+}
+
+
+@dataclass(frozen=True)
+class RobotEntry:
+    """One robot loadable by name.
+
+    Attributes:
+        name: Short name accepted by :func:`resolve_robot_urdf` (``"ur10"``).
+        source: :data:`SOURCE_EXAMPLE_ROBOT_DATA` or :data:`SOURCE_ROBOT_DESCRIPTIONS`.
+        path: URDF file for example-robot-data; ``None`` for robot_descriptions
+            (its URDF is downloaded on first use).
+    """
+
+    name: str
+    source: str
+    path: Path | None
+
+
+def _package_label(package: str) -> str:
+    for suffix in ("_description", "_data"):
+        if package.endswith(suffix):
+            return package[: -len(suffix)]
+    return package
+
+
+def _erd_names(base: Path) -> dict[str, Path]:
+    """``name → URDF`` for every URDF of the example-robot-data robots folder.
+
+    A name is the file stem without a ``_robot`` suffix; a stem shared by two
+    packages is prefixed by its package label (``anymal_c_simple_anymal``); the
+    aliases of :data:`_ERD_ALIASES` come last and win (a file whose stem an
+    alias takes keeps its prefixed name: ``ur3.urdf`` → ``ur_ur3``).
+    """
+    urdfs = sorted(base.glob("*/**/*.urdf"))
+    stems: dict[str, list[Path]] = {}
+    for urdf in urdfs:
+        stems.setdefault(urdf.stem, []).append(urdf)
+    names: dict[str, Path] = {}
+    for stem, paths in stems.items():
+        for urdf in paths:
+            name = (
+                stem
+                if len(paths) == 1
+                else f"{_package_label(urdf.relative_to(base).parts[0])}_{stem}"
+            )
+            names.setdefault(name, urdf)
+    for urdf in urdfs:
+        short = urdf.stem.removesuffix("_robot")
+        if short != urdf.stem and short not in names:
+            names[short] = urdf
+    for name, relative in _ERD_ALIASES.items():
+        if (base / relative).is_file():
+            shadowed = names.get(name)
+            if shadowed is not None and shadowed != base / relative:
+                label = _package_label(shadowed.relative_to(base).parts[0])
+                names.setdefault(f"{label}_{shadowed.stem}", shadowed)
+            names[name] = base / relative
+    return names
+
+
+def _robot_descriptions_names() -> list[str]:
+    """Short names of the ``robot_descriptions`` URDF catalogue (empty when absent)."""
+    if not _check_package_available(SOURCE_ROBOT_DESCRIPTIONS):
+        return []
+    try:
+        module = importlib.import_module(SOURCE_ROBOT_DESCRIPTIONS)
+    except Exception:  # noqa: BLE001 - an optional package may fail to import
+        return []
+    descriptions = getattr(module, "DESCRIPTIONS", None)
+    if not isinstance(descriptions, dict):
+        return []
+    return sorted(
+        name.removesuffix("_description")
+        for name, info in descriptions.items()
+        if getattr(info, "has_urdf", True)
+    )
+
+
+def robot_catalogue() -> list[RobotEntry]:
+    """Every robot loadable by name, example-robot-data first, sorted by name.
+
+    Returns:
+        One :class:`RobotEntry` per URDF, under its shortest name (``"ur10"``
+        for ``ur10_robot.urdf``; the longer names still resolve); a
+        robot_descriptions name that example-robot-data also ships is listed
+        once (example-robot-data).
+    """
+    entries: list[RobotEntry] = []
+    base = example_robot_data_dir()
+    if base is not None:
+        shortest: dict[Path, str] = {}
+        for name, urdf in _erd_names(base).items():
+            if urdf not in shortest or (len(name), name) < (len(shortest[urdf]), shortest[urdf]):
+                shortest[urdf] = name
+        entries += sorted(
+            (RobotEntry(n, SOURCE_EXAMPLE_ROBOT_DATA, p) for p, n in shortest.items()),
+            key=lambda e: e.name,
         )
+    known = {e.name for e in entries}
+    entries += [
+        RobotEntry(n, SOURCE_ROBOT_DESCRIPTIONS, None)
+        for n in _robot_descriptions_names()
+        if n not in known
+    ]
+    return entries
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.endswith((".urdf", ".xml")) or "/" in name or os.sep in name
+
+
+def _robot_descriptions_urdf(name: str) -> Path | None:
+    """URDF of ``robot_descriptions.<name>_description`` (downloaded on first use)."""
+    if not _check_package_available(SOURCE_ROBOT_DESCRIPTIONS):
+        return None
+    for module_name in (f"{name}_description", name):
+        try:
+            module = importlib.import_module(f"{SOURCE_ROBOT_DESCRIPTIONS}.{module_name}")
+        except ImportError:
+            continue
+        urdf = getattr(module, "URDF_PATH", None)
+        if urdf and Path(urdf).is_file():
+            return Path(urdf)
+    return None
+
+
+def _unknown_robot(name: str) -> UnknownRobotError:
+    names = [e.name for e in robot_catalogue()]
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    sources = (
+        "example-robot-data is installed"
+        if example_robot_data_dir() is not None
+        else "install example-robot-data (pip install example-robot-data)"
+    )
+    return UnknownRobotError(
+        f"URDF file or robot name {name!r} not found: it is not a file (relative paths "
+        f"are resolved from {Path.cwd()}) nor a robot name ({len(names)} known; {sources}; "
+        f"robot_descriptions names are available once it is installed).{hint} "
+        f"List the names with `figaroh robots`."
+    )
+
+
+def resolve_robot_urdf(robot: str | os.PathLike) -> Path:
+    """URDF file named by a path or a robot name.
+
+    Resolution: an existing file → itself; a path relative to the
+    example-robot-data robots folder (``"ur_description/urdf/ur10_robot.urdf"``,
+    as listed by ``list_available_robots("figaroh")``); a name of
+    :func:`robot_catalogue` (``"ur10"``); a ``robot_descriptions`` module name
+    (``"ur10"`` → ``robot_descriptions.ur10_description``, downloaded on first
+    use).
+
+    Args:
+        robot: URDF path or robot name.
+
+    Returns:
+        The URDF path (unchanged when ``robot`` is an existing file).
+
+    Raises:
+        UnknownRobotError: Neither a file nor a known name (a
+            ``FileNotFoundError``); the message suggests close names.
+    """
+    path = Path(robot)
+    if path.is_file():
+        return path
+    text = os.fspath(robot)
+    base = example_robot_data_dir()
+    if base is not None and (base / text).is_file():
+        return base / text
+    if _looks_like_path(text):
+        raise UnknownRobotError(_missing_urdf_message(robot))
+    if base is not None:
+        found = _erd_names(base).get(text)
+        if found is not None:
+            return found
+    found = _robot_descriptions_urdf(text)
+    if found is not None:
+        return found
+    raise _unknown_robot(text)
 
 
 def _get_models_directory() -> str:
