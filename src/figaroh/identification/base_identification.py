@@ -124,6 +124,7 @@ from figaroh.identification._pipeline.records import (
 )
 from figaroh.identification._pipeline.validation import (
     identified_standard_vector,
+    same_kinematics,
     validation_metrics,
     validation_stage,
 )
@@ -184,16 +185,6 @@ _DEFAULT_FILTER_CONFIG = {
     "differentiation_method": "gradient",
     "filter_params": {"nbutter": 4, "f_butter": 2, "med_fil": 5, "f_sample": 100},
 }
-
-
-def _same_kinematics(a: dict | None, b: dict | None) -> bool:
-    """Whether two processed-data dicts hold the same q, dq and ddq arrays."""
-    if a is None or b is None:
-        return False
-    return all(
-        np.shape(a.get(k)) == np.shape(b.get(k)) and np.array_equal(a.get(k), b.get(k))
-        for k in ("positions", "velocities", "accelerations")
-    )
 
 
 class BaseIdentification(RunServices, ABC):
@@ -1232,7 +1223,7 @@ class BaseIdentification(RunServices, ABC):
         """
         W_train = self.dynamic_regressor
         if W_train is not None and (
-            data is self.processed_data or _same_kinematics(data, self.processed_data)
+            data is self.processed_data or same_kinematics(data, self.processed_data)
         ):
             return W_train
         cached = getattr(self, "_val_regressor", None)

@@ -16,7 +16,26 @@ import numpy as np
 from figaroh.identification import _metrics
 from figaroh.identification._pipeline.records import Settings, SignalSet
 
-__all__ = ["identified_standard_vector", "validation_metrics", "validation_stage"]
+__all__ = [
+    "identified_standard_vector",
+    "same_kinematics",
+    "validation_metrics",
+    "validation_stage",
+]
+
+
+def same_kinematics(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Whether two processed-data dicts hold equal q, dq and ddq arrays.
+
+    Equal kinematics give the same regressor, so a held-out copy of the
+    training data can be scored with the training regressor.
+    """
+    if a is None or b is None:
+        return False
+    return all(
+        np.shape(a.get(k)) == np.shape(b.get(k)) and np.array_equal(a.get(k), b.get(k))
+        for k in ("positions", "velocities", "accelerations")
+    )
 
 
 def identified_standard_vector(
