@@ -13,6 +13,7 @@ import contextlib
 import io
 import sys
 
+import pytest
 import yaml
 
 from conftest import ROOT, load_example
@@ -98,7 +99,7 @@ def test_init_then_identify_round_trip(ur10_urdf, tmp_path):
 
 
 def test_help_ends_with_the_exit_codes():
-    for command in ("init", "postures"):
+    for command in ("init", "trajectory", "postures"):
         code, stdout, _ = _in_process(command, "--help")
         assert code == 0
         assert "Exit codes: 0 success" in " ".join(stdout.split())
@@ -146,3 +147,46 @@ def test_postures_exit_codes(ur10_urdf, tmp_path, monkeypatch):
     code, _, err = _in_process(*base)
     assert code == 2
     _one_line_error(err, "picos", "pip install")
+
+
+# ---------------------------------------------------------------------------
+# trajectory
+# ---------------------------------------------------------------------------
+TINY = ("--waypoints", 3, "--frequency", 20, "--max-iterations", 4)
+
+
+def test_trajectory_from_an_init_config(ur10_urdf, tmp_path):
+    pytest.importorskip("cyipopt")
+    cfg = tmp_path / "ur10.yaml"
+    assert _in_process("init", ur10_urdf, "-o", cfg, "-q")[0] == 0
+    out = tmp_path / "traj"
+    code, stdout, err = _in_process(
+        "trajectory", cfg, "--urdf", ur10_urdf, "-o", out, "--segments", 2, *TINY
+    )
+    assert code == 0, err
+    assert "designed 2 segment(s)" in stdout
+    rows = (out / "trajectory.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    assert header[:2] == ["t", "q_shoulder_pan_joint"] and len(header) == 1 + 3 * 6
+    assert len(rows) - 1 == 2 * (2 * 2 * 20 + 1) - 1  # 2 segments of 2 intervals of 2 s at 20 Hz
+    summary = yaml.safe_load((out / "trajectory_summary.yaml").read_text())
+    assert summary["segments_solved"] == 2 and summary["failures"] == []
+    assert summary["final_condition_number"] > 1
+
+
+def test_trajectory_exit_codes(ur10_urdf, tmp_path, monkeypatch):
+    base = ("trajectory", CONFIG, "--urdf", ur10_urdf, "-o", tmp_path / "t", "-q", *TINY)
+    code, _, err = _in_process(*base, "--segments", 0)
+    assert code == 2
+    _one_line_error(err, "--segments")
+    code, _, err = _in_process("trajectory", tmp_path / "none.yaml", "--urdf", ur10_urdf, "-q")
+    assert code == 2
+    _one_line_error(err, "CONFIG not found")
+    code, _, err = _in_process(*base[:2], "--urdf", tmp_path / "none.urdf", "-q")
+    assert code == 2
+    _one_line_error(err, "URDF not found")
+    monkeypatch.setitem(sys.modules, "cyipopt", None)
+    code, _, err = _in_process(*base)
+    assert code == 2
+    _one_line_error(err, "cyipopt", "figaroh[ipopt]")
+    assert not (tmp_path / "t").exists()

@@ -1,4 +1,14 @@
-"""``figaroh postures``: design experiments before measuring.
+"""``figaroh trajectory`` and ``figaroh postures``: design experiments before measuring.
+
+``trajectory`` designs an exciting trajectory for dynamic identification
+(:class:`figaroh.optimal.BaseOptimalTrajectory`: ``--segments`` stacked
+rest-to-rest cubic-spline segments whose waypoints IPOPT moves to minimise the
+condition number of the base regressor under the joint position [rad],
+velocity [rad/s] and effort [N·m] limits and self-collision avoidance). It
+needs cyipopt (``pip install "figaroh[ipopt]"``) and writes
+``trajectory.csv`` (``t, q_<joint>, dq_<joint>, ddq_<joint>`` of the active
+joints, the CSV layout ``figaroh identify`` reads once ``tau_<joint>`` is
+logged) and ``trajectory_summary.yaml``.
 
 ``postures`` selects D-optimal calibration postures from a candidate pool
 (:class:`figaroh.optimal.BaseOptimalCalibration`: SOCP relaxation of
@@ -9,8 +19,8 @@ else from the configuration's ``sample_configurations_file``, else
 ``--n-candidates`` postures drawn uniformly within the joint limits with the
 seed ``--seed``.
 
-Exit codes: ``0`` written, ``1`` the design is infeasible (too few postures
-or a singular information matrix), ``2`` bad input or a missing optional
+Exit codes: ``0`` written, ``1`` the design failed (no trajectory segment
+solved; too few postures or a singular information matrix), ``2`` bad input or a missing optional
 package (the message names the extra to install).
 """
 
@@ -41,9 +51,19 @@ from figaroh.optimal.base_optimal_calibration import (
     BaseOptimalCalibration,
     InfeasibleDesignError,
 )
+from figaroh.optimal.base_optimal_trajectory import BaseOptimalTrajectory
+from figaroh.optimal.config import load_param
+from figaroh.tools.robot import Robot
 from figaroh.utils.fileio import atomic_write_text
 
-__all__ = ["active_joint_values", "postures", "random_candidates", "require_extra"]
+__all__ = [
+    "active_joint_values",
+    "postures",
+    "random_candidates",
+    "require_extra",
+    "trajectory",
+    "write_trajectory_csv",
+]
 
 
 def require_extra(module: str, extra: str | None, purpose: str) -> None:
@@ -183,4 +203,163 @@ def postures(args: argparse.Namespace) -> int:
     )
     for path in written.values():
         say(args, f"wrote {path}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
+# trajectory
+# ---------------------------------------------------------------------------
+class _SteppedTrajectory(BaseOptimalTrajectory):
+    """The base design, announcing each segment to the command's progress bar."""
+
+    def __init__(self, *args: Any, steps: Any, n_segments: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._steps = steps
+        self._n_segments = int(n_segments)
+
+    def _solve_segment(self, s: int, *args: Any) -> bool:
+        self._steps.start(f"segment {s + 1}/{self._n_segments}")
+        return super()._solve_segment(s, *args)
+
+
+def _trajectory_overrides(args: argparse.Namespace) -> Dict[str, Any]:
+    """``trajectory_config`` entries set by the options (IPOPT silent unless ``-vv``)."""
+    overrides: Dict[str, Any] = {"ipopt_print_level": 5 if args.verbose > 1 else 0}
+    for key, value in (
+        ("max_iterations", args.max_iterations),
+        ("n_wps", args.waypoints),
+        ("freq", args.frequency),
+    ):
+        if value is not None:
+            overrides[key] = value
+    return overrides
+
+
+def _active_joints(robot: Any, config: str) -> List[str]:
+    """The configuration's identification active joints (``robot.properties.joints``)."""
+    _, identif = _load_trajectory_param(robot, config)
+    joints = list(identif.get("active_joints") or [])
+    if not joints:
+        raise CLIError(f"{config}: robot.properties.joints.active_joints is empty; name the joints")
+    return joints
+
+
+def _load_trajectory_param(robot: Any, config: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    with input_phase(f"cannot read the optimal_trajectory task of {config}"):
+        return load_param(robot, config)
+
+
+def write_trajectory_csv(
+    path: Path,
+    joints: Sequence[str],
+    t: np.ndarray,
+    q: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+) -> Path:
+    """Write ``t, q_<joint>, dq_<joint>, ddq_<joint>`` columns (one row per sample).
+
+    Args:
+        path: CSV file to write.
+        joints: Active joint names, in the column order of ``q``, ``v``, ``a``.
+        t: (N,) times [s].
+        q, v, a: (N, n) positions [rad], velocities [rad/s], accelerations [rad/s²].
+    """
+    header = ["t"] + [f"{p}_{j}" for p in ("q", "dq", "ddq") for j in joints]
+    table = np.column_stack([t, q, v, a])
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows([repr(float(x)) for x in row] for row in table)
+    return path
+
+
+def _trajectory_summary(opt: BaseOptimalTrajectory, segments: int) -> Dict[str, Any]:
+    res = opt.results
+    return {
+        "robot": str(opt.model.name),
+        "active_joints": list(opt.active_joints),
+        "segments_requested": int(segments),
+        "segments_solved": len(res["P_F"]),
+        "objective": res.get("objective"),
+        "initial_condition_number": [float(c) for c in res.get("initial_condition_number", [])],
+        "condition_number": [float(c) for c in res.get("condition_number", [])],
+        "final_condition_number": float(opt.final_condition_number),
+        "feasible": [bool(f) for f in res.get("feasible", [])],
+        "failures": [
+            {k: (v if isinstance(v, (bool, int, str)) else str(v)) for k, v in f.items()}
+            for f in res.get("failures", [])
+        ],
+        "settings": {
+            k: v
+            for k, v in opt.trajectory_config.items()
+            if isinstance(v, (bool, int, float, str)) or v is None
+        },
+    }
+
+
+def trajectory(args: argparse.Namespace) -> int:
+    """``figaroh trajectory``: exit 0 when every segment was solved, 1 when one failed."""
+    require_file(args.config, "CONFIG")
+    require_file(args.urdf, "URDF")
+    out = require_output_dir(args.output, "-o/--output")
+    require_extra("cyipopt", "ipopt", "exciting-trajectory design (IPOPT)")
+    names = ["load robot", "set up"] + [
+        f"segment {s + 1}/{args.segments}" for s in range(args.segments)
+    ]
+    names.append("write")
+    with steps_for(args, names) as steps:
+        steps.start("load robot")
+        with input_phase(f"cannot load the URDF {args.urdf}"):
+            robot = Robot(str(args.urdf), package_dirs=args.package_dir, isFext=args.free_flyer)
+        steps.start("set up")
+        joints = _active_joints(robot, str(args.config))
+        with input_phase(f"cannot set up the trajectory design of {args.config}"):
+            opt = _SteppedTrajectory(
+                robot,
+                joints,
+                str(args.config),
+                rng=args.seed,
+                steps=steps,
+                n_segments=args.segments,
+            )
+            opt.trajectory_config.update(_trajectory_overrides(args))
+            opt.initialize()
+        opt.solve(stack_reps=args.segments)
+        steps.start("write")
+        out.mkdir(parents=True, exist_ok=True)
+        summary = _trajectory_summary(opt, args.segments)
+        summary_path = out / "trajectory_summary.yaml"
+        atomic_write_text(summary_path, yaml.safe_dump(summary, sort_keys=False))
+        written = [summary_path]
+        if opt.results["P_F"]:
+            t, q, v, a = opt.stacked_trajectory()
+            cb = opt.CB
+            written.insert(
+                0,
+                write_trajectory_csv(
+                    out / "trajectory.csv",
+                    joints,
+                    t,
+                    q[:, cb.act_idxq],
+                    v[:, cb.act_idxv],
+                    a[:, cb.act_idxv],
+                ),
+            )
+    solved = summary["segments_solved"]
+    for path in written:
+        say(args, f"wrote {path}")
+    if solved < args.segments:
+        reasons = "; ".join(f["reason"] for f in summary["failures"][:3]) or "no reason reported"
+        raise CLIError(
+            f"{solved} of {args.segments} trajectory segments solved ({reasons}); try "
+            "--max-iterations, another --seed or fewer --waypoints",
+            EXIT_FAILED,
+        )
+    say(
+        args,
+        f"designed {solved} segment(s) for {len(joints)} joints of {robot.model.name}: "
+        f"condition number {summary['initial_condition_number'][0]:.4g} -> "
+        f"{summary['final_condition_number']:.4g}",
+    )
     return EXIT_OK

@@ -1,8 +1,9 @@
 """``figaroh init``: scaffold a commented unified configuration for a robot's URDF.
 
-The written file extends the manipulator template and enables the
+The written file extends the manipulator template, enables the
 identification task with the plainest model (rigid bodies only: friction,
-actuator inertia and torque offsets off). Its active joints are the model's
+actuator inertia and torque offsets off) and the exciting-trajectory design
+task (five waypoints 2 s apart, sampled at 100 Hz). Its active joints are the model's
 one-degree-of-freedom joints (revolute and prismatic, ``nv = 1``), in model
 order. Every key carries a comment saying what it does, with units, and the
 file loads under strict key checking
@@ -134,6 +135,16 @@ tasks:
       sampling_frequency: 100.0        # [Hz] rate of the logged samples
       cutoff_frequency: 10.0           # [Hz] low-pass cut-off applied before differentiation
       filter_order: 4                  # order of the Butterworth low-pass filter
+
+  optimal_trajectory:
+    enabled: true                      # exciting-trajectory design (`figaroh trajectory`)
+    problem:
+      soft_lim: 0.05                   # margin kept inside each limit, fraction of its range
+      max_attempts: 500                # random draws allowed to find a feasible initial guess
+    trajectory:
+      waypoints: 5                     # spline waypoints per segment (rest at each one)
+      frequency: 100                   # [Hz] sampling of the designed trajectory
+      segment_duration: 2.0            # [s] time between two waypoints
 """
 
 

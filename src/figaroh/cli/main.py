@@ -9,6 +9,7 @@ Commands::
     figaroh migrate-config OLD NEW
     figaroh robots
     figaroh init ROBOT_OR_URDF [-o config.yaml] [--force]
+    figaroh trajectory CONFIG --urdf URDF [-o DIR] [--segments N] [--max-iterations N]
     figaroh postures CONFIG --urdf URDF [-o DIR] [--n-postures N]
 
 Every command accepts ``--quiet`` (errors only, no progress bar) and
@@ -26,7 +27,7 @@ commands live in :mod:`figaroh.cli.task_commands` (``identify``,
 ``calibrate``), :mod:`figaroh.cli.run_commands` (``report``, ``compare``) and
 :mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``) and
 :mod:`figaroh.cli.init_command` (``init``), :mod:`figaroh.cli.design_commands`
-(``postures``); they import
+(``trajectory``, ``postures``); they import
 the library (NumPy, Pinocchio, the task packages: seconds), so the table
 :data:`COMMANDS` names them and :func:`main` loads the one that runs.
 """
@@ -76,6 +77,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "migrate-config": ("figaroh.cli.setup_commands", "migrate_config"),
     "robots": ("figaroh.cli.setup_commands", "robots"),
     "init": ("figaroh.cli.init_command", "init"),
+    "trajectory": ("figaroh.cli.design_commands", "trajectory"),
     "postures": ("figaroh.cli.design_commands", "postures"),
 }
 
@@ -378,6 +380,43 @@ def _add_init(sub: Any) -> None:
     _add_verbosity(p, suppress=True)
 
 
+def _add_trajectory(sub: Any) -> None:
+    p = _command_parser(
+        sub,
+        "trajectory",
+        help="design an exciting trajectory for identification (IPOPT)",
+        description="Design an exciting trajectory (stacked cubic-spline segments whose "
+        "waypoints IPOPT optimises for a well-conditioned base regressor under the joint "
+        'limits and self-collision avoidance; needs cyipopt: pip install "figaroh[ipopt]"). '
+        "Writes trajectory.csv and trajectory_summary.yaml. Exit 1 when a segment fails.",
+    )
+    _add_robot_options(p)
+    p.add_argument("-o", "--output", default="results/trajectory", help="output folder")
+    p.add_argument(
+        "--segments", type=int_at_least(1), default=1, metavar="N", help="stacked segments"
+    )
+    p.add_argument(
+        "--max-iterations",
+        type=int_at_least(1),
+        metavar="N",
+        help="IPOPT iterations per segment (default: the configuration's)",
+    )
+    p.add_argument(
+        "--waypoints",
+        type=int_at_least(2),
+        metavar="N",
+        help="waypoints per segment (default: the configuration's)",
+    )
+    p.add_argument(
+        "--frequency",
+        type=positive_float,
+        metavar="HZ",
+        help="sampling frequency of the trajectory [Hz] (default: the configuration's)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random initial waypoints")
+    _add_verbosity(p, suppress=True)
+
+
 def _add_postures(sub: Any) -> None:
     p = _command_parser(
         sub,
@@ -438,6 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_migrate_config(sub)
     _add_robots(sub)
     _add_init(sub)
+    _add_trajectory(sub)
     _add_postures(sub)
     return parser
 
