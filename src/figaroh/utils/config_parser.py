@@ -29,9 +29,8 @@ Template lookup for ``extends: <value>``:
 * ``templates/<rest>`` → ``<rest>`` is searched in ``<dir>/templates``,
   ``<dir>/../templates``, ``<dir>/../../templates`` and ``<cwd>/templates``,
   where ``<dir>`` is the directory of the file holding the ``extends`` (and
-  then of the top-level config file), then in the templates shipped with the
-  package (:data:`PACKAGED_TEMPLATES_DIR`: ``base_robot_config.yaml``,
-  ``manipulator_robot.yaml``, ``humanoid_robot.yaml``);
+  then of the top-level config file), then in the package's own templates
+  (:data:`PACKAGED_TEMPLATES_DIR`, shipped in the wheel);
 * anything else → relative to the directory of the file holding the
   ``extends``; when that file does not exist the path is also tried relative
   to the top-level config file's directory (figaroh 1.0.2 resolved every
@@ -97,9 +96,7 @@ UNIFIED_MARKERS = (
 
 _VAR_PATTERN = re.compile(r"\$\{([^}]+)\}")
 _TEMPLATE_PREFIX = "templates/"
-#: Templates shipped inside the package (``figaroh/config/templates``), searched
-#: last for ``extends: "templates/<name>"``: a config outside the repository
-#: still finds ``templates/manipulator_robot.yaml`` in an installed wheel.
+#: Templates shipped in the package, searched last for ``extends: "templates/<name>"``.
 PACKAGED_TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "config" / "templates"
 _MAX_VAR_DEPTH = 10
 _EXTEND_SUFFIX = "_extend"
@@ -211,13 +208,10 @@ def _source_of(config: Mapping[str, Any]) -> str:
 
 
 def _search_templates(ref: str, holder: Path, base_dirs: list[Path]) -> Path:
-    """``templates/<rest>``: ``<rest>`` in the ``templates`` folders at/above ``base_dirs``, cwd."""
+    """``templates/<rest>``: ``<rest>`` in ``templates`` at/above ``base_dirs``, cwd, package."""
     rest = ref[len(_TEMPLATE_PREFIX) :]
-    searched = [
-        up / "templates" for base in base_dirs for up in (base, base.parent, base.parent.parent)
-    ]
-    searched.append(Path.cwd() / "templates")
-    searched.append(PACKAGED_TEMPLATES_DIR)
+    ups = [up for base in base_dirs for up in (base, base.parent, base.parent.parent)]
+    searched = [*(up / "templates" for up in ups), Path.cwd() / "templates", PACKAGED_TEMPLATES_DIR]
     seen: list[Path] = []
     for directory in (d.resolve() for d in searched):
         if directory in seen:
