@@ -99,7 +99,7 @@ def test_init_then_identify_round_trip(ur10_urdf, tmp_path):
 
 
 def test_help_ends_with_the_exit_codes():
-    for command in ("init", "trajectory", "postures"):
+    for command in ("init", "trajectory", "postures", "view"):
         code, stdout, _ = _in_process(command, "--help")
         assert code == 0
         assert "Exit codes: 0 success" in " ".join(stdout.split())
@@ -190,3 +190,40 @@ def test_trajectory_exit_codes(ur10_urdf, tmp_path, monkeypatch):
     assert code == 2
     _one_line_error(err, "cyipopt", "figaroh[ipopt]")
     assert not (tmp_path / "t").exists()
+
+
+# ---------------------------------------------------------------------------
+# view (no server is started: --dry-run, argument checks, missing extra)
+# ---------------------------------------------------------------------------
+def test_view_dry_run_loads_meshes_and_data(ur10_urdf, tmp_path):
+    pytest.importorskip("viser")
+    pytest.importorskip("yourdfpy")
+    log = tmp_path / "log.csv"
+    log.write_text("t,q_elbow_joint,q_wrist_1_joint,other\n0,0.1,0.2,9\n0.1,0.2,0.3,9\n")
+    cfg = tmp_path / "ur10.yaml"
+    assert _in_process("init", ur10_urdf, "-o", cfg, "-q")[0] == 0
+    code, stdout, err = _in_process("view", ur10_urdf, "--config", cfg, "--data", log, "--dry-run")
+    assert code == 0, err
+    assert "6 joints" in stdout and "2 samples" in stdout and "no server started" in stdout
+
+
+def test_view_exit_codes(ur10_urdf, tmp_path, monkeypatch):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("t,x\n0,1\n")
+    code, _, err = _in_process("view", tmp_path / "none.urdf", "--dry-run")
+    assert code == 2
+    _one_line_error(err, "URDF not found")
+    code, _, err = _in_process("view", ur10_urdf, "--data", tmp_path / "none.csv", "--dry-run")
+    assert code == 2
+    _one_line_error(err, "--data not found")
+    code, _, err = _in_process("view", ur10_urdf, "--port", -1)
+    assert code == 2
+    pytest.importorskip("yourdfpy")
+    pytest.importorskip("viser")
+    code, _, err = _in_process("view", ur10_urdf, "--data", bad, "--dry-run")
+    assert code == 2
+    _one_line_error(err, "--data", "q_shoulder_pan_joint")
+    monkeypatch.setitem(sys.modules, "viser", None)
+    code, _, err = _in_process("view", ur10_urdf, "--dry-run")
+    assert code == 2
+    _one_line_error(err, "viser", "figaroh[viz]")

@@ -11,6 +11,7 @@ Commands::
     figaroh init ROBOT_OR_URDF [-o config.yaml] [--force]
     figaroh trajectory CONFIG --urdf URDF [-o DIR] [--segments N] [--max-iterations N]
     figaroh postures CONFIG --urdf URDF [-o DIR] [--n-postures N]
+    figaroh view URDF [--config C] [--data CSV] [--dry-run]
 
 Every command accepts ``--quiet`` (errors only, no progress bar) and
 ``--verbose`` (``-v`` info, ``-vv`` debug and tracebacks).
@@ -27,7 +28,7 @@ commands live in :mod:`figaroh.cli.task_commands` (``identify``,
 ``calibrate``), :mod:`figaroh.cli.run_commands` (``report``, ``compare``) and
 :mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``) and
 :mod:`figaroh.cli.init_command` (``init``), :mod:`figaroh.cli.design_commands`
-(``trajectory``, ``postures``); they import
+(``trajectory``, ``postures``) and :mod:`figaroh.cli.view_command` (``view``); they import
 the library (NumPy, Pinocchio, the task packages: seconds), so the table
 :data:`COMMANDS` names them and :func:`main` loads the one that runs.
 """
@@ -79,6 +80,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "init": ("figaroh.cli.init_command", "init"),
     "trajectory": ("figaroh.cli.design_commands", "trajectory"),
     "postures": ("figaroh.cli.design_commands", "postures"),
+    "view": ("figaroh.cli.view_command", "view"),
 }
 
 
@@ -448,6 +450,35 @@ def _add_postures(sub: Any) -> None:
     _add_verbosity(p, suppress=True)
 
 
+def _add_view(sub: Any) -> None:
+    p = _command_parser(
+        sub,
+        "view",
+        help="show a URDF in the browser (viser), optionally replaying a CSV log",
+        description="Show a URDF with its meshes in the browser (viser; needs "
+        'pip install "figaroh[viz]"): joint sliders, or with --data a replay of the '
+        "q_<joint> columns of a CSV log. Serves until Ctrl-C (exit 130).",
+    )
+    p.add_argument("urdf", metavar="URDF", help="robot URDF file")
+    p.add_argument("--config", metavar="C", help="configuration: show its active joints only")
+    p.add_argument("--data", metavar="CSV", help="CSV log with q_<joint> columns to replay")
+    p.add_argument(
+        "--package-dir",
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="folder holding package:// packages (repeatable)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to serve on (default loopback)")
+    p.add_argument("--port", type=int_at_least(0), default=8080, help="TCP port (0: any free)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="load the URDF meshes and the data, check them and exit without serving",
+    )
+    _add_verbosity(p, suppress=True)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr (exit 2).
 
@@ -479,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_init(sub)
     _add_trajectory(sub)
     _add_postures(sub)
+    _add_view(sub)
     return parser
 
 
