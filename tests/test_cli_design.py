@@ -17,7 +17,9 @@ import pytest
 import yaml
 
 from conftest import ROOT, load_example
+from figaroh.cli import design_commands
 from figaroh.cli.main import main
+from figaroh.cli.progress import Steps
 from figaroh.utils.config_parser import UnifiedConfigParser
 
 _ur10 = load_example("ur10/identification.py", "ur10_identification")
@@ -155,8 +157,15 @@ def test_postures_exit_codes(ur10_urdf, tmp_path, monkeypatch):
 TINY = ("--waypoints", 3, "--frequency", 20, "--max-iterations", 4)
 
 
-def test_trajectory_from_an_init_config(ur10_urdf, tmp_path):
+def test_trajectory_from_an_init_config(ur10_urdf, tmp_path, monkeypatch):
     pytest.importorskip("cyipopt")
+    bars: list[Steps] = []
+
+    def drawn_steps(args, names):  # the progress bar, drawn into a buffer
+        bars.append(Steps(names, enabled=True, stream=io.StringIO(), desc=args.command))
+        return bars[-1]
+
+    monkeypatch.setattr(design_commands, "steps_for", drawn_steps)
     cfg = tmp_path / "ur10.yaml"
     assert _in_process("init", ur10_urdf, "-o", cfg, "-q")[0] == 0
     out = tmp_path / "traj"
@@ -172,6 +181,7 @@ def test_trajectory_from_an_init_config(ur10_urdf, tmp_path):
     summary = yaml.safe_load((out / "trajectory_summary.yaml").read_text())
     assert summary["segments_solved"] == 2 and summary["failures"] == []
     assert summary["final_condition_number"] > 1
+    assert bars[0].done == ["load robot", "set up", "segment 1/2", "segment 2/2", "write"]
 
 
 def test_trajectory_exit_codes(ur10_urdf, tmp_path, monkeypatch):
