@@ -20,7 +20,7 @@ from figaroh.cli.common import EXIT_OK, CLIError, require_output_file, say, step
 from figaroh.cli.workflows import load_robot_model
 from figaroh.tools.load_robot import list_available_robots
 from figaroh.tools.robot_paths import example_robot_data_dir
-from figaroh.utils.config_parser import UnifiedConfigParser
+from figaroh.utils.config_parser import PACKAGED_TEMPLATES_DIR, UnifiedConfigParser
 from figaroh.utils.fileio import atomic_write_text
 
 __all__ = ["init", "one_dof_joints", "render_config", "resolve_robot"]
@@ -56,28 +56,22 @@ def one_dof_joints(model) -> List[str]:
     return [str(model.names[j]) for j in range(1, model.njoints) if int(model.joints[j].nv) == 1]
 
 
-def _template_extends(output: Path) -> str:
-    """The ``extends:`` value that reaches the manipulator template from ``output``.
+def _template_extends() -> str:
+    """The ``extends:`` value of the manipulator template: ``templates/manipulator_robot.yaml``.
 
-    ``templates/manipulator_robot.yaml`` when the parser's template search
-    finds it beside ``output`` (its folder and the two above, or the working
-    directory); otherwise the absolute path of the shipped template.
+    The parser resolves it beside the configuration first (a ``templates``
+    folder in its directory or the two above, or the working directory), then
+    in the templates shipped with figaroh.
+
+    Raises:
+        CLIError: the shipped template is missing (a broken installation).
     """
-    folder = output.resolve().parent
-    for d in (folder, folder.parent, folder.parent.parent, Path.cwd()):
-        if (d / "templates" / _TEMPLATE).is_file():
-            return f"templates/{_TEMPLATE}"
-    here = Path(__file__).resolve()
-    for candidate in (
-        here.parents[1] / "templates" / _TEMPLATE,
-        here.parents[3] / "config" / "templates" / _TEMPLATE,
-    ):
-        if candidate.is_file():
-            return str(candidate)
-    raise CLIError(
-        f"the template {_TEMPLATE} is not found beside {output} nor in the figaroh "
-        "installation; copy config/templates/ next to the configuration"
-    )
+    if not (PACKAGED_TEMPLATES_DIR / _TEMPLATE).is_file():
+        raise CLIError(
+            f"the shipped template {PACKAGED_TEMPLATES_DIR / _TEMPLATE} is missing; "
+            "reinstall figaroh"
+        )
+    return f"templates/{_TEMPLATE}"
 
 
 def _list(values: Sequence[object]) -> str:
@@ -166,7 +160,7 @@ def init(args: argparse.Namespace) -> int:
         steps.start("write configuration")
         output.parent.mkdir(parents=True, exist_ok=True)
         name = args.robot_name or robot.model.name or urdf.stem
-        atomic_write_text(output, render_config(name, urdf, joints, _template_extends(output)))
+        atomic_write_text(output, render_config(name, urdf, joints, _template_extends()))
         steps.start("check")
         UnifiedConfigParser(str(output), strict=True).parse()
     say(args, f"wrote {output}: {len(joints)} active joints of {name} ({', '.join(joints)})")
