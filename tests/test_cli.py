@@ -226,7 +226,7 @@ def test_missing_files_give_exit_2_and_one_line(ident_data, ur10_urdf, tmp_path)
     )
     _assert_one_line_error(
         _run("identify", CONFIG, "--urdf", tmp_path / "r.urdf", "--data", train),
-        "URDF not found",
+        "URDF file not found",
     )
     _assert_one_line_error(
         _run("identify", CONFIG, "--urdf", ur10_urdf, "--data", tmp_path / "logs"),
@@ -385,11 +385,28 @@ def test_migrate_config(tmp_path, ur10_urdf):
 
 
 def test_robots_lists_loadable_urdfs(ur10_urdf):
-    proc = _run("robots")
+    proc = _run("robots", "--paths")
     assert proc.returncode == 0, proc.stderr
     paths = proc.stdout.split()
     assert str(ur10_urdf) in paths
     assert all(Path(p).is_file() for p in paths)
+    names = _run("robots")
+    assert names.returncode == 0, names.stderr
+    assert "ur10" in names.stdout.split() or "ur10," in names.stdout
+    assert len(names.stdout.splitlines()) < 40  # names by source, not 69 paths
+
+
+def test_urdf_option_accepts_a_robot_name(ident_data, tmp_path):
+    _, train, validation = ident_data
+    code, _, err = _in_process(
+        "identify", CONFIG, "--urdf", "ur10", "--data", train,
+        "--validation-data", validation, "-o", tmp_path, "-q",
+    )  # fmt: skip
+    assert code == 0, err
+    code, _, err = _in_process(
+        "identify", CONFIG, "--urdf", "ur1O", "--data", train, "-o", tmp_path / "x", "-q",
+    )  # fmt: skip
+    assert code == 2 and "ur10" in err
 
 
 # ---------------------------------------------------------------------------

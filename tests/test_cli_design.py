@@ -194,7 +194,7 @@ def test_trajectory_exit_codes(ur10_urdf, tmp_path, monkeypatch):
     _one_line_error(err, "CONFIG not found")
     code, _, err = _in_process(*base[:2], "--urdf", tmp_path / "none.urdf", "-q")
     assert code == 2
-    _one_line_error(err, "URDF not found")
+    _one_line_error(err, "URDF file not found")
     monkeypatch.setitem(sys.modules, "cyipopt", None)
     code, _, err = _in_process(*base)
     assert code == 2
@@ -222,7 +222,7 @@ def test_view_exit_codes(ur10_urdf, tmp_path, monkeypatch):
     bad.write_text("t,x\n0,1\n")
     code, _, err = _in_process("view", tmp_path / "none.urdf", "--dry-run")
     assert code == 2
-    _one_line_error(err, "URDF not found")
+    _one_line_error(err, "URDF file not found")
     code, _, err = _in_process("view", ur10_urdf, "--data", tmp_path / "none.csv", "--dry-run")
     assert code == 2
     _one_line_error(err, "--data not found")

@@ -360,7 +360,7 @@ CASES: list[BadInput] = [
         "urdf-missing",
         cli("identify", "CONFIG", "--urdf", lambda t: t / "r.urdf", "--data", _ident_csv),
         2,
-        r"URDF not found: .*r\.urdf",
+        r"URDF file not found: .*r\.urdf",
         True,
     ),
     row(

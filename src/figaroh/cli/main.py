@@ -55,6 +55,7 @@ from figaroh.cli.common import (
 )
 from figaroh.cli.options import int_at_least, positive_float
 from figaroh.cli.thresholds import CALIBRATE_METRICS, IDENTIFY_METRICS
+from figaroh.tools.robot_paths import resolve_robot_urdf
 
 logger = logging.getLogger(__name__)
 
@@ -346,9 +347,11 @@ def _add_robots(sub: Any) -> None:
         sub,
         "robots",
         help="list the robots that can be loaded by name",
-        description="List the URDFs shipped by example-robot-data (absolute paths, usable "
-        "with --urdf) or the robot_descriptions catalogue.",
+        description="List the robots that --urdf NAME and load_robot(NAME) accept, by source "
+        "(example-robot-data, robot_descriptions when installed); --paths prints one URDF "
+        "path per line instead.",
     )
+    p.add_argument("--paths", action="store_true", help="print one URDF path per line")
     p.add_argument(
         "--loader",
         choices=("figaroh", "robot_description"),
@@ -517,6 +520,18 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------
+def _resolve_robot_names(args: argparse.Namespace) -> None:
+    """Replace a robot name given as ``--urdf``/``URDF`` (``ur10``) by its URDF path.
+
+    Raises:
+        UnknownRobotError: Neither a file nor a known robot name (exit code 2;
+            the message suggests close names and ``figaroh robots``).
+    """
+    urdf = getattr(args, "urdf", None)
+    if urdf:
+        args.urdf = str(resolve_robot_urdf(urdf))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``figaroh`` command line; returns the exit code.
 
@@ -537,6 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = True
     with _Logging(args.quiet, args.verbose) as handler:
         try:
+            _resolve_robot_names(args)
             code = int(_command(args.command)(args))
             failed = False
         except KeyboardInterrupt:

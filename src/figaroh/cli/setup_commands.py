@@ -73,7 +73,6 @@ def robots(args: argparse.Namespace) -> int:
         raise CLIError(
             "no robot found (pip install example-robot-data, or robot_descriptions)", EXIT_FAILED
         )
-    # Until the parser declares --paths, the command keeps printing paths.
-    for line in robot_list_lines(entries, paths=getattr(args, "paths", True)):
+    for line in robot_list_lines(entries, paths=args.paths):
         print(line)
     return EXIT_OK
