@@ -47,7 +47,7 @@ from typing import IO, Any
 import numpy as np
 import yaml
 
-from figaroh.utils.fileio import atomic_write, host_name, make_folder
+from figaroh.utils.fileio import atomic_write, host_name, make_folder, writer_gone
 
 logger = logging.getLogger(__name__)
 
@@ -511,17 +511,10 @@ def _claim_owner_gone(path: Path) -> bool:
     try:
         pid_text, host = path.read_text(encoding="utf-8").split(maxsplit=1)
         pid = int(pid_text)
+        mtime = path.stat().st_mtime
     except (OSError, ValueError):
         return False
-    if host.strip() != _HOST or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, OverflowError):
-        return False
-    return False
+    return host.strip() == _HOST and writer_gone(pid, mtime)
 
 
 def _remove_dead_claims(folder: Path) -> None:

@@ -167,8 +167,13 @@ def _process_start_time(pid: int) -> float | None:
         return None
 
 
-def _writer_gone(pid: int, mtime: float) -> bool:
-    """True when process ``pid`` of this host cannot be writing a file last written at ``mtime``."""
+def writer_gone(pid: int, mtime: float) -> bool:
+    """True when process ``pid`` of this host cannot be writing a file last written at ``mtime``.
+
+    The process is gone, or its pid now belongs to a process that started
+    more than a minute after ``mtime`` [s since the epoch] (pid reuse). A
+    live process, or one this user may not signal, is never called gone.
+    """
     if pid == os.getpid():
         return False
     try:
@@ -199,7 +204,7 @@ def _is_stale(entry: os.DirEntry, now: float, siblings: set[str]) -> bool:
         return True
     if match is None or match["host"] != _HOST:
         return False
-    return _writer_gone(int(match["pid"]), st.st_mtime)
+    return writer_gone(int(match["pid"]), st.st_mtime)
 
 
 def remove_stale_temps(folder: PathLike) -> list[str]:
