@@ -46,6 +46,11 @@ bench: install
 	MPLBACKEND=Agg $(PY) benchmarks/bench_identification.py
 	$(PY) benchmarks/bench_qr.py
 	$(PY) benchmarks/bench_physical_fit.py
+	$(PY) benchmarks/bench_startup.py
+	$(PY) benchmarks/bench_robot_load.py
+	$(PY) benchmarks/bench_calibration.py
+	$(PY) benchmarks/bench_lm.py
+	MPLBACKEND=Agg $(PY) benchmarks/bench_save_results.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache results
