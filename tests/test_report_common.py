@@ -623,8 +623,9 @@ def test_assets_ship_as_package_data():
         "compare.js",
     } <= set(assets)
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text("utf-8")
-    line = re.search(r"^figaroh = \[(.*)\]$", pyproject, re.M).group(1)
-    patterns = re.findall(r'"([^"]+)"', line)
+    section = pyproject.split("[tool.setuptools.package-data]", 1)[1]
+    block = re.search(r"^figaroh = \[(.*?)\]", section, re.M | re.S).group(1)
+    patterns = re.findall(r'"([^"]+)"', block)
     for name in assets:
         assert read_asset(name).strip()
         assert any(fnmatch.fnmatch(f"_run/assets/{name}", p) for p in patterns), name
