@@ -867,3 +867,13 @@ def test_strict_false_overrides_file_and_environment(tmp_path: Path, monkeypatch
     lax = write(tmp_path / "lax.yaml", "robot: {name: a, colour: red}\n")
     with pytest.raises(UnknownConfigKeyError):
         parse_configuration(lax)
+
+
+def test_key_registry_knows_every_optimal_trajectory_key_the_reader_uses():
+    """The registry (utils, below optimal) lists the problem keys optimal.config reads."""
+    from figaroh.optimal.config import COLLISION_DEFAULTS, TRAJECTORY_DEFAULTS
+    from figaroh.utils import config_keys
+
+    read = [k for k in TRAJECTORY_DEFAULTS if k not in ("n_wps", "freq", "t_s")]
+    read += list(COLLISION_DEFAULTS)
+    assert set(read) <= set(config_keys._TRAJECTORY_PROBLEM)

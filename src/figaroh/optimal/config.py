@@ -167,20 +167,9 @@ def create_config(unified_traj_config: Mapping[str, Any]) -> Dict[str, Any]:
         "freq": trajectory.get("frequency", TRAJECTORY_DEFAULTS["freq"]),
         "t_s": trajectory.get("segment_duration", TRAJECTORY_DEFAULTS["t_s"]),
     }
-    for key in (
-        "soft_lim",
-        "max_attempts",
-        "max_iterations",
-        "segment_attempts",
-        "objective",
-        "d_opt_epsilon",
-        "ipopt_print_level",
-        "effort_ks_sharpness",
-        "cond_smoothing",
-        "ipopt_restarts",
-        "information_weight",
-    ):
-        raw[key] = problem.get(key, TRAJECTORY_DEFAULTS[key])
+    for key, default in TRAJECTORY_DEFAULTS.items():
+        if key not in raw:  # every other default is a ``problem`` key
+            raw[key] = problem.get(key, default)
     for key, default in COLLISION_DEFAULTS.items():
         short = key[len("collision_") :] if key.startswith("collision_") else key
         raw[key] = collision.get(short, problem.get(key, default))
