@@ -65,7 +65,6 @@ from figaroh._run.results_files import (
     write_yaml,
 )
 from figaroh.utils.error_handling import FigarohError, FigarohExampleError, setup_example_logging
-from figaroh.utils.fileio import SealedRunError
 
 logger = logging.getLogger(__name__)
 
@@ -384,8 +383,8 @@ class ResultsManager(ResultPlots):
                     os.unlink(path)
                 except OSError:
                     pass
-            if isinstance(exc, SealedRunError):
-                raise
+            if isinstance(exc, FigarohError):
+                raise  # figaroh's named errors (a sealed run, ...) reach the caller as they are
             raise FigarohExampleError(f"Failed to save results: {exc}") from exc
         return saved
 
