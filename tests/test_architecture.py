@@ -98,6 +98,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "figaroh.integration",
         "figaroh.cli",
+        "figaroh.fleet",
         "figaroh.visualisation",
         "figaroh.utils.config_migration",
         "figaroh.utils.config_routing",

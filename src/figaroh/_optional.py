@@ -16,7 +16,8 @@ message names the package, what needs it and the install command, e.g.::
 
 The extras are those of ``[project.optional-dependencies]`` in
 ``pyproject.toml``: ``ipopt`` (cyipopt), ``viz`` (viser, yourdfpy, trimesh),
-``fast`` (clarabel), ``mujoco``, ``meshcat`` and ``compat`` (pandas, rospkg,
+``fast`` (clarabel), ``mujoco``, ``meshcat``, ``fleet`` (dask distributed) and
+``compat`` (pandas, rospkg,
 ndcurves).
 """
 
