@@ -59,23 +59,30 @@ except ImportError:  # pragma: no cover - Windows
 from figaroh._run.json_io import verification_json_data
 from figaroh._run.naming import _safe_path_component
 from figaroh._run.stages import stages_json_data
+from figaroh.errors import FigarohError
 from figaroh.tools._timestamps import parse_time
 from figaroh.utils.fileio import (
     ARCHIVE_RECORD_FILES,
     SEAL_MARKER,
+    SealedRunError,
     atomic_write_text,
     file_sha256,
+    is_sealed_dir,
 )
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "INDEX_FILE",
+    "ArchiveFileNameError",
     "RunCheck",
+    "archive_files",
     "archive_run",
+    "claim_run_dir",
     "compute_run_dir",
     "read_index",
     "verify_archived_run",
+    "write_archived_run",
 ]
 
 #: Name of the run index at the archive root.
@@ -85,6 +92,10 @@ _SEAL_FILE = SEAL_MARKER
 _ARCHIVE_FILES = ARCHIVE_RECORD_FILES
 _SUFFIX_RE = re.compile(r"-r\d+$")
 _MAX_SUFFIX = 10000
+
+
+class ArchiveFileNameError(FigarohError, ValueError):
+    """A file for :func:`write_archived_run` is named by more (or less) than one path component."""
 
 
 def _require_provenance(obj: Any) -> Mapping[str, Any]:
@@ -376,8 +387,26 @@ def _index_root(obj: Any, run_dir: Path) -> Path:
     return run_dir.parent.parent.parent
 
 
-def _archive_contents(obj: Any, provenance: Mapping[str, Any]) -> Dict[str, str]:
-    """File name → text of every archive file of ``obj`` (nothing written yet)."""
+def archive_files(obj: Any) -> Dict[str, str]:
+    """Every file :func:`archive_run` writes for ``obj``, serialised; nothing is written.
+
+    ``provenance.json`` always; ``config.snapshot.yaml`` when a config dict
+    exists; ``parameters.csv`` (``parameter,value``, values in ``repr``) when
+    parameters exist; ``stages.json`` when stage records exist.
+
+    Args:
+        obj: A ``BaseIdentification``/``BaseCalibration`` instance after
+            ``solve()`` (``_run_provenance`` populated).
+
+    Returns:
+        File name → text, in writing order.
+
+    Raises:
+        AttributeError: called before ``solve()``.
+        TypeError: ``_run_provenance`` is not a dict.
+        ValueError: inconsistent parameter names/values.
+    """
+    provenance = _require_provenance(obj)
     contents: Dict[str, str] = {"provenance.json": _strict_json(provenance, indent=2) + "\n"}
     config = getattr(obj, "identif_config", None) or getattr(obj, "calib_config", None)
     if isinstance(config, Mapping) and config:
@@ -422,6 +451,155 @@ def _index_entry(
     }
 
 
+def _check_file_names(files: Mapping[str, str]) -> None:
+    for name in files:
+        if (
+            not isinstance(name, str)
+            or name in ("", ".", "..", _SEAL_FILE)
+            or Path(name).name != name
+            or "\\" in name
+        ):
+            raise ArchiveFileNameError(
+                f"archive file name {name!r} is not a plain file name; name each file of a "
+                f"run with one path component other than {_SEAL_FILE!r} (e.g. 'verdict.json')"
+            )
+
+
+def _provenance_of(files: Mapping[str, str]) -> Mapping[str, Any]:
+    text = files.get("provenance.json")
+    if text is None:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ArchiveFileNameError(
+            f"provenance.json of the run is not valid JSON ({exc}); pass the text "
+            "archive_files() serialised"
+        ) from None
+    return data if isinstance(data, Mapping) else {}
+
+
+def _write_all(target: Path, files: Mapping[str, str]) -> None:
+    for name, text in files.items():
+        atomic_write_text(target / name, text)
+
+
+def _seal_target(run_dir: Path, run_id: str, extras: Mapping[str, str]) -> Path:
+    """Seal ``run_dir`` (or a fresh ``-r<k>`` sibling when it is sealed) with ``extras`` in it.
+
+    ``extras`` (files other than :data:`ARCHIVE_RECORD_FILES`) are written
+    before the seal, since a sealed folder accepts only the record files.
+    """
+    clashes = [n for n in _ARCHIVE_FILES if (run_dir / n).exists()]
+    if not clashes and not is_sealed_dir(run_dir):
+        try:
+            _write_all(run_dir, extras)
+        except SealedRunError:  # sealed meanwhile by another archiver
+            pass
+        else:
+            if _seal(run_dir, run_id):
+                return run_dir
+    base = _SUFFIX_RE.sub("", run_dir.name) or "run"
+    target = _claim_dir(run_dir.parent, base)
+    _write_all(target, extras)
+    if not _seal(target, run_id):  # pragma: no cover - fresh exclusive mkdir
+        raise FileExistsError(f"run directory {str(target)!r} was sealed concurrently")
+    logger.warning(
+        "%s is already archived; archiving this run to %s instead (never overwritten)",
+        run_dir,
+        target,
+    )
+    return target
+
+
+def claim_run_dir(parent: Union[str, os.PathLike], base: str) -> Path:
+    """Create, exclusively, the first free directory ``base``, ``base-r2``, … in ``parent``.
+
+    The directory belongs to the caller alone (exclusive ``mkdir``); pass it
+    to :func:`write_archived_run` with ``claimed=True``.
+
+    Args:
+        parent: Folder to create it in (created if missing).
+        base: Directory name (one safe path component).
+
+    Returns:
+        The new, empty directory.
+
+    Raises:
+        FileExistsError: every suffix up to ``-r9999`` is taken.
+    """
+    return _claim_dir(Path(parent), base)
+
+
+def write_archived_run(
+    files: Mapping[str, str],
+    run_dir: Union[str, os.PathLike],
+    root: Union[str, os.PathLike],
+    *,
+    run_id: str | None = None,
+    claimed: bool = False,
+) -> str:
+    """Write serialised run files as one sealed, immutable archived run.
+
+    Files other than the record files (:data:`ARCHIVE_RECORD_FILES`, e.g.
+    ``verdict.json``, ``run_record.json``) are written before the seal; the
+    record files after it (as :func:`archive_run` does), or before it too when
+    ``claimed`` (the caller created ``run_dir`` exclusively, so a sealed folder
+    is then always complete). Then one line is appended to
+    ``<root>/index.jsonl`` with the sha256 of every file of the folder.
+    A sealed ``run_dir`` (or one already holding record files) is never
+    written: the run goes to the next free ``<name>-r<k>`` sibling.
+
+    Args:
+        files: File name → text, written in this order (atomically each).
+        run_dir: Target run directory (created if missing).
+        root: Archive root holding ``index.jsonl``.
+        run_id: Run id for the seal and the index line; default the
+            ``run_id`` of ``files["provenance.json"]`` (``"unknown"`` without it).
+        claimed: ``run_dir`` was just created by the caller alone
+            (:func:`claim_run_dir`): every file is written before the seal.
+
+    Returns:
+        str: The directory the run was actually archived in.
+
+    Raises:
+        ArchiveFileNameError: a file name is not one plain path component.
+        FileExistsError: ``claimed`` but ``run_dir`` is already sealed.
+        OSError: the archive could not be written (no partial file is left).
+    """
+    _check_file_names(files)
+    provenance = _provenance_of(files)
+    if run_id is None:
+        run_id = str(provenance.get("run_id", "unknown"))
+    run_dir = Path(run_dir)
+    root = Path(root)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    record = {n: t for n, t in files.items() if n in _ARCHIVE_FILES}
+    if claimed:
+        if is_sealed_dir(run_dir):
+            raise FileExistsError(
+                f"run directory {str(run_dir)!r} is already sealed; claim a fresh one "
+                "with claim_run_dir()"
+            )
+        _write_all(run_dir, files)
+        if not _seal(run_dir, run_id):  # pragma: no cover - the caller's own directory
+            raise FileExistsError(f"run directory {str(run_dir)!r} was sealed concurrently")
+        target = run_dir
+    else:
+        extras = {n: t for n, t in files.items() if n not in _ARCHIVE_FILES}
+        target = _seal_target(run_dir, run_id, extras)
+        _write_all(target, record)
+
+    hashes = {
+        p.name: file_sha256(p) for p in target.iterdir() if p.name != _SEAL_FILE and p.is_file()
+    }
+    entry = _index_entry(provenance, run_id, target, root, hashes)
+    root.mkdir(parents=True, exist_ok=True)
+    _append_line(root / INDEX_FILE, _strict_json(entry, sort_keys=True) + "\n")
+    logger.info("Run archived to %s", target)
+    return str(target)
+
+
 def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
     """Archive a solved run into ``run_dir`` (or a fresh sibling if it is sealed).
 
@@ -433,7 +611,8 @@ def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
     sha256 (``sha256``) of every file of the run directory and — when the caller wrote
     ``verdict.json`` into the directory first — its status, ``passed``, scope
     and metrics. ``<root>`` is the root given to :func:`compute_run_dir`
-    (else ``run_dir``'s grand-grand-parent).
+    (else ``run_dir``'s grand-grand-parent). Equivalent to
+    ``write_archived_run(archive_files(obj), run_dir, root)``.
 
     A directory that is already archived (sealed) is never written again: the
     run goes to the next free ``<name>-r<k>`` sibling instead.
@@ -452,36 +631,14 @@ def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
         OSError: the archive could not be written (no partial file is left).
     """
     provenance = _require_provenance(obj)
+    contents = archive_files(obj)  # everything serialised before writing
     run_dir = Path(run_dir)
-    run_id = str(provenance.get("run_id", "unknown"))
-
-    contents = _archive_contents(obj, provenance)  # everything serialised before writing
-    root = _index_root(obj, run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    target = run_dir
-    clashes = [n for n in _ARCHIVE_FILES if (run_dir / n).exists()]
-    if clashes or not _seal(run_dir, run_id):
-        base = _SUFFIX_RE.sub("", run_dir.name) or "run"
-        target = _claim_dir(run_dir.parent, base)
-        if not _seal(target, run_id):  # pragma: no cover - fresh exclusive mkdir
-            raise FileExistsError(f"run directory {str(target)!r} was sealed concurrently")
-        logger.warning(
-            "%s is already archived; archiving this run to %s instead (never overwritten)",
-            run_dir,
-            target,
-        )
-
-    for name, text in contents.items():
-        atomic_write_text(target / name, text)
-
-    hashes = {
-        p.name: file_sha256(p) for p in target.iterdir() if p.name != _SEAL_FILE and p.is_file()
-    }
-    entry = _index_entry(provenance, run_id, target, root, hashes)
-    root.mkdir(parents=True, exist_ok=True)
-    _append_line(root / INDEX_FILE, _strict_json(entry, sort_keys=True) + "\n")
-    logger.info("Run archived to %s", target)
-    return str(target)
+    return write_archived_run(
+        contents,
+        run_dir,
+        _index_root(obj, run_dir),
+        run_id=str(provenance.get("run_id", "unknown")),
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Fleet scale: many identification / calibration jobs on Dask, a run index and drift reports."""

@@ -1,0 +1,241 @@
+"""The record of one fleet run: what the run index stores and ``run_record.json`` holds.
+
+A :class:`RunRecord` is plain, picklable data (a worker builds it, the driver
+writes it). It is written into its run folder as ``run_record.json``
+(:data:`RECORD_FILE`, strict JSON: ``allow_nan=False``, non-finite floats
+stored as ``null``) and into the SQLite run index
+(:mod:`figaroh.fleet.run_index`); the index can be rebuilt from those files, so
+:meth:`RunRecord.to_json_data` / :meth:`RunRecord.from_json_data` round-trip
+every field exactly (floats through ``repr``-exact JSON numbers).
+
+Normalisation done on construction (so that the live index and a rebuilt one
+hold the same rows):
+
+* parameter values and metric values are Python ``float`` (a non-finite one is
+  kept in memory, stored as ``null`` / SQL ``NULL`` and read back as ``nan``);
+* a parameter ``sigma`` that is ``None`` or non-finite becomes ``None``
+  (unknown uncertainty);
+* ``metrics`` and ``data_sha256`` are copied into plain dicts sorted by key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any, Dict, Mapping, Tuple
+
+from figaroh.errors import FigarohError
+
+__all__ = ["RECORD_FILE", "TASKS", "ParameterEstimate", "RunRecord", "RunRecordError"]
+
+#: File name of the record inside a fleet run folder.
+RECORD_FILE = "run_record.json"
+#: Task names a fleet run may carry.
+TASKS = ("identification", "calibration", "trajectory", "monte_carlo")
+
+_TEXT_FIELDS = (
+    "run_id",
+    "job_id",
+    "robot_id",
+    "task",
+    "session",
+    "session_time",
+    "started",
+    "finished",
+    "config_sha256",
+    "verdict_status",
+    "run_dir",
+    "figaroh_version",
+)
+_REQUIRED = ("run_id", "job_id", "robot_id", "task", "session", "session_time")
+
+
+class RunRecordError(FigarohError, ValueError):
+    """A run record (or its ``run_record.json`` data) is malformed; the message names the field."""
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _to_float(value: Any, field: str) -> float:
+    if value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise RunRecordError(
+                f"{field} must be a number, got {value!r}; store numbers (float) only"
+            ) from None
+    return float(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class ParameterEstimate:
+    """One identified or calibrated parameter of a run.
+
+    Attributes:
+        name: Parameter name (e.g. ``"fs2"``, ``"Ia1"``, ``"d_px_1"``), unique within a run.
+        value: Estimate, in the parameter's own unit ([N·m], [kg·m²], [m], [rad] ...).
+        sigma: Standard deviation of the estimate, absolute, same unit as
+            ``value``; None when unknown.
+    """
+
+    name: str
+    value: float
+    sigma: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise RunRecordError(
+                f"parameter name must be a non-empty string, got {self.name!r}; "
+                "name every parameter"
+            )
+        object.__setattr__(self, "value", _to_float(self.value, f"parameter {self.name!r} value"))
+        sigma = (
+            None if self.sigma is None else _to_float(self.sigma, f"parameter {self.name!r} sigma")
+        )
+        object.__setattr__(self, "sigma", _finite_or_none(sigma))
+
+
+def _check_text(record: RunRecord) -> None:
+    for name in _TEXT_FIELDS:
+        value = getattr(record, name)
+        if not isinstance(value, str):
+            raise RunRecordError(f"RunRecord.{name} must be a string, got {value!r}")
+    for name in _REQUIRED:
+        if not getattr(record, name):
+            raise RunRecordError(f"RunRecord.{name} is empty; every run needs a {name}")
+
+
+def _parameters(values: Any) -> Tuple[ParameterEstimate, ...]:
+    params = tuple(p if isinstance(p, ParameterEstimate) else ParameterEstimate(*p) for p in values)
+    seen: set[str] = set()
+    for p in params:
+        if p.name in seen:
+            raise RunRecordError(
+                f"parameter {p.name!r} appears twice in RunRecord.parameters; names must be unique"
+            )
+        seen.add(p.name)
+    return params
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRecord:
+    """Everything the run index knows about one archived fleet run.
+
+    Attributes:
+        run_id: Run identifier (a fleet run uses its ``job_id``).
+        job_id: Deterministic id of the job (hash of its spec, config and data); unique in an index.
+        robot_id: The robot the run is about.
+        task: ``"identification"``, ``"calibration"``, ``"trajectory"`` or ``"monte_carlo"``.
+        session: Session label (e.g. ``"2026-03-01"``, ``"night-17"``).
+        session_time: ISO-8601 UTC time of the session: the time axis of drift reports.
+        started: ISO-8601 UTC time the job started.
+        finished: ISO-8601 UTC time the job finished.
+        config_sha256: sha256 (hex) of the configuration file bytes.
+        data_sha256: Data file name → sha256 (hex) of its bytes.
+        verdict_status: Verdict status (``"pass"``, ``"fail"``, ``"not_evaluated"`` ...).
+        passed: Verdict outcome; None when not evaluated.
+        metrics: Metric name → value (units as the metric names say, e.g. ``rmse_Nm``).
+        parameters: Every identified / calibrated parameter with its σ.
+        run_dir: The run folder relative to the archive root (POSIX separators).
+        figaroh_version: figaroh version that computed the run.
+    """
+
+    run_id: str
+    job_id: str
+    robot_id: str
+    task: str
+    session: str
+    session_time: str
+    started: str
+    finished: str
+    config_sha256: str
+    data_sha256: Mapping[str, str]
+    verdict_status: str
+    passed: bool | None
+    metrics: Mapping[str, float]
+    parameters: Tuple[ParameterEstimate, ...]
+    run_dir: str = ""
+    figaroh_version: str = ""
+
+    def __post_init__(self) -> None:
+        _check_text(self)
+        if self.passed is not None and not isinstance(self.passed, bool):
+            raise RunRecordError(
+                f"RunRecord.passed must be True, False or None, got {self.passed!r}"
+            )
+        if not isinstance(self.data_sha256, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in self.data_sha256.items()
+        ):
+            raise RunRecordError("RunRecord.data_sha256 must map file names (str) to sha256 (str)")
+        if not isinstance(self.metrics, Mapping):
+            raise RunRecordError("RunRecord.metrics must map metric names to numbers")
+        metrics: Dict[str, float] = {
+            str(k): _to_float(v, f"metric {k!r}") for k, v in sorted(self.metrics.items())
+        }
+        object.__setattr__(self, "data_sha256", dict(sorted(self.data_sha256.items())))
+        object.__setattr__(self, "metrics", metrics)
+        object.__setattr__(self, "parameters", _parameters(self.parameters))
+
+    def with_run_dir(self, run_dir: str) -> RunRecord:
+        """This record with ``run_dir`` set (relative to the archive root, POSIX)."""
+        return dataclasses.replace(self, run_dir=str(run_dir))
+
+    def to_json_data(self) -> Dict[str, Any]:
+        """Strict-JSON-ready dict (non-finite floats → None); inverse of :meth:`from_json_data`."""
+        data: Dict[str, Any] = {name: getattr(self, name) for name in _TEXT_FIELDS}
+        data["data_sha256"] = dict(self.data_sha256)
+        data["passed"] = self.passed
+        data["metrics"] = {k: _finite_or_none(v) for k, v in self.metrics.items()}
+        data["parameters"] = [
+            {"name": p.name, "value": _finite_or_none(p.value), "sigma": p.sigma}
+            for p in self.parameters
+        ]
+        return data
+
+    def to_json(self) -> str:
+        """The ``run_record.json`` text: strict JSON (``allow_nan=False``), sorted keys."""
+        return json.dumps(self.to_json_data(), allow_nan=False, indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json_data(cls, data: Mapping[str, Any]) -> RunRecord:
+        """Rebuild a record from :meth:`to_json_data` output (a null number reads as ``nan``).
+
+        Raises:
+            RunRecordError: a field is missing or has the wrong type (the message names it).
+        """
+        if not isinstance(data, Mapping):
+            raise RunRecordError(f"a run record must be a JSON object, got {type(data).__name__}")
+        missing = [k for k in (*_REQUIRED, "data_sha256", "metrics", "parameters") if k not in data]
+        if missing:
+            raise RunRecordError(f"run record lacks field(s) {', '.join(missing)}")
+        params = data["parameters"]
+        if not isinstance(params, list) or not all(isinstance(p, Mapping) for p in params):
+            raise RunRecordError("run record field 'parameters' must be a list of objects")
+        try:
+            estimates = tuple(
+                ParameterEstimate(p["name"], p.get("value"), p.get("sigma")) for p in params
+            )
+        except KeyError:
+            raise RunRecordError("a run record parameter lacks its 'name'") from None
+        texts = {name: data.get(name, "") for name in _TEXT_FIELDS}
+        return cls(
+            **texts,
+            data_sha256=data["data_sha256"],
+            passed=data.get("passed"),
+            metrics=data["metrics"],
+            parameters=estimates,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> RunRecord:
+        """Parse ``run_record.json`` text (see :meth:`from_json_data`)."""
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise RunRecordError(f"run record is not valid JSON ({exc})") from None
+        return cls.from_json_data(data)
