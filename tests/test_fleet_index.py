@@ -466,3 +466,33 @@ def test_two_processes_share_one_index(tmp_path):
         assert len(index) == 80
         assert index._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert len(index.parameter_history("fs2")) == 80
+
+
+@pytest.mark.parametrize("fail_at", range(5))
+def test_a_write_failing_anywhere_leaves_no_sealed_partial_run(tmp_path, monkeypatch, fail_at):
+    """Every file (run_record.json included) is written before the seal: a sealed folder is complete."""
+    root = tmp_path / "fleet"
+    rec = _record(6, 0)
+    calls = []
+    real = archive_mod.atomic_write_text
+
+    def flaky(path, text, *args, **kwargs):
+        calls.append(Path(path).name)
+        if len(calls) == fail_at + 1:
+            raise OSError(28, "No space left on device")
+        return real(path, text, *args, **kwargs)
+
+    monkeypatch.setattr(archive_mod, "atomic_write_text", flaky)
+    with RunIndex(index_path(root)) as index:
+        if fail_at < len(_files(rec)) + 1:
+            with pytest.raises(OSError, match="No space"):
+                write_fleet_run(root, _files(rec), rec, index)
+            folder = run_folder(root, rec)
+            assert not is_sealed_dir(folder) and len(index) == 0 and read_index(root) == []
+            assert calls == [*_files(rec), RECORD_FILE][: fail_at + 1]  # record last
+        monkeypatch.setattr(archive_mod, "atomic_write_text", real)
+        done = write_fleet_run(root, _files(rec), rec, index)
+    assert done is not None and is_sealed_dir(root / done.run_dir)
+    summary = rebuild_index(root, tmp_path / "re.sqlite")
+    assert summary.runs == 1 and _rows(tmp_path / "re.sqlite") == _rows(index_path(root))
+    assert all("not sealed" in line for line in summary.skipped)

@@ -15,6 +15,15 @@ and appends one JSON line per run to ``<root>/index.jsonl`` (git-diffable,
 ``jq``-able) that records, among others, the sha256 of every file of the run
 directory; :func:`verify_archived_run` checks a run against it.
 
+:func:`archive_run` is two steps, usable apart (a fleet worker serialises, the
+driver writes): :func:`archive_files` serialises every file of a run object
+(nothing written), :func:`write_archived_run` writes serialised files as one
+sealed run. Files other than the record files (e.g. ``verdict.json``) are
+written before the seal, since a sealed folder accepts only the record files
+:data:`~figaroh.utils.fileio.ARCHIVE_RECORD_FILES`; a caller that claimed a
+fresh directory (:func:`claim_run_dir`) gets every file written before the
+seal, so such a sealed folder is always complete.
+
 Guarantees:
 
 * **Safe paths.** Asset id, task and git hash are sanitised into single path

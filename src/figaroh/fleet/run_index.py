@@ -242,9 +242,12 @@ class RunIndex:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.DatabaseError as exc:
+            raise self._open_error(exc) from exc
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self._conn.execute("PRAGMA journal_mode = WAL")
@@ -252,13 +255,16 @@ class RunIndex:
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            raise RunIndexError(
-                f"cannot open run index {str(self.path)!r} ({exc}); if the file is damaged, "
-                "rebuild it from the archive folders: figaroh index rebuild <archive>"
-            ) from exc
+            raise self._open_error(exc) from exc
         except BaseException:
             self._conn.close()
             raise
+
+    def _open_error(self, exc: Exception) -> RunIndexError:
+        return RunIndexError(
+            f"cannot open run index {str(self.path)!r} ({exc}); if the file is damaged, "
+            "rebuild it from the archive folders: figaroh index rebuild <archive>"
+        )
 
     # -- schema --------------------------------------------------------------
     def _version(self) -> int:
@@ -561,7 +567,15 @@ def write_fleet_run(
     payload = {name: text for name, text in files.items() if name != RECORD_FILE}
     payload[RECORD_FILE] = final.to_json()
     write_archived_run(payload, folder, root, run_id=final.run_id, claimed=True)
-    return final if index.add(final) else None
+    if index.add(final):
+        return final
+    logger.warning(
+        "job %s was indexed by another writer while %s was archived; two drivers share %s",
+        record.job_id,
+        folder,
+        index.path,
+    )
+    return None
 
 
 def _record_of(folder: Path, root: Path) -> RunRecord:
