@@ -396,10 +396,11 @@ def test_calibration_report_loads_clean_and_draws(browser, tmp_path):
     url = open_page(browser, path)
     assert_clean(browser, url)
     assert "Calibration Quality Report" in browser.title
-    # 12 postures x 2 markers = 24 points per line, 3 lines, all drawn
-    exercise_chart(browser, ".series-panel svg", 3, min_points=72)
+    # 12 postures per marker: residual norm, calibrated and nominal, zoom + hover
+    exercise_chart(browser, "#pose-panel svg.multi-chart[data-joint='1']", 2, 12, "pose")
     bars = browser.find_elements(By.CSS_SELECTOR, ".bar-fill")
-    assert len(bars) == 6 and all(b.size["width"] > 0 for b in bars)
+    widths = [b.rect["width"] for b in bars]  # σ / scale, sorted by decreasing σ / scale
+    assert len(bars) == 6 and widths == sorted(widths, reverse=True) and widths[0] > 5
     assert _errors(browser) == []
 
 
@@ -421,8 +422,8 @@ def test_reports_show_script_names_as_text(browser, runs, tmp_path, monkeypatch)
         assert browser.title.startswith(title)
         body = browser.find_element(By.TAG_NAME, "body").text
         assert body.count(XSS) >= 3  # heading or table rows: as text
-    options = browser.find_elements(By.CSS_SELECTOR, ".series-panel select option")
-    assert options[0].text == XSS  # DOF name in the chart selector, as text
+    titles = browser.find_elements(By.CSS_SELECTOR, "#axis-panel .joint-cell h3")
+    assert titles[0].text == f"marker 1 {XSS} [mm]"  # DOF name in a chart title, as text
 
 
 # ---------------------------------------------------------------------------

@@ -767,7 +767,8 @@ def test_calibration_report_sections_and_numbers(tmp_path):
         "Insights",
         "Per-DOF residuals",
         "Validation",
-        "Before / after",
+        "Residual per pose",
+        "Residual per marker axis",
         "Parameter uncertainty",
         "Parameter correlation",
     ):
@@ -786,17 +787,29 @@ def test_calibration_report_sections_and_numbers(tmp_path):
         f"fitted frames [mm] 1.25 {val['pos_rmse_calibrated_mm']:.4g} ↓ {frames:.1f}%"
         in " ".join(text.split())
     )
-    # uncertainty: ratio |σ/x| shown as a percentage, sorted by decreasing %
+    # uncertainty: ratio |σ/x| shown as a percentage; order and tier from σ against the
+    # largest |value| of the same kind (joint offsets [m] d_p*, joint angles [rad] d_phi*)
     rows = re.findall(r'<tr class="tier-(\w+)"><td>([^<]*)</td>', doc)
-    pct = 100 * np.abs(np.asarray(ev["param_stdev"]) / ev["param_values"])
-    order = np.argsort(-pct)
+    values, stdev = np.abs(ev["param_values"]), np.asarray(ev["param_stdev"])
+    pct = 100 * stdev / values
+    scale = np.r_[[values[:3].max()] * 3, [values[3:].max()] * 3]
+    scaled = 100 * stdev / scale
+    order = np.argsort(-scaled)
     names = calib.calib_config["param_name"]
     assert [r[1] for r in rows[: len(names)]] == [names[i] for i in order]
-    assert [r[0] for r in rows[: len(names)]] == [_uncertainty_tier(pct[i]) for i in order]
-    assert f"{pct[order[0]]:.1f}" in text
+    assert [r[0] for r in rows[: len(names)]] == [_uncertainty_tier(scaled[i]) for i in order]
+    assert f"{pct[order[0]]:.1f}" in text and f"{scaled[order[0]]:.2f}" in text
     assert "−0.970" in text or "-0.970" in text
-    payload = json.loads(dict(p.attrs)["data-series"])
-    assert payload["names"] == val["dof_names"] and payload["measured"]["Y (mm)"][0] == 0.0
+    pose, axes = [json.loads(v) for k, v in p.attrs if k == "data-multi"]
+    assert [j["name"] for j in pose["joints"]] == [
+        "marker 1 position ‖Δp‖",
+        "marker 2 position ‖Δp‖",
+    ]
+    assert [j["name"] for j in axes["joints"]] == [
+        f"marker {k} {a}" for k in (1, 2) for a in ("X", "Y", "Z")
+    ]
+    fitted_y = val["error_fitted_per_dof"]["Y (mm)"]
+    assert axes["joints"][4]["series"][0]["y"] == pytest.approx(fitted_y[12:])  # marker 2
     with pytest.raises(AttributeError, match="Run solve"):
         cr.generate_calibration_report(types.SimpleNamespace(evaluation_metrics=None))
 
@@ -830,7 +843,8 @@ def test_calibration_report_escapes_names():
     text = " ".join(p.text)
     # title (2x), per-DOF table, uncertainty table, correlation table, provenance
     assert text.count(XSS) >= 5
-    assert json.loads(dict(p.attrs)["data-series"])["names"][0] == XSS
+    axes = [json.loads(v) for k, v in p.attrs if k == "data-multi"][1]
+    assert axes["joints"][0]["name"] == f"marker 1 {XSS}"
 
 
 def test_calibration_insight_rules():

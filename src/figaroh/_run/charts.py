@@ -177,6 +177,8 @@ _ROLE_SWATCH = {
     "identified": "identified",
     "nominal": "nominal-blue",
     "residual": "residual",
+    "calibrated": "calibrated",
+    "reference": "reference",
 }
 
 
@@ -187,6 +189,7 @@ def _multi_panel_section(
     joints: Sequence[Mapping[str, Any]],
     hint: str = "",
     histograms: bool = False,
+    toggles: bool = False,
 ) -> str:
     """Small multiples: one interactive line chart per joint on a shared time axis.
 
@@ -195,11 +198,16 @@ def _multi_panel_section(
         time: Shared horizontal axis (time [s], or sample index), length n.
         x_label: Name of the horizontal axis in the hover read-out (``"t [s]"``).
         joints: One ``{"name", "unit", "series": [{"label", "role", "y"}]}``
-            per joint; ``role`` is ``measured``, ``identified``, ``nominal`` or
-            ``residual`` (colour and dash); every ``y`` has length n.
+            per joint (or per marker axis); ``role`` is ``measured``,
+            ``identified``, ``nominal``, ``residual``, ``calibrated`` or
+            ``reference`` (colour and dash); every ``y`` has length n; a series
+            with ``"hidden": True`` starts hidden.
         hint: Sentence under the legend (escaped).
         histograms: Add a histogram of the first series of each joint under
-            its chart (residual distributions).
+            its chart (residual distributions), with
+            ``min(30, max(5, 2·⌈√n⌉))`` bins.
+        toggles: Make each legend entry a checkbox that shows or hides the
+            series of its role in every chart of the panel.
 
     Returns:
         HTML; the data travels as escaped JSON in a ``data-multi`` attribute
@@ -217,21 +225,24 @@ def _multi_panel_section(
                 "name": str(j["name"]),
                 "unit": str(j.get("unit", "")),
                 "series": [
-                    {"label": s["label"], "role": s["role"], "y": sub[k][s["label"]]}
+                    {
+                        "label": s["label"],
+                        "role": s["role"],
+                        "y": sub[k][s["label"]],
+                        "hidden": bool(s.get("hidden", False)),
+                    }
                     for s in j["series"]
                 ],
             }
             for k, j in enumerate(joints)
         ],
     }
-    roles = {}
+    roles: Dict[str, Tuple[str, bool]] = {}
     for j in joints:
         for s in j["series"]:
-            roles.setdefault(s["role"], s["label"])
+            roles.setdefault(s["role"], (s["label"], bool(s.get("hidden", False))))
     legend = "".join(
-        f'<span class="legend-item"><span class="swatch s-{_ROLE_SWATCH.get(r, r)}"></span>'
-        f"{_esc(label)}</span>"
-        for r, label in roles.items()
+        _legend_item(r, label, hidden, toggles) for r, (label, hidden) in roles.items()
     )
     text = hint
     if len(t_out) < len(time):
@@ -246,7 +257,9 @@ def _multi_panel_section(
             f'<svg class="multi-chart" data-joint="{k}" viewBox="0 0 480 220" role="img"></svg>'
         )
         if histograms:
-            cell += _histogram_svg(j["series"][0]["y"], str(j.get("unit", "")))
+            y = j["series"][0]["y"]
+            bins = min(30, max(5, 2 * math.ceil(math.sqrt(max(len(y), 1)))))
+            cell += _histogram_svg(y, str(j.get("unit", "")), bins)
         cells.append(cell + "</div>")
     return (
         f'<div class="multi-panel" id="{_esc(panel_id)}" '
@@ -254,6 +267,18 @@ def _multi_panel_section(
         f'<div class="series-legend">{legend}</div>'
         f'<p class="series-hint">{_esc(text.strip())}</p>'
         f'<div class="multi-grid">{"".join(cells)}</div></div>'
+    )
+
+
+def _legend_item(role: str, label: str, hidden: bool, toggle: bool) -> str:
+    """Legend entry of a series role: a swatch and the label, or a checkbox (``toggle``)."""
+    swatch = f'<span class="swatch s-{_esc(_ROLE_SWATCH.get(role, role))}"></span>{_esc(label)}'
+    if not toggle:
+        return f'<span class="legend-item">{swatch}</span>'
+    checked = "" if hidden else " checked"
+    return (
+        f'<label class="legend-item legend-toggle"><input type="checkbox" '
+        f'data-role="{_esc(role)}"{checked}>{swatch}</label>'
     )
 
 

@@ -20,14 +20,16 @@ name) and is shown here as a percentage ``100·|σ_i / x_i|``.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Dict, List
 
 import numpy as np
 
-from figaroh._run.charts import _series_panel_section
+from figaroh._run.charts import _multi_panel_section
 from figaroh._run.html import (
     HEALTHY_INSIGHT,
+    UNCERTAINTY_CAUTION_PCT,
     UNCERTAINTY_WARN_PCT,
     VALIDATION_IMPROVEMENT_WARN_PCT,
     _change_cell,
@@ -44,14 +46,39 @@ from figaroh._run.html import (
 )
 from figaroh._run.page import _report_document, _report_section, _write_report
 from figaroh._run.stages import stages_line
+from figaroh._run.uncertainty import NEAR_ZERO_FRACTION, parameter_uncertainty
 from figaroh._run.values import _finite_or_none
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["OUTLIER_WARN_PCT", "generate_calibration_report", "std_ratio_to_percent"]
+__all__ = [
+    "NOMINAL_HIDE_RATIO",
+    "OUTLIER_WARN_PCT",
+    "calibration_parameter_kind",
+    "generate_calibration_report",
+    "std_ratio_to_percent",
+]
 
 #: Share of excluded samples [%] above which the report warns.
 OUTLIER_WARN_PCT = 10.0
+#: The nominal series of a residual chart starts hidden when its largest value
+#: exceeds this many times the calibrated one (a nominal model without its
+#: metrology frames is metres off; tick it in the legend to show it).
+NOMINAL_HIDE_RATIO = 20.0
+_MRAD_PER_DEG = 1e3 * math.pi / 180.0
+#: Physical kind of each calibration parameter prefix (longest prefix first):
+#: ``(prefix, kind token, label)``; parameters of one kind share a scale.
+_CALIBRATION_KINDS = (
+    ("base_phi", "baseAngle", "base frame orientation [rad]"),
+    ("base_p", "baseLength", "base frame position [m]"),
+    ("phiEE", "toolAngle", "marker frame orientation [rad]"),
+    ("pEE", "toolLength", "marker frame position [m]"),
+    ("d_phi", "jointAngle", "joint placement angle [rad]"),
+    ("d_p", "jointLength", "joint placement offset [m]"),
+    ("offsetR", "jointAngle", "joint placement angle [rad]"),
+    ("offsetP", "jointLength", "joint placement offset [m]"),
+    ("k_", "stiffness", "joint compliance"),
+)
 
 
 def std_ratio_to_percent(ratios: Sequence[Any] | None) -> List[float]:
@@ -402,7 +429,41 @@ def _validation_section(validation: Mapping[str, Any] | None) -> str:
     return "".join(parts)
 
 
+def calibration_parameter_kind(name: Any) -> str:
+    """Physical kind of a calibration parameter, from its name.
+
+    ``base_px`` → ``"base frame position [m]"``, ``d_phiz_elbow_joint`` →
+    ``"joint placement angle [rad]"``, ``pEEy_1`` → ``"marker frame position
+    [m]"``, ``offsetRZ_j`` → ``"joint placement angle [rad]"``, ``k_RZ_j`` →
+    ``"joint compliance"``; any other name is its own kind.
+    """
+    return _calibration_kind(name)[1]
+
+
+def _calibration_kind(name: Any) -> tuple[str, str]:
+    """``(token, label)`` of a parameter's kind (the token is a letters-only key)."""
+    text = str(name)
+    for prefix, token, label in _CALIBRATION_KINDS:
+        if text.startswith(prefix):
+            return token, label
+    token = "".join(ch for ch in text if ch.isalpha()) or "other"
+    return token, text
+
+
+def _uncertainty_note() -> str:
+    return (
+        '<p class="muted">σ is the absolute standard deviation ([m] for positions and '
+        "offsets, [rad] for angles). σ / |value| is shown only where the value is not ≈ 0 "
+        f"(|value| &gt; {NEAR_ZERO_FRACTION:g} × the scale). The confidence comes from "
+        "σ / scale, the scale being the largest |value| of the same kind (base frame "
+        "position, base frame orientation, joint placement offset, joint placement angle, "
+        f"marker frame position, …): good ≤ {UNCERTAINTY_CAUTION_PCT:.0f} % &lt; fair ≤ "
+        f"{UNCERTAINTY_WARN_PCT:.0f} % &lt; poor.</p>"
+    )
+
+
 def _uncertainty_section(eval_: Mapping[str, Any], param_names: Sequence[Any]) -> str:
+    """Parameter table: value, σ, σ/|value| where the value is not ≈ 0, σ/scale and tier."""
     values = eval_.get("param_values")
     stdev = eval_.get("param_stdev")
     pct = std_ratio_to_percent(eval_.get("param_stddev_percentage"))
@@ -415,7 +476,158 @@ def _uncertainty_section(eval_: Mapping[str, Any], param_names: Sequence[Any]) -
             f'<p class="muted">{_esc(dof)} residual degrees of freedom — uncertainty not '
             "estimable.</p>"
         )
-    return doc + _param_uncertainty_section(names, stdev, pct, values)
+    # the kind tokens are passed as names: parameter_uncertainty groups by them
+    unc = parameter_uncertainty([_calibration_kind(nm)[0] for nm in names], values, pct)
+    table = _param_uncertainty_section(names, stdev, unc["relative_pct"], values, unc["scaled_pct"])
+    return doc + table + _uncertainty_note()
+
+
+# ---------------------------------------------------------------------------
+# Per-pose residuals of the markers
+# ---------------------------------------------------------------------------
+
+_AXES = ("x", "y", "z", "rx", "ry", "rz")
+
+
+def _components(names: Sequence[Any], mask: Sequence[Any] | None) -> List[tuple[str, bool]]:
+    """``(axis label, is_angle)`` of each measured component.
+
+    From the measurability mask (``x, y, z, rx, ry, rz``) when given, else
+    from the DOF names (a name mentioning ``deg`` is an angle).
+    """
+    if mask is not None:
+        comps = [int(c) for c in np.flatnonzero(np.asarray(mask, dtype=bool))]
+        if len(comps) == len(names):
+            return [(_AXES[c], c >= 3) for c in comps]
+    return [(str(nm).split(" (")[0], "deg" in str(nm)) for nm in names]
+
+
+def _marker_axes(
+    validation: Mapping[str, Any], mask: Sequence[Any] | None
+) -> List[Dict[str, Any]] | None:
+    """Per-marker, per-axis validation residuals as (K, n) arrays.
+
+    ``error_*_per_dof`` hold, per measured component, the K·n residuals of the
+    validation poses marker after marker ([mm] for positions, [deg] for
+    angles). Returns one ``{"axis", "kind", "unit", "nominal", "calibrated"}``
+    per measured component (angles converted to [mrad]), or None when the
+    series are missing or inconsistent.
+    """
+    names = list(validation.get("dof_names") or [])
+    nominal = validation.get("error_nominal_per_dof") or {}
+    fitted = validation.get("error_fitted_per_dof") or {}
+    try:
+        K, n = int(validation.get("n_markers") or 1), int(validation.get("n_val_samples") or 0)
+    except (TypeError, ValueError):
+        return None
+    if not names or n <= 0 or K <= 0:
+        return None
+    out = []
+    for name, (axis, angle) in zip(names, _components(names, mask), strict=True):
+        nom = np.asarray(nominal.get(name, []), dtype=float).ravel()
+        cal = np.asarray(fitted.get(name, []), dtype=float).ravel()
+        if nom.size != K * n or cal.size != K * n:
+            return None
+        scale = _MRAD_PER_DEG if angle else 1.0
+        out.append(
+            {
+                "axis": axis,
+                "kind": "orientation" if angle else "position",
+                "unit": "mrad" if angle else "mm",
+                "nominal": nom.reshape(K, n) * scale,
+                "calibrated": cal.reshape(K, n) * scale,
+            }
+        )
+    return out
+
+
+def _before_after(label: str, unit: str, nominal: np.ndarray, calibrated: np.ndarray) -> dict:
+    """One chart: calibrated then nominal (hidden when it dwarfs the calibrated one)."""
+    peak_cal = float(np.nanmax(np.abs(calibrated))) if calibrated.size else 0.0
+    peak_nom = float(np.nanmax(np.abs(nominal))) if nominal.size else 0.0
+    hide = peak_nom > NOMINAL_HIDE_RATIO * max(peak_cal, 1e-12)
+    return {
+        "name": label,
+        "unit": unit,
+        "series": [
+            {"label": "calibrated", "role": "calibrated", "y": calibrated.tolist()},
+            {
+                "label": "nominal (all parameters 0)",
+                "role": "nominal",
+                "y": nominal.tolist(),
+                "hidden": hide,
+            },
+        ],
+    }
+
+
+def _norm_charts(axes: List[Dict[str, Any]], K: int) -> List[dict]:
+    """Per marker: ‖Δp‖ [mm] and, when orientation is measured, ‖Δφ‖ [mrad] per pose."""
+    charts = []
+    for k in range(K):
+        for kind, symbol, unit in (("position", "‖Δp‖", "mm"), ("orientation", "‖Δφ‖", "mrad")):
+            group = [a for a in axes if a["kind"] == kind]
+            if not group:
+                continue
+            nom = np.sqrt(sum(a["nominal"][k] ** 2 for a in group))
+            cal = np.sqrt(sum(a["calibrated"][k] ** 2 for a in group))
+            charts.append(_before_after(f"marker {k + 1} {kind} {symbol}", unit, nom, cal))
+    return charts
+
+
+def _source_text(validation: Mapping[str, Any]) -> str:
+    n = validation.get("n_val_samples", "?")
+    if validation.get("validation_source") == "calibration_data_fallback":
+        return f"the {n} calibration poses (no held-out data: not an independent test)"
+    return f"the {n} held-out validation poses"
+
+
+def _marker_residual_sections(
+    validation: Mapping[str, Any] | None, mask: Sequence[Any] | None
+) -> List[str]:
+    """Residual-norm and per-axis small multiples (with histograms) of every marker."""
+    axes = _marker_axes(validation, mask) if isinstance(validation, Mapping) else None
+    if not axes:
+        muted = '<p class="muted">No per-pose validation residuals recorded for this run.</p>'
+        return [
+            _report_section("pose-residuals", "Residual per pose", muted),
+            _report_section("axis-residuals", "Residual per marker axis", muted),
+        ]
+    K, n = axes[0]["calibrated"].shape
+    poses = list(range(n))
+    hidden = (
+        " The nominal model (every parameter 0, metrology frames included) is far off;"
+        " tick it in the legend to show it."
+    )
+    norms = _norm_charts(axes, K)
+    hint = f"Residual norm of each marker on {_source_text(validation)}, per pose."
+    if any(s.get("hidden") for c in norms for s in c["series"]):
+        hint += hidden
+    per_axis = [
+        _before_after(f"marker {k + 1} {a['axis']}", a["unit"], a["nominal"][k], a["calibrated"][k])
+        for k in range(K)
+        for a in axes
+    ]
+    axis_hint = (
+        f"Signed residual of each measured axis on {_source_text(validation)}; "
+        "the histogram under each chart is that of the calibrated residual."
+    )
+    if any(s.get("hidden") for c in per_axis for s in c["series"]):
+        axis_hint += hidden
+    return [
+        _report_section(
+            "pose-residuals",
+            "Residual per pose",
+            _multi_panel_section("pose-panel", poses, "pose", norms, hint, toggles=True),
+        ),
+        _report_section(
+            "axis-residuals",
+            "Residual per marker axis",
+            _multi_panel_section(
+                "axis-panel", poses, "pose", per_axis, axis_hint, histograms=True, toggles=True
+            ),
+        ),
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -463,6 +675,7 @@ def _report_sections(
     """The sections of the calibration report page, in display order."""
     insights = _build_insights(eval_, n_samples, param_names, validation)
     provenance = getattr(calibrator, "_run_provenance", None)
+    calib_config = getattr(calibrator, "calib_config", None) or {}
     stages_text = _stages_text(calibrator)
     try:
         n_kept = int(n_samples) - int(eval_.get("n_outliers", 0) or 0)
@@ -477,11 +690,7 @@ def _report_sections(
             "residuals", "Per-DOF residuals", _per_dof_section(eval_.get("per_dof_stats"), n_kept)
         ),
         _report_section("validation", "Validation", _validation_section(validation)),
-        _report_section(
-            "series",
-            "Before / after",
-            _series_panel_section(validation, "calibration", "series-panel"),
-        ),
+        *_marker_residual_sections(validation, calib_config.get("measurability")),
         _report_section(
             "uncertainty", "Parameter uncertainty", _uncertainty_section(eval_, param_names)
         ),

@@ -1,0 +1,174 @@
+"""The calibration HTML report in a real browser (headless Chromium, Selenium).
+
+A simulated UR10 calibration (30 training and 20 held-out postures, one
+6-DoF marker, known joint-placement errors) and a two-marker position-only
+look-alike are rendered; the page must load from ``file://`` with no console
+error and no network request, and show:
+
+* the verdict panel (status, one row per check with value / limit / status);
+* one residual-norm chart per marker and kind (position ‖Δp‖ [mm],
+  orientation ‖Δφ‖ [mrad]) over the poses, calibrated vs nominal, and one
+  chart per marker axis with the histogram of its calibrated residual;
+* the parameter table: value, absolute σ, σ / |value| only where the value is
+  not ≈ 0, σ / scale and a confidence tier.
+
+Screenshots are saved by the test (and copied into ``docs/img/`` as
+``report_calibration_*.png`` with ``FIGAROH_DOCS_SCREENSHOTS=1``). Skips like
+:mod:`test_browser_reports` when the browser stack is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import test_browser_reports as browser_reports  # noqa: E402
+from figaroh.tools.report import generate_calibration_report  # noqa: E402
+from test_browser_reports import (  # noqa: E402
+    _errors,
+    _requests,
+    _shoot,
+    _visible_text,
+    assert_clean,
+    chart_state,
+    exercise_chart,
+    open_page,
+)
+from test_identification_report import make_calibration_fixture  # noqa: E402
+
+#: The module-scoped headless Chromium of the identification report tests.
+browser = browser_reports.browser
+
+By = pytest.importorskip("selenium.webdriver.common.by").By
+
+N_TRAIN, N_TEST = 30, 20
+#: Acceptance limits of the held-out errors (what a cell would accept).
+LIMITS = {
+    "position_rmse_mm": {"threshold": 1.5, "comparison": "max"},
+    "orientation_rmse_deg": {"threshold": 0.5, "comparison": "max"},
+}
+
+
+@pytest.fixture(scope="module")
+def ur10_calibration(tmp_path_factory):
+    """A solved simulated UR10 calibration with held-out postures, and its report."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "ur10"))
+    from calibration import run, simulate_ur10_calibration
+
+    folder = tmp_path_factory.mktemp("calibration_report")
+    train, test, _ = simulate_ur10_calibration(
+        folder / "sim", n_train=N_TRAIN, n_test=N_TEST, pos_noise=5e-4, rot_noise=2e-3
+    )
+    with contextlib.redirect_stdout(io.StringIO()):
+        calib = run(train, validation=test)
+    path = folder / "calibration_report.html"
+    generate_calibration_report(calib, output_path=str(path), verdict=calib.verify(LIMITS))
+    return calib, path, folder
+
+
+def _number(text):
+    return float(text.replace("−", "-"))
+
+
+def test_calibration_report_panels_are_present_and_readable(browser, ur10_calibration):
+    calib, path, folder = ur10_calibration
+    url = open_page(browser, path)
+    assert_clean(browser, url)
+    assert "Calibration Quality Report" in browser.title
+    # verdict panel: status headline and one row per check with name / value / limit / status
+    verdict = calib.verify(LIMITS)
+    panel = browser.find_element(By.CSS_SELECTOR, "#verdict .verdict-panel")
+    assert panel.is_displayed() and panel.get_attribute("data-status") == verdict.status == "pass"
+    assert "PASS" in panel.text
+    rows = [r.split("\t") for r in _visible_text(browser, "#verdict tr.check")]
+    assert [r[0] for r in rows] == [c.name for c in verdict.checks]
+    limits = {r[0]: (r[1], r[2], r[3]) for r in rows}
+    val = calib.results_data["validation_metrics"]
+    value, limit, status = limits["position_rmse_mm"]
+    assert _number(value) == pytest.approx(val["pos_rmse_calibrated_mm"], rel=1e-3)
+    assert (limit, status) == ("≤ 1.5", "pass")
+    assert limits["orientation_rmse_deg"][1:] == ("≤ 0.5", "pass")
+    # residual norms: one chart per marker and kind, calibrated drawn, nominal behind a toggle
+    cells = browser.find_elements(By.CSS_SELECTOR, "#pose-panel .joint-cell")
+    titles = [c.find_element(By.TAG_NAME, "h3").text for c in cells]
+    assert titles == ["marker 1 position ‖Δp‖ [mm]", "marker 1 orientation ‖Δφ‖ [mrad]"]
+    first = chart_state(browser, "#pose-panel svg.multi-chart[data-joint='0']")
+    assert first["paths"] == 1 and first["points"] == N_TEST and first["x1"] == N_TEST - 1
+    drawn = browser.execute_script(
+        "return document.querySelector(\"#pose-panel svg.multi-chart[data-joint='0']\")"
+        ".figarohChart.series[0].y"
+    )
+    rms = math.sqrt(np.mean(np.square(drawn)))
+    assert rms == pytest.approx(val["pos_rmse_calibrated_mm"], rel=1e-9)
+    hover = exercise_chart(browser, "#pose-panel svg.multi-chart[data-joint='1']", 1, 10, "pose")
+    assert hover["tip"][1].startswith("calibrated: ") and hover["tip"][1].endswith(" mrad")
+    toggle = browser.find_element(By.CSS_SELECTOR, "#pose-panel input[data-role='nominal']")
+    assert not toggle.is_selected()  # the nominal model is metres off: hidden at first
+    toggle.click()
+    assert chart_state(browser, "#pose-panel svg.multi-chart[data-joint='0']")["paths"] == 2
+    toggle.click()
+    for cell in cells:
+        box = cell.find_element(By.TAG_NAME, "svg").rect
+        assert box["width"] > 380 and box["height"] > 150  # readable, not a thumbnail
+    # per-axis residuals and their histograms: six axes of the 6-DoF marker
+    axis_cells = browser.find_elements(By.CSS_SELECTOR, "#axis-panel .joint-cell")
+    assert [c.find_element(By.TAG_NAME, "h3").text for c in axis_cells] == [
+        f"marker 1 {a} [{u}]"
+        for a, u in zip(("x", "y", "z", "rx", "ry", "rz"), ["mm"] * 3 + ["mrad"] * 3, strict=True)
+    ]
+    hists = browser.find_elements(By.CSS_SELECTOR, "#axis-panel svg.histogram")
+    assert len(hists) == 6
+    for h in hists:
+        assert h.get_attribute("data-count") == str(N_TEST) and h.rect["width"] > 380
+        heights = [float(b.get_attribute("height")) for b in h.find_elements(By.TAG_NAME, "rect")]
+        assert max(heights) > 50
+    # parameter table: value, σ, σ/|value| only where the value is not ≈ 0, σ/scale, tier
+    names = list(calib.calib_config["param_name"])
+    table = browser.find_elements(By.CSS_SELECTOR, "#uncertainty tbody tr")
+    assert len(table) == len(names)
+    stdev = dict(zip(names, calib.evaluation_metrics["param_stdev"], strict=True))
+    value = dict(zip(names, calib.evaluation_metrics["param_values"], strict=True))
+    for row in table:
+        cells_text = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        name = cells_text[0]
+        assert _number(cells_text[1]) == pytest.approx(value[name], rel=1e-3, abs=1e-9)
+        assert _number(cells_text[2]) == pytest.approx(stdev[name], rel=1e-3)
+        assert cells_text[6] in ("good", "fair", "poor")
+    assert "σ / scale" in browser.find_element(By.CSS_SELECTOR, "#uncertainty thead").text
+    # screenshots (viewed when the docs images are refreshed), every chart at full range
+    browser.execute_script(
+        "document.querySelectorAll('svg.multi-chart').forEach(s => s.figarohChart.reset())"
+    )
+    for css, name in (
+        ("#verdict", "report_calibration_verdict.png"),
+        ("#pose-residuals", "report_calibration_pose_residuals.png"),
+        ("#axis-residuals", "report_calibration_axis_residuals.png"),
+        ("#uncertainty", "report_calibration_parameters.png"),
+    ):
+        _shoot(browser, css, folder, name)
+    assert _errors(browser) == [] and _requests(browser, url) == []
+
+
+def test_two_position_markers_get_a_chart_each(browser, tmp_path):
+    """Two 3-DoF markers (no measurability mask): a norm chart and three axes per marker."""
+    path = tmp_path / "two_markers.html"
+    generate_calibration_report(make_calibration_fixture(n_markers=2), output_path=str(path))
+    url = open_page(browser, path)
+    assert_clean(browser, url)
+    titles = _visible_text(browser, "#pose-panel .joint-cell h3")
+    assert titles == ["marker 1 position ‖Δp‖ [mm]", "marker 2 position ‖Δp‖ [mm]"]
+    axes = _visible_text(browser, "#axis-panel .joint-cell h3")
+    assert axes == [f"marker {k} {a} [mm]" for k in (1, 2) for a in ("X", "Y", "Z")]
+    # the nominal error (3 mm) is within reach of the calibrated one: both drawn
+    state = chart_state(browser, "#axis-panel svg.multi-chart[data-joint='4']")
+    assert state["paths"] == 2 and state["points"] == 24
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#axis-panel svg.histogram")) == 6
+    assert _errors(browser) == [] and _requests(browser, url) == []
