@@ -127,6 +127,8 @@ def test_record_non_finite_numbers_are_strict_json_null():
     assert data["metrics"]["broken"] is None and data["parameters"][0]["value"] is None
     back = RunRecord.from_json(rec.to_json())
     assert math.isnan(back.metrics["broken"]) and math.isnan(back.parameters[0].value)
+    assert back == rec  # non-finite values are one nan object: the round trip is the identity
+    assert RunRecord.from_json_data(rec.to_json_data()) == rec
 
 
 def test_record_normalises_and_validates():
@@ -166,7 +168,7 @@ def test_add_get_round_trip_and_job_unique(tmp_path):
         rec = _record(2, 1, nan_metric=True, run_dir="x/y/z")
         assert index.add(rec) is True
         got = index.get(rec.run_id)
-        assert got is not None and got.to_json() == rec.to_json()
+        assert got == rec and got.to_json() == rec.to_json()
         assert index.has_job(rec.job_id) and not index.has_job("nope")
         before = _rows(index.path)
         again = _record(2, 1, fs=99.0, run_id="other-run")  # same job_id, other content
@@ -366,7 +368,10 @@ def test_write_fleet_run_folder_record_and_index(tmp_path):
     }
     assert all(verify_archived_run(root / r.run_dir, root).ok for r in written)
     with RunIndex(index_path(root)) as index:
-        assert [index.get(r.run_id).to_json() for r in written] == [r.to_json() for r in written]
+        assert [index.get(r.run_id) for r in written] == written
+        assert sorted(index.runs(), key=lambda r: r.run_id) == sorted(
+            written, key=lambda r: r.run_id
+        )
         before = _tree(root)
         again = _record(0, 0, fs=5.0)
         assert write_fleet_run(root, _files(again), again, index) is None
@@ -470,7 +475,7 @@ def test_two_processes_share_one_index(tmp_path):
 
 @pytest.mark.parametrize("fail_at", range(5))
 def test_a_write_failing_anywhere_leaves_no_sealed_partial_run(tmp_path, monkeypatch, fail_at):
-    """Every file (run_record.json included) is written before the seal: a sealed folder is complete."""
+    """Every file (run_record.json too) is written before the seal: a sealed folder is complete."""
     root = tmp_path / "fleet"
     rec = _record(6, 0)
     calls = []

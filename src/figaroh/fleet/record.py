@@ -11,8 +11,9 @@ every field exactly (floats through ``repr``-exact JSON numbers).
 Normalisation done on construction (so that the live index and a rebuilt one
 hold the same rows):
 
-* parameter values and metric values are Python ``float`` (a non-finite one is
-  kept in memory, stored as ``null`` / SQL ``NULL`` and read back as ``nan``);
+* parameter values and metric values are Python ``float``; a non-finite one
+  (``nan``, ``±inf``) becomes ``math.nan`` (stored as ``null`` / SQL ``NULL``,
+  read back as ``math.nan``), so a record equals its JSON and index round trips;
 * a parameter ``sigma`` that is ``None`` or non-finite becomes ``None``
   (unknown uncertainty);
 * ``metrics`` and ``data_sha256`` are copied into plain dicts sorted by key.
@@ -69,7 +70,8 @@ def _to_float(value: Any, field: str) -> float:
             raise RunRecordError(
                 f"{field} must be a number, got {value!r}; store numbers (float) only"
             ) from None
-    return float(value)
+    number = float(value)
+    return number if math.isfinite(number) else math.nan  # one nan object: records compare equal
 
 
 @dataclasses.dataclass(frozen=True)
