@@ -20,6 +20,7 @@ import json
 import math
 import multiprocessing
 import os
+import pickle
 import sqlite3
 import types
 from pathlib import Path
@@ -501,3 +502,23 @@ def test_a_write_failing_anywhere_leaves_no_sealed_partial_run(tmp_path, monkeyp
     summary = rebuild_index(root, tmp_path / "re.sqlite")
     assert summary.runs == 1 and _rows(tmp_path / "re.sqlite") == _rows(index_path(root))
     assert all("not sealed" in line for line in summary.skipped)
+
+
+def test_record_pickles_and_hashes():
+    rec = _record(2, 1, nan_metric=True)
+    back = pickle.loads(pickle.dumps(rec))
+    assert back == rec and hash(back) == hash(rec)
+    assert len({rec, back, _record(2, 2)}) == 2
+
+
+def test_rebuild_replaces_a_damaged_index_and_its_stale_side_files(tmp_path):
+    root = tmp_path / "fleet"
+    _archive_batch(root, n_robots=2, n_sessions=1)
+    good = _rows(index_path(root))
+    index_path(root).write_bytes(b"garbage" * 1000)
+    Path(f"{index_path(root)}-wal").write_bytes(b"stale wal" * 100)
+    with pytest.raises(RunIndexError):
+        RunIndex(index_path(root))
+    assert rebuild_index(root).runs == 2
+    assert not Path(f"{index_path(root)}-wal").exists()
+    assert _rows(index_path(root)) == good

@@ -101,6 +101,9 @@ class ParameterEstimate:
         )
         object.__setattr__(self, "sigma", _finite_or_none(sigma))
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (self.name, self.value, self.sigma))  # unpickled through __init__
+
 
 def _check_text(record: RunRecord) -> None:
     for name in _TEXT_FIELDS:
@@ -182,6 +185,13 @@ class RunRecord:
         object.__setattr__(self, "data_sha256", dict(sorted(self.data_sha256.items())))
         object.__setattr__(self, "metrics", metrics)
         object.__setattr__(self, "parameters", _parameters(self.parameters))
+
+    def __hash__(self) -> int:
+        return hash((self.run_id, self.job_id))
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # unpickled through __init__, so a nan is again the one math.nan and records compare equal
+        return (type(self), tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
 
     def with_run_dir(self, run_dir: str) -> RunRecord:
         """This record with ``run_dir`` set (relative to the archive root, POSIX)."""

@@ -610,31 +610,43 @@ def _fill(index: RunIndex, root: Path) -> Tuple[int, List[str]]:
     return runs, skipped
 
 
+def _in_use(target: Path, exc: object = "") -> RunIndexError:
+    detail = f" ({exc})" if exc else ""
+    return RunIndexError(
+        f"run index {str(target)!r} is in use by another process{detail}; stop the batch "
+        "(or report) that holds it open and rebuild again"
+    )
+
+
 def _release_old(target: Path) -> None:
-    """Check no one uses the old index and fold its WAL in, so the replace loses nothing live."""
+    """Check no one holds the old index open and fold its WAL in before it is replaced.
+
+    Switching a WAL database to ``journal_mode = DELETE`` needs the only
+    connection; it removes the ``-wal``/``-shm`` side files. A damaged old
+    file has its side files removed, so they never apply to the new one.
+    """
     if not target.exists():
         return
+    mode = "damaged"
     try:
         conn = sqlite3.connect(target, timeout=1.0, isolation_level=None)
     except sqlite3.DatabaseError:
-        return
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        mode = conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
-    except sqlite3.OperationalError as exc:
-        raise RunIndexError(
-            f"run index {str(target)!r} is in use by another process ({exc}); stop the batch "
-            "that writes it and rebuild again"
-        ) from exc
-    except sqlite3.DatabaseError:
-        mode = "delete"  # a damaged file: replaced below
-    finally:
-        conn.close()
-    if str(mode).lower() != "delete":
-        raise RunIndexError(
-            f"run index {str(target)!r} is in use by another process; stop the batch that "
-            "writes it and rebuild again"
-        )
+        conn = None
+    if conn is not None:
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            mode = str(conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]).lower()
+        except sqlite3.OperationalError as exc:
+            raise _in_use(target, exc) from exc
+        except sqlite3.DatabaseError:
+            mode = "damaged"
+        finally:
+            conn.close()
+    if mode == "damaged":
+        for side in ("-wal", "-shm"):
+            Path(f"{target}{side}").unlink(missing_ok=True)
+    elif mode != "delete":
+        raise _in_use(target)
 
 
 def rebuild_index(archive_root: PathLike, index_file: PathLike | None = None) -> RebuildSummary:
