@@ -136,6 +136,11 @@ def test_record_normalises_and_validates():
     rec = _record(metrics={"b": np.float64(2.0), "a": 1}, data_sha256={"z": "1", "a": "2"})
     assert list(rec.metrics) == ["a", "b"] and type(rec.metrics["b"]) is float
     assert list(rec.data_sha256) == ["a", "z"]
+    odd = _record(metrics={"a": np.float32("nan"), "b": -np.inf, "c": np.int64(3)})
+    assert odd.metrics["a"] is math.nan and odd.metrics["b"] is math.nan and odd.metrics["c"] == 3
+    for bad in (True, "1.0", [1.0]):
+        with pytest.raises(RunRecordError, match="metric 'x' must be a number"):
+            _record(metrics={"x": bad})
     with pytest.raises(RunRecordError, match="'fs2' appears twice"):
         _record(parameters=(ParameterEstimate("fs2", 1.0), ("fs2", 2.0, None)))
     with pytest.raises(RunRecordError, match="robot_id is empty"):

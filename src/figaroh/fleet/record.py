@@ -61,16 +61,17 @@ def _finite_or_none(value: float | None) -> float | None:
 
 
 def _to_float(value: Any, field: str) -> float:
+    """``value`` as a float; None and every non-finite value become the one ``math.nan``."""
     if value is None:
         return math.nan
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise RunRecordError(
-                f"{field} must be a number, got {value!r}; store numbers (float) only"
-            ) from None
-    number = float(value)
+    try:
+        if isinstance(value, (bool, str, bytes)):
+            raise TypeError
+        number = float(value)
+    except (TypeError, ValueError):
+        raise RunRecordError(
+            f"{field} must be a number, got {value!r}; store numbers (float) only"
+        ) from None
     return number if math.isfinite(number) else math.nan  # one nan object: records compare equal
 
 
