@@ -88,6 +88,16 @@ def _record_missing_fields(tmp: Path) -> None:
     RunRecord.from_json_data({"run_id": "j1", "job_id": "j1"})
 
 
+def _fleet_run_with_a_path_as_file_name(tmp: Path) -> None:
+    root = tmp / "fleet"
+    with RunIndex(index_path(root)) as index:
+        try:
+            write_fleet_run(root, {"sub/verdict.json": "{}"}, _record(), index)
+        finally:  # refused before any write: no folder, no index row, no index line
+            assert len(index) == 0 and not (root / "index.jsonl").exists()
+            assert list((root / "r1" / "identification").iterdir()) == []
+
+
 def _archive_inconsistent_parameters(tmp: Path) -> None:
     obj = types.SimpleNamespace(
         _run_provenance={"run_id": "r", "task": "identification"},
@@ -169,6 +179,12 @@ CASES: list[BadInput] = [
         lambda tmp: write_archived_run({"../evil.json": "{}"}, tmp / "a" / "b" / "c", tmp),
         (ArchiveFileNameError, ValueError),
         r"'\.\./evil\.json' is not a plain file name",
+    ),
+    BadInput(
+        "fleet run file named by a path",
+        _fleet_run_with_a_path_as_file_name,
+        ArchiveFileNameError,
+        r"'sub/verdict\.json' is not a plain file name",
     ),
     BadInput(
         "archive_run of inconsistent parameter names and values",

@@ -61,7 +61,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, List, Mapping, Sequence, Tuple, Union
 
-from figaroh._run.archive import claim_run_dir, write_archived_run
+from figaroh._run.archive import ArchiveFileNameError, claim_run_dir, write_archived_run
 from figaroh._run.naming import _safe_path_component
 from figaroh.errors import FigarohError
 from figaroh.fleet.record import RECORD_FILE, ParameterEstimate, RunRecord, RunRecordError
@@ -551,6 +551,12 @@ def write_fleet_run(
 
     Returns:
         The indexed record (``run_dir`` set), or None when the job was already indexed.
+
+    Raises:
+        ArchiveFileNameError: a file name is not one plain path component, or
+            ``provenance.json`` is not JSON (nothing is written then).
+        RunIndexError: the index insert failed (the sealed folder stays; the
+            next write of the job, or a rebuild, indexes it).
     """
     if index.has_job(record.job_id):
         logger.info("job %s is already indexed; not archived again", record.job_id)
@@ -566,7 +572,11 @@ def write_fleet_run(
     final = record.with_run_dir(_relative(folder, root))
     payload = {name: text for name, text in files.items() if name != RECORD_FILE}
     payload[RECORD_FILE] = final.to_json()
-    write_archived_run(payload, folder, root, run_id=final.run_id, claimed=True)
+    try:
+        write_archived_run(payload, folder, root, run_id=final.run_id, claimed=True)
+    except ArchiveFileNameError:
+        folder.rmdir()  # refused before any write: the claimed folder is still empty
+        raise
     if index.add(final):
         return final
     logger.warning(
