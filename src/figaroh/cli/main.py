@@ -12,6 +12,9 @@ Commands::
     figaroh trajectory CONFIG --urdf URDF [-o DIR] [--segments N] [--max-iterations N]
     figaroh postures CONFIG --urdf URDF [-o DIR] [--n-postures N]
     figaroh view URDF [--config C] [--data CSV] [--dry-run]
+    figaroh fleet run BATCH.yaml [--scheduler ADDR] [--archive DIR] [--workers N]
+    figaroh fleet report --archive DIR [--robot R ...] [--param P ...] [--k K] [-o drift.html]
+    figaroh index rebuild [ARCHIVE]
 
 Every command accepts ``--quiet`` (errors only, no progress bar) and
 ``--verbose`` (``-v`` info, ``-vv`` debug and tracebacks).
@@ -28,7 +31,8 @@ commands live in :mod:`figaroh.cli.task_commands` (``identify``,
 ``calibrate``), :mod:`figaroh.cli.run_commands` (``report``, ``compare``) and
 :mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``) and
 :mod:`figaroh.cli.init_command` (``init``), :mod:`figaroh.cli.design_commands`
-(``trajectory``, ``postures``) and :mod:`figaroh.cli.view_command` (``view``); they import
+(``trajectory``, ``postures``), :mod:`figaroh.cli.view_command` (``view``) and
+:mod:`figaroh.cli.fleet_command` (``fleet run``, ``fleet report``, ``index rebuild``); they import
 the library (NumPy, Pinocchio, the task packages: seconds), so the table
 :data:`COMMANDS` names them and :func:`main` loads the one that runs.
 """
@@ -82,6 +86,8 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "trajectory": ("figaroh.cli.design_commands", "trajectory"),
     "postures": ("figaroh.cli.design_commands", "postures"),
     "view": ("figaroh.cli.view_command", "view"),
+    "fleet": ("figaroh.cli.fleet_command", "fleet"),
+    "index": ("figaroh.cli.fleet_command", "index"),
 }
 
 
@@ -482,6 +488,72 @@ def _add_view(sub: Any) -> None:
     _add_verbosity(p, suppress=True)
 
 
+def _add_fleet(sub: Any) -> None:
+    fleet = _command_parser(
+        sub,
+        "fleet",
+        help="run a batch of jobs on Dask; report parameter drift",
+        description="Run a batch of identification / calibration / trajectory / "
+        "Monte-Carlo jobs (fleet run) and write the parameter drift report (fleet report).",
+    )
+    actions = fleet.add_subparsers(dest="fleet_command", metavar="ACTION")
+    actions.required = True
+    run = _command_parser(
+        actions,
+        "run",
+        help="run a batch YAML, archive and index every run",
+        description="Run every job of a batch YAML on Dask distributed (an embedded "
+        "LocalCluster, or --scheduler), archive each run and record it in the run index. "
+        "Exit 0 when every job ran and passed its verdict, 1 when a job failed or a "
+        "verdict did not pass, 2 bad input.",
+    )
+    run.add_argument("batch", metavar="BATCH.yaml")
+    run.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://host:8786")
+    run.add_argument("--archive", default="results/fleet", help="archive root (run folders, index)")
+    run.add_argument(
+        "--workers", type=int_at_least(1), default=None, help="worker processes (embedded cluster)"
+    )
+    run.add_argument("--serial", action="store_true", help="run in this process, without Dask")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar over jobs")
+    _add_verbosity(run, suppress=True)
+    report = _command_parser(
+        actions,
+        "report",
+        help="write the self-contained HTML drift report of an archive",
+        description="Write the parameter drift report (value ± σ over time per robot, the "
+        "fleet's spread, runs that moved more than k σ). Exit 0 when nothing is flagged, "
+        "1 when a robot is flagged.",
+    )
+    report.add_argument("--archive", default="results/fleet", help="archive root")
+    report.add_argument("--robot", action="append", default=None, help="robot id (repeatable)")
+    report.add_argument("--param", action="append", default=None, help="parameter (repeatable)")
+    report.add_argument("--task", default=None, help="only runs of this task")
+    report.add_argument("--k", type=positive_float, default=3.0, help="threshold [σ]")
+    report.add_argument("-o", "--output", default="drift.html", help="page to write")
+    _add_verbosity(report, suppress=True)
+
+
+def _add_index(sub: Any) -> None:
+    index = _command_parser(
+        sub,
+        "index",
+        help="maintain the run index of an archive",
+        description="Maintain the SQLite run index (index.sqlite) of a fleet archive.",
+    )
+    actions = index.add_subparsers(dest="index_command", metavar="ACTION")
+    actions.required = True
+    rebuild = _command_parser(
+        actions,
+        "rebuild",
+        help="rebuild index.sqlite from the sealed run folders",
+        description="Rebuild the run index from the run_record.json of every sealed run "
+        "folder (atomic replace). Exit 0 when every folder was indexed, 1 when some were "
+        "skipped (named on stderr), 2 bad input.",
+    )
+    rebuild.add_argument("archive", metavar="ARCHIVE", nargs="?", default="results/fleet")
+    _add_verbosity(rebuild, suppress=True)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr (exit 2).
 
@@ -514,6 +586,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trajectory(sub)
     _add_postures(sub)
     _add_view(sub)
+    _add_fleet(sub)
+    _add_index(sub)
     return parser
 
 
