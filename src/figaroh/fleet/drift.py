@@ -34,6 +34,12 @@ A missing σ counts as 0 in the sums above. A comparison whose scale is 0
 it never flags. A robot is flagged when any of its runs is flagged for any
 parameter, against either reference.
 
+Choosing ``k``: for Gaussian noise and correct σ, one comparison exceeds
+``k`` by chance with probability ``P(|N(0,1)| > k)`` (0.27 % at k = 3,
+0.006 % at k = 4), so a report over ``N`` comparisons (2 per run and
+parameter) carries about ``N·P`` chance flags; restrict ``names`` to the
+parameters being watched or raise ``k`` on large fleets.
+
 The fleet's band drawn in the report is, per session, the median of every
 robot's latest run and ``1.4826·MAD`` of those values (all robots, the robot
 itself included).
@@ -408,25 +414,33 @@ def _series(points: Sequence[HistoryPoint], times: Mapping[int, float]) -> _Seri
     )
 
 
-def _flag(p: HistoryPoint, reference: float, scale: float, k: float, against: str):
-    """A :class:`DriftFlag` when ``|x − reference| > k·scale`` (scale > 0), else None."""
-    if not (math.isfinite(reference) and math.isfinite(scale) and scale > 0):
-        return None
-    z = (float(p.value) - reference) / scale
-    if abs(z) <= k:
-        return None
-    return DriftFlag(
-        robot_id=str(p.robot_id),
-        run_id=str(p.run_id),
-        name=str(p.name),
-        session_time=str(p.session_time),
-        value=float(p.value),
-        reference=float(reference),
-        scale=float(scale),
-        z=float(z),
-        against=against,
-        session=str(p.session),
-    )
+def _flags(
+    pts: Sequence[HistoryPoint],
+    x: np.ndarray,
+    reference: np.ndarray,
+    scale: np.ndarray,
+    k: float,
+    against: str,
+) -> list[DriftFlag]:
+    """Flags of the runs with ``|x − reference| > k·scale`` (finite reference, scale > 0)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = (x - reference) / scale
+    hit = np.isfinite(reference) & np.isfinite(scale) & (scale > 0) & (np.abs(z) > k)
+    return [
+        DriftFlag(
+            robot_id=str(pts[n].robot_id),
+            run_id=str(pts[n].run_id),
+            name=str(pts[n].name),
+            session_time=str(pts[n].session_time),
+            value=float(x[n]),
+            reference=float(reference[n]),
+            scale=float(scale[n]),
+            z=float(z[n]),
+            against=against,
+            session=str(pts[n].session),
+        )
+        for n in np.flatnonzero(hit)
+    ]
 
 
 def _session_matrix(series: _Series, sigma_of: Mapping[int, float | None]):
@@ -465,15 +479,8 @@ def _analyse_parameter(
         fleet_scale = np.maximum(
             f_spread[i, cols], np.sqrt(own**2 + np.nan_to_num(f_sigma[i, cols]) ** 2)
         )
-        fleet_scale = np.where(np.isfinite(f_ref[i, cols]), fleet_scale, np.nan)
-        for n, p in enumerate(pts):
-            for against, ref, scale in (
-                (AGAINST_HISTORY, h_ref[n], h_scale[n]),
-                (AGAINST_FLEET, f_ref[i, cols[n]], fleet_scale[n]),
-            ):
-                flag = _flag(p, float(ref), float(scale), k, against)
-                if flag is not None:
-                    flags.append(flag)
+        flags += _flags(pts, x, h_ref, h_scale, k, AGAINST_HISTORY)
+        flags += _flags(pts, x, f_ref[i, cols], fleet_scale, k, AGAINST_FLEET)
     band = {s: _median_mad(values[:, j]) for j, s in enumerate(series.sessions)}
     return ParameterDrift(
         name=name,
@@ -529,7 +536,13 @@ def analyse_drift(
     min_fleet = _check_count(min_fleet, "min_fleet", "other robots a comparison needs")
     points = list(points)
     sigma_of = {id(p): _check_point(p) for p in points}
-    times = {id(p): _epoch_seconds(p.session_time, str(p.run_id)) for p in points}
+    parsed: dict[str, float] = {}  # many runs share a session time: parse each text once
+    times = {}
+    for p in points:
+        text = str(p.session_time)
+        if text not in parsed:
+            parsed[text] = _epoch_seconds(text, str(p.run_id))
+        times[id(p)] = parsed[text]
     by_name: dict[str, list[HistoryPoint]] = {}
     seen: set[tuple[str, str]] = set()
     for p in points:

@@ -249,12 +249,14 @@ def _chart_payload(
     flagged_robots = set(par.flagged_robots)
     robots = []
     for robot, pts in par.robots.items():
+        if many and robot not in flagged_robots:
+            continue  # drawn only through the fleet band
         robots.append(
             {
                 "id": robot,
                 "color": colours[robot],
                 "flagged": robot in flagged_robots,
-                "shown": (robot in flagged_robots) or not many,
+                "shown": True,
                 "x": [_days(_epoch_seconds(p.session_time, p.run_id), t0) for p in pts],
                 "y": [float(p.value) for p in pts],
                 "sigma": [_finite(p.sigma) for p in pts],
