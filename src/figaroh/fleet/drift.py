@@ -384,7 +384,7 @@ def _median_mad(v: np.ndarray) -> tuple[float, float]:
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True)
 class _Series:
-    """The points of one parameter as arrays, robots × runs, sessions indexed."""
+    """The points of one parameter grouped by robot (time order) and its sessions (time order)."""
 
     robots: dict[str, tuple[HistoryPoint, ...]]
     sessions: tuple[str, ...]
