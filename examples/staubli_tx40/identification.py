@@ -61,8 +61,6 @@ def run(
     """
     robot = load_tx40(data_dir)
     ident = TX40Identification(robot, config, data_dir=data_dir)
-    if quiet:
-        ident.print_quality_report = lambda: None  # type: ignore[method-assign]
     start = time.perf_counter()
     ident.initialize()
     ident.solve(
@@ -71,6 +69,7 @@ def run(
         plotting=plotting,
         save_results=False,
         wls=wls,
+        verbose=not quiet,
     )
     return ident, time.perf_counter() - start
 

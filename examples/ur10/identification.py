@@ -141,9 +141,7 @@ def run(
     ident = UR10Identification(robot, CONFIG, data_dir=train)
     ident.identif_config["validation_data_file"] = str(validation)
     ident.initialize()
-    if quiet:
-        ident.print_quality_report = lambda: None  # type: ignore[method-assign]
-    ident.solve(decimate=False, plotting=plotting, save_results=False)
+    ident.solve(decimate=False, plotting=plotting, save_results=False, verbose=not quiet)
     return ident
 
 

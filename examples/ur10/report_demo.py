@@ -67,8 +67,7 @@ def identify(
     ident = UR10Identification(robot, config, data_dir=train)
     ident.identif_config["validation_data_file"] = str(validation)
     ident.initialize()
-    ident.print_quality_report = lambda: None  # type: ignore[method-assign]
-    ident.solve(decimate=False, plotting=False)
+    ident.solve(decimate=False, plotting=False, verbose=False)
     return ident
 
 

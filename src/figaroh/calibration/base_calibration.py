@@ -43,11 +43,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from datetime import datetime, timezone
 from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
+from figaroh._run.result_plots import _is_headless
 from figaroh._run.task_services import RunServices
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration import estimation
@@ -362,8 +364,17 @@ class BaseCalibration(
         plotting: bool = False,
         save_results: bool = False,
         html_report: bool = False,
+        *,
+        verbose: bool = True,
+        save_plots: str | os.PathLike | None = None,
     ):
         """Fit, evaluate, store and report.
+
+        Side effects: the quality report is printed unless ``verbose=False``
+        (the numbers are the same either way); ``plotting`` shows the figures
+        with an interactive matplotlib backend and draws nothing without one;
+        no file is written unless ``save_plots``, ``save_results`` or
+        ``html_report`` asks for it.
 
         Args:
             method: ``scipy.optimize.least_squares`` method (``"lm"``, ``"trf"``, ``"dogbox"``).
@@ -371,9 +382,14 @@ class BaseCalibration(
             outlier_threshold: Per-sample position error [m] above which a
                 posture is excluded (default ``calib_config["outlier_eps"]``).
             enable_logging: Log the final results.
-            plotting: Show the plots.
+            plotting: Show the plots (with an interactive backend; see
+                ``save_plots`` to write them).
             save_results: Save the results (see :meth:`save_results`).
             html_report: Write the HTML report.
+            verbose: Print the quality report on stdout (figaroh 1.0.2 always
+                printed it); ``False`` prints nothing.
+            save_plots: With ``plotting``, write the figures as PNG files into
+                this folder (created) instead of showing them.
 
         Returns:
             The SciPy ``OptimizeResult``.
@@ -409,9 +425,10 @@ class BaseCalibration(
         if enable_logging:
             self._log_iteration_results(result, evaluation)
         self._store_optimization_results(result, evaluation, outliers)
-        self.print_quality_report()
+        if verbose:
+            self.print_quality_report()
         if plotting:
-            self.plot_results()
+            self._plot_into(save_plots)
         if save_results:
             self.save_results()
         if html_report:
@@ -617,19 +634,54 @@ class BaseCalibration(
             return "No calibration results to report. Run solve() first."
         return None
 
+    #: Folder the plots of the current :meth:`solve` are written to (None: show only).
+    _plot_folder: str | None = None
+
+    def _plot_into(self, folder: str | os.PathLike | None) -> Any:
+        """:meth:`plot_results` with the figures written into ``folder`` (None: shown only)."""
+        previous = self._plot_folder
+        self._plot_folder = None if folder is None else os.fspath(folder)
+        try:
+            return self.plot_results()
+        finally:
+            self._plot_folder = previous
+
+    def _figures_hidden(self) -> bool:
+        """True when no folder was asked for and no display can show the figures."""
+        try:
+            headless = _is_headless()
+        except ImportError:  # no matplotlib: the plotting layer warns and draws nothing
+            return False
+        if self._plot_folder is None and headless:
+            logger.info(
+                "plotting: no display (non-interactive matplotlib backend), figures not drawn; "
+                "solve(save_plots=FOLDER) writes them as PNG files"
+            )
+            return True
+        return False
+
     def _plot_primary(self) -> Any:
+        if self._figures_hidden():
+            return []
         rd = self.results_data
+        folder = self._plot_folder
         return self.results_manager.plot_calibration_results(
             measured_poses=np.asarray(rd["PEE measured (2D array)"]).T,
             estimated_poses=np.asarray(rd["PEE estimated (2D array)"]).T,
+            output_dir=folder or "results",
+            show=None if folder is None else False,
         )
 
     def _plot_fallback(self) -> None:
+        if self._figures_hidden():
+            return
         self.plot_errors_distribution()
         self.plot_3d_poses()
 
     def _show_plots(self) -> None:
         try:
+            if self._plot_folder is not None or _is_headless():
+                return  # written as files, or nothing can be shown
             import matplotlib.pyplot as plt
 
             plt.show()

@@ -21,6 +21,7 @@ import logging
 import os
 import warnings
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from figaroh.calibration.base_calibration import BaseCalibration
@@ -35,6 +36,7 @@ from figaroh.cli.common import (
 )
 from figaroh.cli.csv_identification import CSVIdentification, resolve_csv_path
 from figaroh.cli.thresholds import build_thresholds, parse_threshold
+from figaroh.identification.base_identification import SOLVE_DEFAULTS
 from figaroh.tools.exceptions import RobotLoadError
 from figaroh.tools.robot import Robot
 from figaroh.utils.error_handling import CalibrationError
@@ -43,6 +45,7 @@ from figaroh.utils.fileio import atomic_write_text
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "CLI_SOLVE_DEFAULTS",
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
     "EXIT_OK",
@@ -56,8 +59,26 @@ __all__ = [
     "require_file",
     "run_calibration",
     "run_identification",
+    "solve_settings",
     "write_parameter_csv",
 ]
+
+
+#: What ``figaroh identify`` passes to :meth:`BaseIdentification.solve
+#: <figaroh.identification.base_identification.BaseIdentification.solve>`
+#: when no option overrides it: :data:`SOLVE_DEFAULTS` (one table) with the
+#: choices of a terminal command — no decimation (``--decimate N`` low-pass
+#: filters and keeps every N-th sample; ``--decimate 10`` gives ``solve()``'s
+#: default numbers), no plots, no files written by ``solve()`` itself (the
+#: command writes its own), the report printed unless ``-q``; ``wls`` comes
+#: from ``problem.wls`` of the configuration unless ``--wls`` / ``--no-wls``.
+CLI_SOLVE_DEFAULTS = MappingProxyType(
+    {
+        **SOLVE_DEFAULTS,
+        "decimate": False,
+        "plotting": False,
+    }
+)
 
 
 class _NoSteps:
@@ -183,7 +204,7 @@ def run_identification(
         select_stage: ``fit``, ``reconstruction`` or ``physical_fit``;
             overrides ``tasks.identification.select_stage``.
         decimate: Low-pass and keep every ``decimate``-th sample before the
-            fit (None: no decimation).
+            fit (None: :data:`CLI_SOLVE_DEFAULTS`, no decimation).
         wls: Weighted least squares (None: ``problem.wls`` of the configuration).
         package_dirs: Extra ``package://`` folders.
         free_flyer: Floating-base robot.
@@ -232,22 +253,30 @@ def run_identification(
     return ident
 
 
-def _report_sink(show_report: bool):
-    """Where :meth:`solve` prints its report: stdout, or nowhere."""
-    return contextlib.nullcontext() if show_report else contextlib.redirect_stdout(io.StringIO())
+def solve_settings(
+    decimate: int | None = None, wls: bool | None = None, config_wls: bool = False
+) -> dict:
+    """The ``solve()`` keyword arguments of ``figaroh identify`` (:data:`CLI_SOLVE_DEFAULTS`).
+
+    Args:
+        decimate: ``--decimate N`` (None: the table's ``decimate``).
+        wls: ``--wls`` / ``--no-wls`` (None: ``config_wls``).
+        config_wls: ``problem.wls`` of the configuration.
+
+    Returns:
+        Every key of :data:`SOLVE_DEFAULTS` except ``verbose`` and ``save_plots``.
+    """
+    settings = {k: v for k, v in CLI_SOLVE_DEFAULTS.items() if k not in ("verbose", "save_plots")}
+    if decimate is not None:
+        settings.update(decimate=True, decimation_factor=int(decimate))
+    settings["wls"] = bool(config_wls) if wls is None else bool(wls)
+    return settings
 
 
 def _solve_identification(ident, decimate: int | None, wls: bool | None, show_report: bool):
     """``ident.solve`` with the command-line choices (no plots, no files)."""
-    use_wls = bool(ident.identif_config.get("wls", False)) if wls is None else bool(wls)
-    with _report_sink(show_report):
-        ident.solve(
-            decimate=bool(decimate),
-            decimation_factor=int(decimate) if decimate else 10,
-            plotting=False,
-            save_results=False,
-            wls=use_wls,
-        )
+    settings = solve_settings(decimate, wls, bool(ident.identif_config.get("wls", False)))
+    ident.solve(**settings, verbose=bool(show_report))
 
 
 # ---------------------------------------------------------------------------
@@ -344,8 +373,13 @@ def run_calibration(
             calib.set_data_file(validation, validation=True)
         calib.initialize()
     steps.start("solve")
-    with _report_sink(show_report), warnings.catch_warnings():
+    with warnings.catch_warnings():
         # the default cost is what this generic path means to use
         warnings.filterwarnings("ignore", message="Using default cost function")
-        calib.solve(method=method, max_iterations=max_iterations, enable_logging=False)
+        calib.solve(
+            method=method,
+            max_iterations=max_iterations,
+            enable_logging=False,
+            verbose=bool(show_report),
+        )
     return calib

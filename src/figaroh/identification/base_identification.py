@@ -32,7 +32,8 @@ points and with fixed arguments, so an override takes effect exactly there:
 * ``resolve_validation_source(source)`` → the held-out ``data_source``;
 * ``solve(decimate, decimation_factor, zero_tolerance, plotting,
   save_results, html_report, wls)`` → ``phi_base`` (the entry point the
-  command-line and integration workflows call);
+  integration workflow calls; an override may omit the keyword-only
+  ``verbose`` / ``save_plots`` switches, which it never passes);
 * weighted least squares (``solve(wls=True)``):
   ``_apply_weighted_least_squares()`` → ``(phi_wls, std_wls)``, which calls
   ``_calculate_joint_variances(W_b, tau, n_active)`` →
@@ -48,12 +49,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from figaroh._run.result_plots import _is_headless
 from figaroh._run.task_services import RunServices
 from figaroh.data.adoption import (
     adopt_trajectory_for,
@@ -159,6 +163,7 @@ from figaroh.utils.config_parser import (
 from figaroh.utils.results_manager import plot_with_fallback
 
 __all__ = [
+    "SOLVE_DEFAULTS",
     "BaseIdentification",
     # Re-exported for figaroh 1.0.2 compatibility.
     "LinearSolver",
@@ -177,6 +182,27 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+
+#: Defaults of :meth:`BaseIdentification.solve` (figaroh 1.0.2's): the one
+#: table the signature, the command line (:mod:`figaroh.cli.workflows`) and
+#: the documentation read. ``decimate`` low-pass filters and keeps every
+#: ``decimation_factor``-th sample [-]; ``zero_tolerance`` is the squared
+#: column norm under which a regressor column is dropped [(N·m)² per unit
+#: parameter]; ``verbose`` prints the quality report; ``save_plots`` is the
+#: folder the plots are written to (None: shown only, never written).
+SOLVE_DEFAULTS = MappingProxyType(
+    {
+        "decimate": True,
+        "decimation_factor": 10,
+        "zero_tolerance": 0.001,
+        "plotting": True,
+        "save_results": False,
+        "html_report": False,
+        "wls": False,
+        "verbose": True,
+        "save_plots": None,
+    }
+)
 
 #: Key under which the fit-results dict remembers its reconstruction.
 _RECON_DONE = "_reconstruction_done"
@@ -843,23 +869,37 @@ class BaseIdentification(RunServices, ABC):
         save_results=False,
         html_report=False,
         wls=False,
+        *,
+        verbose: bool = True,
+        save_plots: str | os.PathLike | None = None,
     ):
         """Identify the base parameters.
 
         Hook: a subclass may override it (keeping this signature and return
-        value); the command-line and integration workflows call it as
-        ``solve(decimate=…, decimation_factor=…, plotting=False,
-        save_results=False, wls=…)``.
+        value); the integration workflow calls it as ``solve(decimate=…,
+        decimation_factor=…, plotting=False, save_results=False, wls=…)``.
+        The defaults are :data:`SOLVE_DEFAULTS`.
+
+        Side effects: the quality report is printed unless ``verbose=False``
+        (the numbers are the same either way); ``plotting`` shows the figures
+        with an interactive matplotlib backend and draws nothing without one;
+        no file is written unless ``save_plots``, ``save_results`` or
+        ``html_report`` asks for it.
 
         Args:
             decimate: Low-pass and down-sample the rows by ``decimation_factor``.
             decimation_factor: Down-sampling factor.
             zero_tolerance: Squared column norm under which a column is dropped.
-            plotting: Plot measured vs identified efforts.
+            plotting: Plot measured vs identified efforts (shown with an
+                interactive backend; see ``save_plots`` to write them).
             save_results: Save the results (yaml/csv/npz) under ``results/``.
             html_report: Also write the HTML report.
             wls: Refine the OLS estimate by weighted least squares (one noise
                 variance per joint); std-devs stored in ``result["wls_std_deviations"]``.
+            verbose: Print the quality report on stdout (figaroh 1.0.2 always
+                printed it); ``False`` prints nothing.
+            save_plots: With ``plotting``, write the figures as PNG files into
+                this folder (created) instead of showing them.
 
         Returns:
             ndarray: Base parameters ``phi_base``.
@@ -896,9 +936,10 @@ class BaseIdentification(RunServices, ABC):
             self.result["wls_std_deviations"] = wls_std
         if at_rest is not None:
             self.result["coulomb_at_rest"] = at_rest
-        self.print_quality_report()
+        if verbose:
+            self.print_quality_report()
         if plotting:
-            self.plot_results()
+            self._plot_into(save_plots)
         if save_results:
             self.save_results()
         if html_report:
@@ -934,6 +975,9 @@ class BaseIdentification(RunServices, ABC):
         zero_tolerance=0.001,
         plotting=False,
         save_results=False,
+        *,
+        verbose: bool = True,
+        save_plots: str | os.PathLike | None = None,
         **solver_kwargs,
     ):
         """Identify the base parameters with a :class:`~figaroh.tools.solver.LinearSolver`.
@@ -941,7 +985,9 @@ class BaseIdentification(RunServices, ABC):
         The base columns come from the QR decomposition; their values are then
         estimated with ``method`` (``"ridge"``, ``"lasso"``, ``"constrained"``…)
         with optional regularization, bounds and linear constraints on the
-        base parameters.
+        base parameters. Nothing is printed; ``verbose`` makes the solver log
+        its solution summary at INFO level (``False``: no summary), and
+        ``plotting`` / ``save_plots`` behave as in :meth:`solve`.
 
         Returns:
             ndarray: Identified base parameters.
@@ -957,7 +1003,7 @@ class BaseIdentification(RunServices, ABC):
             alpha=alpha,
             constraints=constraints,
             bounds=bounds,
-            verbose=True,
+            verbose=bool(verbose),
             **solver_kwargs,
         )
         extra = {"solver_method": method, "regularization": regularization, "alpha": alpha}
@@ -967,7 +1013,7 @@ class BaseIdentification(RunServices, ABC):
         self._compute_quality_metrics()
         self._store_results(fit_results(fit))
         if plotting:
-            self.plot_results()
+            self._plot_into(save_plots)
         if save_results:
             self.save_results()
         logger.info("  RMSE: %.6f", self.rms_error)
@@ -1306,13 +1352,47 @@ class BaseIdentification(RunServices, ABC):
     def _quality_report_text(self) -> str:
         return format_quality_report(self)
 
+    #: Folder the plots of the current :meth:`solve` are written to (None: show only).
+    _plot_folder: str | None = None
+
+    def _plot_into(self, folder: str | os.PathLike | None) -> Any:
+        """:meth:`plot_results` with the figures written into ``folder`` (None: shown only)."""
+        previous = self._plot_folder
+        self._plot_folder = None if folder is None else os.fspath(folder)
+        try:
+            return self.plot_results()
+        finally:
+            self._plot_folder = previous
+
+    def _figures_hidden(self) -> bool:
+        """True when no folder was asked for and no display can show the figures."""
+        try:
+            headless = _is_headless()
+        except ImportError:  # no matplotlib: the plotting layer warns and draws nothing
+            return False
+        if self._plot_folder is None and headless:
+            logger.info(
+                "plotting: no display (non-interactive matplotlib backend), figures not drawn; "
+                "solve(save_plots=FOLDER) writes them as PNG files"
+            )
+            return True
+        return False
+
     def _plot_primary(self) -> Any:
+        if self._figures_hidden():
+            return []
+        folder = self._plot_folder
         return self.results_manager.plot_identification_results(
-            n_joints=len(self._fit_blocks()), joint_names=self.fit_joints()
+            n_joints=len(self._fit_blocks()),
+            joint_names=self.fit_joints(),
+            output_dir=folder or "results",
+            show=None if folder is None else False,
         )
 
     def _plot_fallback(self) -> Any:
-        return basic_identification_plot(self)
+        if self._figures_hidden():
+            return None
+        return basic_identification_plot(self, output_dir=self._plot_folder or "results")
 
     def _repr_fields(self) -> list:
         state = (
