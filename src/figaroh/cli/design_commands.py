@@ -212,14 +212,12 @@ def postures(args: argparse.Namespace) -> int:
 class _SteppedTrajectory(BaseOptimalTrajectory):
     """The base design, announcing each segment to the command's progress bar."""
 
-    def __init__(self, *args: Any, steps: Any, n_segments: int, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, steps: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._steps = steps
-        self._n_segments = int(n_segments)
 
-    def _solve_segment(self, s: int, *args: Any) -> bool:
-        self._steps.start(f"segment {s + 1}/{self._n_segments}")
-        return super()._solve_segment(s, *args)
+    def on_segment(self, segment_index: int, n_segments: int) -> None:
+        self._steps.start(f"segment {segment_index + 1}/{n_segments}")
 
 
 def _trajectory_overrides(args: argparse.Namespace) -> Dict[str, Any]:
@@ -321,7 +319,6 @@ def trajectory(args: argparse.Namespace) -> int:
                 str(args.config),
                 rng=args.seed,
                 steps=steps,
-                n_segments=args.segments,
             )
             opt.trajectory_config.update(_trajectory_overrides(args))
             opt.initialize()

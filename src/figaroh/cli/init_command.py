@@ -18,37 +18,13 @@ from typing import List, Sequence
 
 from figaroh.cli.common import EXIT_OK, CLIError, require_output_file, say, steps_for
 from figaroh.cli.workflows import load_robot_model
-from figaroh.tools.load_robot import list_available_robots
-from figaroh.tools.robot_paths import example_robot_data_dir
+from figaroh.tools.robot_paths import resolve_robot_urdf
 from figaroh.utils.config_parser import PACKAGED_TEMPLATES_DIR, UnifiedConfigParser
 from figaroh.utils.fileio import atomic_write_text
 
-__all__ = ["init", "one_dof_joints", "render_config", "resolve_robot"]
+__all__ = ["init", "one_dof_joints", "render_config"]
 
 _TEMPLATE = "manipulator_robot.yaml"
-
-
-def resolve_robot(name_or_path: str) -> Path:
-    """The URDF named by ``name_or_path``: an existing file, else an example-robot-data robot.
-
-    A name matches a shipped URDF whose file stem is ``name`` or
-    ``name_robot`` (``ur10`` → ``ur_description/urdf/ur10_robot.urdf``).
-
-    Raises:
-        CLIError: No such file and no shipped robot of that name (exit 2).
-    """
-    p = Path(name_or_path)
-    if p.is_file():
-        return p
-    base = example_robot_data_dir()
-    if base is not None and p.suffix != ".urdf":
-        for rel in list_available_robots("figaroh"):
-            if Path(rel).stem in (name_or_path, f"{name_or_path}_robot"):
-                return Path(base) / rel
-    raise CLIError(
-        f"ROBOT {name_or_path!r} is neither a URDF file nor a robot name of example-robot-data "
-        "(see `figaroh robots`)"
-    )
 
 
 def one_dof_joints(model) -> List[str]:
@@ -152,7 +128,7 @@ def init(args: argparse.Namespace) -> int:
         )
     with steps_for(args, ["load robot", "write configuration", "check"]) as steps:
         steps.start("load robot")
-        urdf = resolve_robot(args.robot)
+        urdf = resolve_robot_urdf(args.robot)  # a file, or a robot name (`figaroh robots`)
         robot = load_robot_model(urdf, args.package_dir)
         joints = one_dof_joints(robot.model)
         if not joints:

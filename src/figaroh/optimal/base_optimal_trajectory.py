@@ -1174,7 +1174,8 @@ class BaseOptimalTrajectory:
 
         Segment ``s`` starts at the previous segment's last waypoint and its
         base regressor is stacked under the previous segment's (only). A
-        failed segment stops the loop (earlier segments are kept).
+        failed segment stops the loop (earlier segments are kept). Before
+        each segment, :meth:`on_segment` is called (a progress hook).
 
         Returns:
             :attr:`results`.
@@ -1220,6 +1221,7 @@ class BaseOptimalTrajectory:
             W_stack = None
             self._last_W_b = None
             for s in range(int(stack_reps)):
+                self.on_segment(s, int(stack_reps))
                 ok = self._solve_segment(s, wp_init, vel_wp_init, acc_wp_init, W_stack)
                 if not ok:
                     self.logger.error("Segment %d failed; keeping %d solved segment(s)", s, s)
@@ -1233,6 +1235,20 @@ class BaseOptimalTrajectory:
             self.logger.exception("Optimal trajectory generation failed")
             raise
         return self.results
+
+    def on_segment(self, segment_index: int, n_segments: int) -> None:
+        """Hook called by :meth:`solve` just before segment ``segment_index`` is optimised.
+
+        The default does nothing. Override it to report progress (the
+        ``figaroh trajectory`` command advances its progress bar here) or to
+        log; it must not change the design state. The segment's outcome is in
+        :attr:`results` afterwards (``results["failures"]`` for a failed
+        attempt, one more entry of ``results["P_F"]`` for a solved segment).
+
+        Args:
+            segment_index: Index of the segment about to be solved, from 0.
+            n_segments: Number of segments asked of :meth:`solve` (``stack_reps``).
+        """
 
     def _solve_segment(self, s: int, wp_init, vel_wp_init, acc_wp_init, W_stack) -> bool:
         tc = self.trajectory_config
