@@ -55,12 +55,17 @@ bench: install
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache results
 
-.PHONY: docs notebooks
+.PHONY: docs notebooks notebooks-outputs
 
-# Documentation site into site/ (API pages generated from the docstrings); fails on any warning.
+# Documentation site into site/ (API pages generated from the docstrings, the notebooks
+# executed and rendered with their outputs); fails on any warning.
 docs: install
 	$(VENV)/bin/mkdocs build --strict
 
-# Execute the walkthrough notebooks of examples/notebooks/ (outputs are never written back).
+# Execute the walkthrough notebooks of examples/notebooks/ and check their stored outputs.
 notebooks: install
 	$(PY) -m pytest -q tests/test_notebooks.py
+
+# Re-execute the notebooks and store their outputs in place (commit the result).
+notebooks-outputs: install
+	$(PY) examples/notebooks/execute_notebooks.py --write

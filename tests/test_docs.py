@@ -109,6 +109,26 @@ def test_guides_are_built(site):
     assert "differentiation_method" in reference and "qr_relative_tolerance" in reference
 
 
+def test_notebook_pages_show_their_outputs(site):
+    """Each walkthrough is executed by the build and shown with its printed results and figures."""
+    _, out = site
+    expected = {
+        "identification_walkthrough": ("IDENTIFICATION QUALITY REPORT", "verdict: pass"),
+        "calibration_walkthrough": ("CALIBRATION QUALITY REPORT", "verdict: pass"),
+    }
+    for stem, texts in expected.items():
+        page = out / "notebooks" / stem / "index.html"
+        html = page.read_text(encoding="utf-8")
+        for text in (*texts, "executed when this site was built"):
+            assert text in html, (stem, text)
+        figures = re.findall(r'<img alt="figure of cell \d+" src="([^"]+\.png)"', html)
+        assert figures, f"{stem}: no figure"
+        for src in figures:
+            assert (page.parent / src).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", src
+    overview = (out / "notebooks" / "index.html").read_text(encoding="utf-8")
+    assert 'href="identification_walkthrough/"' in overview
+
+
 def test_every_public_module_has_an_api_page(site):
     _, out = site
     modules = _source_modules()
