@@ -1,1 +1,68 @@
-"""Fleet scale: many identification / calibration jobs on Dask, a run index and drift reports."""
+"""Fleet scale: many identification / calibration jobs on Dask, a run index and drift reports.
+
+A factory re-identifies every arm of a line each night to watch friction
+drift, a lab runs Monte-Carlo replicates of an estimator over noise seeds, a
+trajectory design runs many IPOPT restarts: each is a batch of independent
+jobs. This package runs such a batch on Dask distributed (the ``fleet``
+extra: ``pip install "figaroh[fleet]"``), archives every finished job as an
+immutable run folder, records it in an SQLite run index next to the archive,
+and reports parameter drift over time per robot.
+
+Modules (one concept each):
+
+* :mod:`figaroh.fleet.jobs` — :class:`Job` (kind, robot, session, config,
+  data, seed, options; :attr:`Job.job_id` hashes the spec and the input
+  files' bytes) and :func:`load_batch` (the batch YAML).
+* :mod:`figaroh.fleet.worker` — :func:`run_job`, the computation of one job
+  (identification, calibration, Monte-Carlo replicate, trajectory restart),
+  returning its files and :class:`~figaroh.fleet.record.RunRecord` unwritten.
+* :mod:`figaroh.fleet.cluster` — the Dask client: an embedded
+  ``LocalCluster``, a scheduler address, or the caller's ``Client``.
+* :mod:`figaroh.fleet.runner` — :func:`run_batch` (Dask) and
+  :func:`run_serial` (this process): the driver writes every run once.
+* :mod:`figaroh.fleet.record` — :class:`RunRecord`, :class:`ParameterEstimate`.
+* :mod:`figaroh.fleet.run_index` — :class:`RunIndex` (SQLite),
+  :func:`write_fleet_run`, :func:`rebuild_index`.
+* :mod:`figaroh.fleet.drift`, :mod:`figaroh.fleet.drift_html` —
+  :func:`drift_report` and the self-contained HTML page :func:`write_drift_html`.
+
+Example:
+    ```python
+    from figaroh.fleet import load_batch, run_batch
+
+    result = run_batch(load_batch("batch.yaml"), archive_root="results/fleet", n_workers=2)
+    print(result.summary())
+    ```
+
+The names below are resolved on first access, so ``import figaroh.fleet``
+(and its light modules, e.g. :mod:`figaroh.fleet.record`) does not import the
+identification stack nor Dask.
+"""
+
+from __future__ import annotations
+
+from figaroh.utils._lazy import lazy_reexports
+
+_EXPORTS = {
+    "JOB_KINDS": "figaroh.fleet.jobs",
+    "FleetConfigError": "figaroh.fleet.jobs",
+    "Job": "figaroh.fleet.jobs",
+    "load_batch": "figaroh.fleet.jobs",
+    "JobOutput": "figaroh.fleet.worker",
+    "run_job": "figaroh.fleet.worker",
+    "BatchResult": "figaroh.fleet.runner",
+    "JobFailure": "figaroh.fleet.runner",
+    "run_batch": "figaroh.fleet.runner",
+    "run_serial": "figaroh.fleet.runner",
+    "ParameterEstimate": "figaroh.fleet.record",
+    "RunRecord": "figaroh.fleet.record",
+    "RunIndex": "figaroh.fleet.run_index",
+    "rebuild_index": "figaroh.fleet.run_index",
+    "write_fleet_run": "figaroh.fleet.run_index",
+    "drift_report": "figaroh.fleet.drift",
+    "write_drift_html": "figaroh.fleet.drift_html",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_reexports(__name__, _EXPORTS, globals())

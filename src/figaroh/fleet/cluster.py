@@ -1,0 +1,77 @@
+"""The Dask client a fleet batch runs on: an embedded cluster, an address, or the caller's client.
+
+``distributed`` (the ``fleet`` extra) is imported by :func:`dask_client`
+only, so ``import figaroh.fleet`` works without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any, Iterator
+
+from figaroh._optional import require
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["WORKER_ENV", "dask_client"]
+
+#: Environment of the embedded cluster's worker processes: one BLAS/OpenMP
+#: thread each, so that a job gives bit-identical sums on a worker and serially
+#: and two workers do not oversubscribe the cores.
+WORKER_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MPLBACKEND": "Agg",
+}
+
+
+def _distributed() -> Any:
+    return require(
+        "distributed", extra="fleet", purpose="Running a fleet batch on Dask", package="distributed"
+    )
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: Any = None, n_workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` for the duration of the block.
+
+    Args:
+        scheduler: None — start an embedded ``LocalCluster`` of ``n_workers``
+            worker processes, one thread each, no dashboard (closed on exit);
+            a scheduler address such as ``"tcp://host:8786"`` — connect to it
+            (the connection is closed on exit, the cluster keeps running);
+            a ``distributed.Client`` — used as it is and left open.
+        n_workers: Worker processes of the embedded cluster (None:
+            ``os.cpu_count()``); ignored for an address or a client.
+
+    Yields:
+        The client.
+
+    Raises:
+        figaroh.errors.MissingDependencyError: ``distributed`` is not installed.
+        OSError: the scheduler address cannot be reached.
+    """
+    distributed = _distributed()
+    if isinstance(scheduler, distributed.Client):
+        yield scheduler
+        return
+    if scheduler is not None:
+        with distributed.Client(str(scheduler)) as client:
+            yield client
+        return
+    workers = int(n_workers or os.cpu_count() or 1)
+    logger.info("starting an embedded Dask cluster of %d worker processes", workers)
+    with (
+        distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            env=dict(WORKER_ENV),
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client

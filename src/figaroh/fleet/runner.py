@@ -1,0 +1,294 @@
+"""Run a batch of fleet jobs on Dask distributed (or serially) and archive every run once.
+
+:func:`run_batch` submits one Dask task per job (:func:`figaroh.fleet.worker.run_job`,
+task key ``figaroh-<job_id>``) and handles the results in the order they
+finish. **Workers compute, the driver writes**: each finished job's files and
+record are written by this process alone, with
+:func:`figaroh.fleet.run_index.write_fleet_run` (sealed run folder under
+``<archive_root>/<robot_id>/<task>/<session>_<job_id>/``, one line of
+``index.jsonl``, one transaction of ``index.sqlite``). Dask may run a task
+twice (a worker dies, the task is recomputed elsewhere), but the driver gets
+one result per task, and the index keeps one run per ``job_id``; so a job
+never produces two runs, also when a batch is run again: a job whose
+``job_id`` is already indexed is not submitted and is reported as skipped.
+Jobs of a batch with equal ``job_id`` (same spec and same file bytes) run once
+(a warning names the repeats).
+
+A job that raises (bad data, a solver failure, a worker that died more than
+``retries`` times) becomes a :class:`JobFailure` of the result; the other jobs
+go on. :func:`run_serial` does the same in this process, without Dask (the
+reference the distributed results are compared against, and the way to run a
+batch without the ``fleet`` extra).
+
+Thread pinning: the embedded cluster's workers run with one BLAS/OpenMP
+thread (:data:`figaroh.fleet.cluster.WORKER_ENV`); set ``OMP_NUM_THREADS=1``
+(and ``OPENBLAS_NUM_THREADS=1``) in the driver too, and in the environment of
+the workers of an external cluster, for bit-identical numbers everywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, List, Mapping, Sequence, Tuple
+
+from figaroh.fleet.cluster import dask_client
+from figaroh.fleet.jobs import Job, dedupe_jobs
+from figaroh.fleet.record import RunRecord
+from figaroh.fleet.run_index import RunIndex, index_path, write_fleet_run
+from figaroh.fleet.worker import JobOutput, run_job
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["DEFAULT_ARCHIVE", "BatchResult", "JobFailure", "run_batch", "run_serial", "task_key"]
+
+#: Default archive root of a batch.
+DEFAULT_ARCHIVE = "results/fleet"
+
+
+@dataclasses.dataclass(frozen=True)
+class JobFailure:
+    """A job that did not give a run.
+
+    Attributes:
+        job: The job.
+        error_type: Name of the exception class (e.g. ``"CLIError"``, ``"KilledWorker"``).
+        message: Its one-line message.
+    """
+
+    job: Job
+    error_type: str
+    message: str
+
+    @classmethod
+    def of(cls, job: Job, exc: BaseException) -> JobFailure:
+        """The failure of ``job`` that raised ``exc``."""
+        return cls(job, type(exc).__name__, " ".join(str(exc).split()) or type(exc).__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchResult:
+    """What a batch did.
+
+    Attributes:
+        runs: The runs written now, in the order they finished (``run_dir`` set).
+        failures: The jobs that failed, with their error.
+        skipped: ``job_id`` of the jobs already in the index (not run again).
+        archive_root: The archive the runs were written to.
+        seconds: Wall time of the batch [s].
+    """
+
+    runs: Tuple[RunRecord, ...]
+    failures: Tuple[JobFailure, ...]
+    skipped: Tuple[str, ...]
+    archive_root: str
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        """No job failed and every run written now passed its verdict."""
+        return not self.failures and all(r.passed is True for r in self.runs)
+
+    def summary(self) -> str:
+        """One line: runs, verdicts, failures, skipped jobs and wall time."""
+        failed = sum(1 for r in self.runs if r.passed is not True)
+        return (
+            f"{len(self.runs)} runs ({failed} without a passing verdict), "
+            f"{len(self.failures)} failed jobs, {len(self.skipped)} skipped in {self.seconds:.1f} s"
+        )
+
+
+def task_key(job: Job) -> str:
+    """Dask key of ``job``'s task: ``figaroh-<job_id>`` (one task per distinct job)."""
+    return f"figaroh-{job.job_id}"
+
+
+@dataclasses.dataclass
+class _Batch:
+    """The driver's state of a running batch."""
+
+    root: Path
+    index: RunIndex
+    bar: Any
+    runs: List[RunRecord] = dataclasses.field(default_factory=list)
+    failures: List[JobFailure] = dataclasses.field(default_factory=list)
+    skipped: List[str] = dataclasses.field(default_factory=list)
+
+    def plan(self, jobs: Iterable[Job]) -> List[Job]:
+        """The jobs to run: unreadable inputs fail, repeats run once, indexed ones are skipped."""
+        readable = []
+        for job in jobs:
+            try:
+                job.job_id  # noqa: B018 - hashes the input files (may raise)
+            except (OSError, ValueError) as exc:
+                self.failures.append(JobFailure.of(job, exc))
+            else:
+                readable.append(job)
+        unique, repeats = dedupe_jobs(readable)
+        if repeats:
+            logger.warning(
+                "%d jobs repeat an earlier job of the batch (same spec and input files) and "
+                "run once: %s",
+                len(repeats),
+                ", ".join(sorted({j.job_id for j in repeats})),
+            )
+        todo = []
+        for job in unique:
+            if self.index.has_job(job.job_id):
+                self.skipped.append(job.job_id)
+            else:
+                todo.append(job)
+        if self.skipped:
+            logger.info("%d jobs are already in the index: skipped", len(self.skipped))
+        return todo
+
+    def write(self, output: JobOutput) -> None:
+        """Archive and index one finished job (the driver's only write)."""
+        try:
+            record = write_fleet_run(self.root, output.files, output.record, self.index)
+        except Exception as exc:  # noqa: BLE001 - a failed write is this job's failure
+            self.failures.append(JobFailure.of(output.job, exc))
+        else:
+            if record is None:
+                self.skipped.append(output.job.job_id)
+            else:
+                self.runs.append(record)
+        self.bar.update(1)
+
+    def fail(self, job: Job, exc: BaseException) -> None:
+        logger.warning("job %s (%s, %s) failed: %s", job.job_id, job.robot_id, job.session, exc)
+        self.failures.append(JobFailure.of(job, exc))
+        self.bar.update(1)
+
+    def result(self, start: float) -> BatchResult:
+        return BatchResult(
+            tuple(self.runs),
+            tuple(self.failures),
+            tuple(self.skipped),
+            str(self.root),
+            time.perf_counter() - start,
+        )
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="fleet", unit="job", file=sys.stderr, disable=not enabled)
+
+
+def _drive(
+    jobs: Sequence[Job],
+    archive_root: str | os.PathLike,
+    progress: bool,
+    execute: Callable[[_Batch, List[Job]], None],
+) -> BatchResult:
+    start = time.perf_counter()
+    root = Path(archive_root)
+    root.mkdir(parents=True, exist_ok=True)
+    with RunIndex(index_path(root)) as index:
+        batch = _Batch(root, index, bar=None)
+        todo = batch.plan(jobs)
+        with _progress_bar(len(todo), progress) as bar:
+            batch.bar = bar
+            if todo:
+                execute(batch, todo)
+        return batch.result(start)
+
+
+def run_serial(
+    jobs: Sequence[Job],
+    *,
+    archive_root: str | os.PathLike = DEFAULT_ARCHIVE,
+    progress: bool = True,
+    thresholds: Mapping[str, Any] | None = None,
+) -> BatchResult:
+    """Run the batch in this process, one job after the other, without Dask.
+
+    Same archive, index, skipping and failure collection as :func:`run_batch`.
+
+    Args:
+        jobs: The jobs (e.g. :func:`figaroh.fleet.jobs.load_batch`).
+        archive_root: Archive root (run folders, ``index.jsonl``, ``index.sqlite``).
+        progress: Show a progress bar over jobs on stderr.
+        thresholds: Verdict thresholds of every job (see :func:`figaroh.fleet.worker.run_job`).
+
+    Returns:
+        The :class:`BatchResult`.
+    """
+
+    def execute(batch: _Batch, todo: List[Job]) -> None:
+        for job in todo:
+            try:
+                output = run_job(job, thresholds)
+            except Exception as exc:  # noqa: BLE001 - collected, the batch goes on
+                batch.fail(job, exc)
+            else:
+                batch.write(output)
+
+    return _drive(jobs, archive_root, progress, execute)
+
+
+def _completed(client: Any, futures: Sequence[Any]) -> Iterator[Any]:
+    from distributed import as_completed
+
+    yield from as_completed(futures)
+
+
+def run_batch(
+    jobs: Sequence[Job],
+    scheduler: Any = None,
+    *,
+    archive_root: str | os.PathLike = DEFAULT_ARCHIVE,
+    n_workers: int | None = None,
+    retries: int = 2,
+    progress: bool = True,
+    thresholds: Mapping[str, Any] | None = None,
+) -> BatchResult:
+    """Run the batch on Dask distributed; archive and index every finished job.
+
+    Args:
+        jobs: The jobs (e.g. :func:`figaroh.fleet.jobs.load_batch`).
+        scheduler: None — an embedded ``LocalCluster`` of ``n_workers``
+            processes with one thread each (started and closed here); a
+            scheduler address ``"tcp://host:8786"``; or a
+            ``distributed.Client`` (used as is, left open).
+        archive_root: Archive root (run folders, ``index.jsonl``, ``index.sqlite``),
+            on a file system the driver writes.
+        n_workers: Worker processes of the embedded cluster (None: one per core).
+        retries: Times Dask re-runs a task whose worker died or that raised.
+        progress: Show a progress bar over jobs on stderr.
+        thresholds: Verdict thresholds of every job (see :func:`figaroh.fleet.worker.run_job`).
+            They are not part of the ``job_id``: a job already indexed is
+            skipped whatever the thresholds.
+
+    Returns:
+        The :class:`BatchResult`.
+
+    Raises:
+        figaroh.errors.MissingDependencyError: ``distributed`` is not installed
+            (install ``figaroh[fleet]``, or use :func:`run_serial`).
+    """
+
+    def execute(batch: _Batch, todo: List[Job]) -> None:
+        with dask_client(scheduler, n_workers) as client:
+            futures = {}
+            for job in todo:
+                future = client.submit(
+                    run_job, job, thresholds, key=task_key(job), retries=retries, pure=False
+                )
+                futures[future.key] = (future, job)
+            for future in _completed(client, [f for f, _ in futures.values()]):
+                _, job = futures.pop(future.key)
+                try:
+                    output = future.result()
+                except Exception as exc:  # noqa: BLE001 - collected, the batch goes on
+                    batch.fail(job, exc)
+                else:
+                    batch.write(output)
+                future.release()
+
+    return _drive(jobs, archive_root, progress, execute)
