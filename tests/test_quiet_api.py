@@ -61,9 +61,7 @@ def _files(folder: Path) -> list[Path]:
 # ---------------------------------------------------------------------------
 # verbose
 # ---------------------------------------------------------------------------
-def test_identification_report_by_default_and_silence_with_verbose_false(
-    ur10, ident_data, capsys
-):
+def test_identification_report_by_default_and_silence_with_verbose_false(ur10, ident_data, capsys):
     loud = _ident(ur10, ident_data)
     phi_loud = loud.solve(decimate=False, plotting=False)
     out = capsys.readouterr().out
@@ -197,6 +195,14 @@ def test_the_defaults_are_documented(doc):
         assert cells[2] == f"`{CLI_SOLVE_DEFAULTS[key]!r}`" or key in ("verbose", "wls"), cells
 
 
+def test_solve_settings_maps_the_decimate_option():
+    assert solve_settings()["decimate"] is CLI_SOLVE_DEFAULTS["decimate"]
+    assert solve_settings(0)["decimate"] is False
+    s = solve_settings(5, wls=True)
+    assert (s["decimate"], s["decimation_factor"], s["wls"]) == (True, 5, True)
+    assert solve_settings(config_wls=True)["wls"] is True
+
+
 def _cli_params(*args) -> dict[str, float]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -231,3 +237,12 @@ def test_docs_defaults_section_names_units():
     text = (ROOT / "docs" / "configuration.md").read_text()
     section = text.split("## Defaults", 1)[1].split("\n## ", 1)[0]
     assert re.search(r"decimation_factor.*samples", section)
+
+
+def test_optimal_postures_plotting_writes_no_file(ur10_urdf, headless, capsys):
+    pytest.importorskip("picos")
+    example = load_example("ur10/optimal_config.py", "ur10_optimal_config_example")
+    opt = example.make_optimizer(ur10_urdf, CONFIG, n_candidates=30, seed=1)
+    opt.solve()  # plotting=True is the default
+    assert _files(headless) == []
+    assert capsys.readouterr().out == ""

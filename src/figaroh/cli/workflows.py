@@ -259,7 +259,8 @@ def solve_settings(
     """The ``solve()`` keyword arguments of ``figaroh identify`` (:data:`CLI_SOLVE_DEFAULTS`).
 
     Args:
-        decimate: ``--decimate N`` (None: the table's ``decimate``).
+        decimate: ``--decimate N`` (None: the table's ``decimate``; 0: no
+            decimation).
         wls: ``--wls`` / ``--no-wls`` (None: ``config_wls``).
         config_wls: ``problem.wls`` of the configuration.
 
@@ -267,7 +268,9 @@ def solve_settings(
         Every key of :data:`SOLVE_DEFAULTS` except ``verbose`` and ``save_plots``.
     """
     settings = {k: v for k, v in CLI_SOLVE_DEFAULTS.items() if k not in ("verbose", "save_plots")}
-    if decimate is not None:
+    if decimate == 0:
+        settings["decimate"] = False
+    elif decimate is not None:
         settings.update(decimate=True, decimation_factor=int(decimate))
     settings["wls"] = bool(config_wls) if wls is None else bool(wls)
     return settings
@@ -376,10 +379,5 @@ def run_calibration(
     with warnings.catch_warnings():
         # the default cost is what this generic path means to use
         warnings.filterwarnings("ignore", message="Using default cost function")
-        calib.solve(
-            method=method,
-            max_iterations=max_iterations,
-            enable_logging=False,
-            verbose=bool(show_report),
-        )
+        calib.solve(method, max_iterations, enable_logging=False, verbose=bool(show_report))
     return calib

@@ -880,10 +880,7 @@ class BaseIdentification(RunServices, ABC):
         decimation_factor=…, plotting=False, save_results=False, wls=…)``.
         The defaults are :data:`SOLVE_DEFAULTS`.
 
-        Side effects: the quality report is printed unless ``verbose=False``
-        (the numbers are the same either way); ``plotting`` shows the figures
-        with an interactive matplotlib backend and draws nothing without one;
-        no file is written unless ``save_plots``, ``save_results`` or
+        No file is written unless ``save_plots``, ``save_results`` or
         ``html_report`` asks for it.
 
         Args:
@@ -936,6 +933,18 @@ class BaseIdentification(RunServices, ABC):
             self.result["wls_std_deviations"] = wls_std
         if at_rest is not None:
             self.result["coulomb_at_rest"] = at_rest
+        self._report_solution(verbose, plotting, save_plots, save_results, html_report)
+        return self.phi_base
+
+    def _report_solution(
+        self,
+        verbose: bool,
+        plotting: bool,
+        save_plots: str | os.PathLike | None,
+        save_results: bool,
+        html_report: bool,
+    ) -> None:
+        """The side effects :meth:`solve` was asked for, through the overridable report methods."""
         if verbose:
             self.print_quality_report()
         if plotting:
@@ -944,7 +953,6 @@ class BaseIdentification(RunServices, ABC):
             self.save_results()
         if html_report:
             self.export_html_report()
-        return self.phi_base
 
     def _record_fit_stage(self, at_rest: dict | None, wls: bool) -> None:
         """Record stage ``fit`` ``ok`` with the effort RMSE, rows and parameter count."""
@@ -1012,10 +1020,7 @@ class BaseIdentification(RunServices, ABC):
         self._publish_fit(fit)
         self._compute_quality_metrics()
         self._store_results(fit_results(fit))
-        if plotting:
-            self._plot_into(save_plots)
-        if save_results:
-            self.save_results()
+        self._report_solution(False, plotting, save_plots, save_results, False)
         logger.info("  RMSE: %.6f", self.rms_error)
         logger.info("  Correlation: %.6f", self.correlation)
         return self.phi_base
