@@ -114,11 +114,11 @@ def _build_insights(
 
     Rules, in order: solver did not report success → warn; ill-conditioned →
     warn, moderately conditioned → info; more than 10 % of the samples
-    excluded as outliers → warn; parameters with ``100·|σ/x| > 30 %`` → warn
-    (first 6 names); strongly correlated pairs (|ρ| > 0.8) → warn; no
-    validation → info, training fallback → warn, position-RMSE improvement
-    over nominal below 50 % → warn. No rule fired → "No issues detected — fit
-    looks healthy." (info).
+    excluded as outliers → warn; parameters whose σ exceeds 30 % of the
+    largest |value| of their kind → warn (first 6 names); strongly correlated
+    pairs (|ρ| > 0.8) → warn; no validation → info, training fallback → warn,
+    position-RMSE improvement over nominal below 50 % → warn. No rule fired →
+    "No issues detected — fit looks healthy." (info).
 
     Args:
         eval_: ``evaluation_metrics`` (``optimization_success``,
@@ -199,18 +199,25 @@ def _outlier_insights(eval_: Mapping[str, Any], n_samples: Any) -> List[Dict[str
 def _uncertainty_insights(
     eval_: Mapping[str, Any], param_names: Sequence[Any]
 ) -> List[Dict[str, str]]:
-    """Warn on parameters with ``100·|σ/x| > UNCERTAINTY_WARN_PCT`` (first names listed)."""
-    names = list(param_names or [])
-    poor = []
-    for i, p in enumerate(std_ratio_to_percent(eval_.get("param_stddev_percentage"))):
-        if p > UNCERTAINTY_WARN_PCT:  # NaN compares False
-            poor.append(str(names[i]) if i < len(names) else f"param_{i}")
+    """Warn on parameters whose σ exceeds ``UNCERTAINTY_WARN_PCT`` % of their kind's scale.
+
+    The scale of a kind is the largest |value| of the parameters of that kind
+    (:func:`calibration_parameter_kind`), as in the parameter table: a value ≈ 0
+    with a small σ is well identified whatever its relative σ.
+    """
+    names = [str(n) for n in (param_names or [])]
+    pct = std_ratio_to_percent(eval_.get("param_stddev_percentage"))
+    names += [f"param_{i}" for i in range(len(names), len(pct))]
+    kinds = [_calibration_kind(n)[0] for n in names]
+    scaled = parameter_uncertainty(kinds, eval_.get("param_values"), pct)["scaled_pct"]
+    poor = [names[i] for i, p in enumerate(scaled) if p > UNCERTAINTY_WARN_PCT]  # NaN: False
     if not poor:
         return []
     return [
         _warn(
-            f"{len(poor)} parameter(s) have >{UNCERTAINTY_WARN_PCT:.0f}% relative "
-            f"uncertainty and are poorly identified: {_names_text(poor)}."
+            f"{len(poor)} parameter(s) have a standard deviation above "
+            f"{UNCERTAINTY_WARN_PCT:.0f}% of the largest parameter of their kind and are "
+            f"poorly identified: {_names_text(poor)}."
         )
     ]
 
