@@ -15,7 +15,7 @@ from figaroh._optional import require
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["WORKER_ENV", "dask_client"]
+__all__ = ["WORKER_ENV", "dask_client", "require_distributed"]
 
 #: Environment of the embedded cluster's worker processes: one BLAS/OpenMP
 #: thread each, so that a job gives bit-identical sums on a worker and serially
@@ -28,7 +28,13 @@ WORKER_ENV = {
 }
 
 
-def _distributed() -> Any:
+def require_distributed() -> Any:
+    """The ``distributed`` module.
+
+    Raises:
+        figaroh.errors.MissingDependencyError: not installed; the message says
+            ``pip install "figaroh[fleet]"``.
+    """
     return require(
         "distributed", extra="fleet", purpose="Running a fleet batch on Dask", package="distributed"
     )
@@ -54,7 +60,7 @@ def dask_client(scheduler: Any = None, n_workers: int | None = None) -> Iterator
         figaroh.errors.MissingDependencyError: ``distributed`` is not installed.
         OSError: the scheduler address cannot be reached.
     """
-    distributed = _distributed()
+    distributed = require_distributed()
     if isinstance(scheduler, distributed.Client):
         yield scheduler
         return

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, List, Mapping, Sequence, Tuple
 
-from figaroh.fleet.cluster import dask_client
+from figaroh.fleet.cluster import dask_client, require_distributed
 from figaroh.fleet.jobs import Job, dedupe_jobs
 from figaroh.fleet.record import RunRecord
 from figaroh.fleet.run_index import RunIndex, index_path, write_fleet_run
@@ -232,10 +232,9 @@ def run_serial(
     return _drive(jobs, archive_root, progress, execute)
 
 
-def _completed(client: Any, futures: Sequence[Any]) -> Iterator[Any]:
-    from distributed import as_completed
-
-    yield from as_completed(futures)
+def _completed(futures: Sequence[Any]) -> Iterator[Any]:
+    """``futures`` in the order they finish."""
+    yield from require_distributed().as_completed(futures)
 
 
 def run_batch(
@@ -272,6 +271,7 @@ def run_batch(
         figaroh.errors.MissingDependencyError: ``distributed`` is not installed
             (install ``figaroh[fleet]``, or use :func:`run_serial`).
     """
+    require_distributed()
 
     def execute(batch: _Batch, todo: List[Job]) -> None:
         with dask_client(scheduler, n_workers) as client:
@@ -281,7 +281,7 @@ def run_batch(
                     run_job, job, thresholds, key=task_key(job), retries=retries, pure=False
                 )
                 futures[future.key] = (future, job)
-            for future in _completed(client, [f for f, _ in futures.values()]):
+            for future in _completed([f for f, _ in futures.values()]):
                 _, job = futures.pop(future.key)
                 try:
                     output = future.result()
