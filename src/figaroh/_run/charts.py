@@ -220,54 +220,61 @@ def _multi_panel_section(
     payload = {
         "time": [float(t) for t in t_out],
         "xLabel": x_label,
-        "joints": [
-            {
-                "name": str(j["name"]),
-                "unit": str(j.get("unit", "")),
-                "series": [
-                    {
-                        "label": s["label"],
-                        "role": s["role"],
-                        "y": sub[k][s["label"]],
-                        "hidden": bool(s.get("hidden", False)),
-                    }
-                    for s in j["series"]
-                ],
-            }
-            for k, j in enumerate(joints)
-        ],
+        "joints": [_joint_payload(j, sub[k]) for k, j in enumerate(joints)],
     }
-    roles: Dict[str, Tuple[str, bool]] = {}
-    for j in joints:
-        for s in j["series"]:
-            roles.setdefault(s["role"], (s["label"], bool(s.get("hidden", False))))
-    legend = "".join(
-        _legend_item(r, label, hidden, toggles) for r, (label, hidden) in roles.items()
-    )
     text = hint
     if len(t_out) < len(time):
         text += f" {len(time)} samples subsampled to {len(t_out)} for display."
     text += " Hover to read values, scroll or drag to zoom, double-click to reset."
-    cells = []
-    for k, j in enumerate(joints):
-        unit = f" [{j['unit']}]" if j.get("unit") else ""
-        cell = (
-            f'<div class="joint-cell" data-joint-name="{_esc(j["name"])}">'
-            f"<h3>{_esc(j['name'])}{_esc(unit)}</h3>"
-            f'<svg class="multi-chart" data-joint="{k}" viewBox="0 0 480 220" role="img"></svg>'
-        )
-        if histograms:
-            y = j["series"][0]["y"]
-            bins = min(30, max(5, 2 * math.ceil(math.sqrt(max(len(y), 1)))))
-            cell += _histogram_svg(y, str(j.get("unit", "")), bins)
-        cells.append(cell + "</div>")
+    cells = "".join(_joint_cell(k, j, histograms) for k, j in enumerate(joints))
     return (
         f'<div class="multi-panel" id="{_esc(panel_id)}" '
         f'data-multi="{_json_for_attribute(payload)}">'
-        f'<div class="series-legend">{legend}</div>'
+        f'<div class="series-legend">{_legend(joints, toggles)}</div>'
         f'<p class="series-hint">{_esc(text.strip())}</p>'
-        f'<div class="multi-grid">{"".join(cells)}</div></div>'
+        f'<div class="multi-grid">{cells}</div></div>'
     )
+
+
+def _joint_payload(joint: Mapping[str, Any], subsampled: Mapping[str, List[Any]]) -> dict:
+    """Chart data of one joint: its series with their subsampled values."""
+    return {
+        "name": str(joint["name"]),
+        "unit": str(joint.get("unit", "")),
+        "series": [
+            {
+                "label": s["label"],
+                "role": s["role"],
+                "y": subsampled[s["label"]],
+                "hidden": bool(s.get("hidden", False)),
+            }
+            for s in joint["series"]
+        ],
+    }
+
+
+def _joint_cell(k: int, joint: Mapping[str, Any], histogram: bool) -> str:
+    """Title, chart placeholder and (optionally) the histogram of the first series."""
+    unit = f" [{joint['unit']}]" if joint.get("unit") else ""
+    cell = (
+        f'<div class="joint-cell" data-joint-name="{_esc(joint["name"])}">'
+        f"<h3>{_esc(joint['name'])}{_esc(unit)}</h3>"
+        f'<svg class="multi-chart" data-joint="{k}" viewBox="0 0 480 220" role="img"></svg>'
+    )
+    if histogram:
+        y = joint["series"][0]["y"]
+        bins = min(30, max(5, 2 * math.ceil(math.sqrt(max(len(y), 1)))))
+        cell += _histogram_svg(y, str(joint.get("unit", "")), bins)
+    return cell + "</div>"
+
+
+def _legend(joints: Sequence[Mapping[str, Any]], toggles: bool) -> str:
+    """One legend entry per series role, in order of first appearance."""
+    roles: Dict[str, Tuple[str, bool]] = {}
+    for j in joints:
+        for s in j["series"]:
+            roles.setdefault(s["role"], (s["label"], bool(s.get("hidden", False))))
+    return "".join(_legend_item(r, label, hidden, toggles) for r, (label, hidden) in roles.items())
 
 
 def _legend_item(role: str, label: str, hidden: bool, toggle: bool) -> str:
