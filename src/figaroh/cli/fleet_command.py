@@ -1,0 +1,111 @@
+"""``figaroh fleet run``, ``figaroh fleet report`` and ``figaroh index rebuild``.
+
+* ``fleet run BATCH.yaml`` — runs every job of the batch
+  (:func:`figaroh.fleet.jobs.load_batch`) on Dask
+  (:func:`figaroh.fleet.runner.run_batch`: an embedded ``LocalCluster``, or
+  ``--scheduler tcp://host:8786``; ``--serial`` runs in this process), archives
+  and indexes each run, prints one line per failed job and a summary. Exit 0
+  when every job ran and passed its verdict, 1 when a job failed or a verdict
+  did not pass, 2 bad input (batch YAML, missing file, missing extra).
+* ``fleet report --archive DIR`` — the drift analysis of the archive's run
+  index (:func:`figaroh.fleet.drift.drift_report`) written as a
+  self-contained HTML page; exit 0 when no robot is flagged, 1 when one is.
+* ``index rebuild [ARCHIVE]`` — rebuilds ``index.sqlite`` from the sealed run
+  folders (:func:`figaroh.fleet.run_index.rebuild_index`); exit 1 when a
+  folder was skipped (each named with the reason).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from figaroh.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, CLIError, require_file, say
+from figaroh.errors import MissingDependencyError
+from figaroh.fleet.drift import drift_report
+from figaroh.fleet.drift_html import write_drift_html
+from figaroh.fleet.jobs import load_batch
+from figaroh.fleet.run_index import INDEX_DB, RunIndex, index_path, rebuild_index
+from figaroh.fleet.runner import BatchResult, run_batch, run_serial
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["fleet", "index"]
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    return not (args.quiet or args.no_progress) and bool(sys.stderr.isatty())
+
+
+def _print_result(args: argparse.Namespace, result: BatchResult) -> None:
+    for failure in result.failures:
+        job = failure.job
+        say(
+            args,
+            f"failed: {job.robot_id}/{job.session} ({job.kind}, job {job.job_id}): "
+            f"{failure.error_type}: {failure.message}",
+        )
+    for record in result.runs:
+        if record.passed is not True:
+            say(args, f"verdict {record.verdict_status}: {record.robot_id}/{record.session}")
+    say(args, f"{result.summary()}; archive {result.archive_root}")
+
+
+def _run(args: argparse.Namespace) -> int:
+    require_file(args.batch, "batch YAML")
+    jobs = load_batch(args.batch)
+    progress = _progress(args)
+    if args.serial:
+        result = run_serial(jobs, archive_root=args.archive, progress=progress)
+    else:
+        try:
+            result = run_batch(
+                jobs,
+                args.scheduler,
+                archive_root=args.archive,
+                n_workers=args.workers,
+                progress=progress,
+            )
+        except MissingDependencyError as exc:
+            raise CLIError(f"{exc} Or run the batch in this process with --serial.") from exc
+    _print_result(args, result)
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def _report(args: argparse.Namespace) -> int:
+    db = index_path(args.archive)
+    if not db.is_file():
+        raise CLIError(
+            f"no run index {db}: pass the archive of a fleet run with --archive "
+            f"(or rebuild its {INDEX_DB} with figaroh index rebuild)",
+            EXIT_BAD_INPUT,
+        )
+    with RunIndex(db) as run_index:
+        report = drift_report(
+            run_index, names=args.param, robots=args.robot, task=args.task, k=args.k
+        )
+    path = write_drift_html(report, args.output)
+    flagged = list(report.flagged_robots)
+    say(
+        args,
+        f"{len(report.parameters)} parameters, {len(report.flags)} flags (k = {report.k:g}); "
+        f"flagged robots: {', '.join(flagged) if flagged else 'none'}",
+    )
+    say(args, f"wrote {path}")
+    return EXIT_FAILED if flagged else EXIT_OK
+
+
+def fleet(args: argparse.Namespace) -> int:
+    """``figaroh fleet run`` / ``figaroh fleet report`` (see the module docstring)."""
+    return _run(args) if args.fleet_command == "run" else _report(args)
+
+
+def index(args: argparse.Namespace) -> int:
+    """``figaroh index rebuild``: exit 0 when every sealed folder was indexed, else 1."""
+    require_file(args.archive, "archive folder", directory_ok=True)
+    summary = rebuild_index(args.archive)
+    for reason in summary.skipped:
+        say(args, f"skipped: {reason}")
+    say(args, f"indexed {summary.runs} runs into {index_path(args.archive)}")
+    return EXIT_FAILED if summary.skipped else EXIT_OK
