@@ -3,9 +3,17 @@
 Renders the statistics of ``BaseCalibration.print_quality_report()``
 (convergence, excluded outliers, conditioning, per-DOF residuals, held-out
 validation, parameter uncertainty and correlation) as one self-contained HTML
-page — inline CSS and JavaScript, nothing fetched from the network — with a
-visual encoding of how well each parameter is identified and an
-auto-generated list of insights flagging what deserves a second look.
+page — inline CSS and JavaScript, nothing fetched from the network — with:
+
+* the verdict panel (status, each check with its value and limit);
+* small multiples of the validation residuals per pose: the residual norm
+  of every marker (position ‖Δp‖ [mm], orientation ‖Δφ‖ [mrad] for a 6-DoF
+  marker) and the signed residual of every marker axis with its histogram,
+  calibrated vs nominal (all parameters 0);
+* the parameter table: value, absolute σ, σ/|value| only where the value is
+  not ≈ 0, and a confidence tier from σ against the largest |value| of the
+  parameter's kind (:func:`calibration_parameter_kind`);
+* an auto-generated list of insights flagging what deserves a second look.
 
 Only presentation happens here: every number comes from the calibrator's
 ``evaluation_metrics`` and ``results_data["validation_metrics"]``.
