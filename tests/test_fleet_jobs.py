@@ -155,7 +155,11 @@ def _batch(tmp_path, content) -> str:
         ({"jobs": [{"kind": "identification", "robot_id": "r"}]}, "missing field 'config'"),
         ({"matrix": {"colour": [1]}, "jobs": [{}]}, "matrix key 'colour' is not a job field"),
         (
-            {"jobs": [{"kind": "trajectory", "robot_id": "r", "config": "no.yaml"}]},
+            {
+                "jobs": [
+                    {"kind": "trajectory", "robot_id": "r", "config": "no.yaml", "urdf": "ur10"}
+                ]
+            },
             "does not exist",
         ),
     ],

@@ -169,6 +169,11 @@ class Job:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, str(getattr(self, name)))
         object.__setattr__(self, "config", str(self.config))
+        if self.urdf is None:
+            raise FleetConfigError(
+                f"a {self.kind} job needs urdf: the robot's URDF file (in a batch YAML also "
+                "a robot name such as ur10, see figaroh robots)"
+            )
         if self.kind in _NEEDS_DATA and self.data is None:
             raise FleetConfigError(f"a {self.kind} job needs data: the CSV file or folder to fit")
         seed = self.seed
