@@ -147,13 +147,20 @@ def test_calibration_report_panels_are_present_and_readable(browser, ur10_calibr
     browser.execute_script(
         "document.querySelectorAll('svg.multi-chart').forEach(s => s.figarohChart.reset())"
     )
-    for css, name in (
-        ("#verdict", "report_calibration_verdict.png"),
-        ("#pose-residuals", "report_calibration_pose_residuals.png"),
-        ("#axis-residuals", "report_calibration_axis_residuals.png"),
-        ("#uncertainty", "report_calibration_parameters.png"),
-    ):
-        _shoot(browser, css, folder, name)
+    size = browser.get_window_size()
+    try:
+        for css, name in (
+            ("#verdict", "report_calibration_verdict.png"),
+            ("#pose-residuals", "report_calibration_pose_residuals.png"),
+            ("#axis-residuals", "report_calibration_axis_residuals.png"),
+            ("#uncertainty", "report_calibration_parameters.png"),
+        ):
+            # a window as tall as the section: the screenshot holds all of it
+            height = browser.find_element(By.CSS_SELECTOR, css).rect["height"]
+            browser.set_window_size(size["width"], max(size["height"], int(height) + 200))
+            _shoot(browser, css, folder, name)
+    finally:
+        browser.set_window_size(size["width"], size["height"])
     assert _errors(browser) == [] and _requests(browser, url) == []
 
 
