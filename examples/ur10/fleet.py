@@ -257,10 +257,11 @@ def run_fleet(
     Returns:
         ``(batch_result, drift_report, html_path)``.
     """
-    from figaroh.fleet import load_batch, run_batch
     from figaroh.fleet.drift import drift_report
     from figaroh.fleet.drift_html import write_drift_html
+    from figaroh.fleet.jobs import load_batch
     from figaroh.fleet.run_index import RunIndex, index_path
+    from figaroh.fleet.runner import run_batch
 
     archive = Path(archive_root) if archive_root is not None else paths.root / "archive"
     jobs = load_batch(paths.batch)
