@@ -371,9 +371,7 @@ def _entries(data: Any, source: Path) -> Iterator[Dict[str, Any]]:
         yield merged
 
 
-def _job_of(entry: Dict[str, Any], base: Path, source: Path) -> Job:
-    k = entry.pop("_index")
-    where = f"{source}: job {k}" + (f" ({entry['robot_id']})" if "robot_id" in entry else "")
+def _check_fields(entry: Mapping[str, Any], where: str) -> None:
     unknown = sorted(set(entry) - set(JOB_FIELDS))
     if unknown:
         raise FleetConfigError(
@@ -384,14 +382,25 @@ def _job_of(entry: Dict[str, Any], base: Path, source: Path) -> Job:
             raise FleetConfigError(
                 f"{where}: missing field {field!r}; set it in the job or in defaults"
             )
+
+
+def _normalised(entry: Dict[str, Any], base: Path) -> Dict[str, Any]:
+    """Paths resolved beside the YAML; a numeric robot id or session as text."""
     for field in _PATH_FIELDS:
         if entry.get(field) is not None:
             entry[field] = _resolve_path(field, entry[field], base)
     for field in ("robot_id", "session"):
         if isinstance(entry.get(field), (int, float)) and not isinstance(entry[field], bool):
             entry[field] = str(entry[field])
+    return entry
+
+
+def _job_of(entry: Dict[str, Any], base: Path, source: Path) -> Job:
+    k = entry.pop("_index")
+    where = f"{source}: job {k}" + (f" ({entry['robot_id']})" if "robot_id" in entry else "")
+    _check_fields(entry, where)
     try:
-        job = Job(**entry)
+        job = Job(**_normalised(entry, base))
     except FleetConfigError as exc:
         raise FleetConfigError(f"{where}: {exc}") from None
     for field in _PATH_FIELDS:
