@@ -14,9 +14,10 @@ never produces two runs, also when a batch is run again: a job whose
 Jobs of a batch with equal ``job_id`` (same spec and same file bytes) run once
 (a warning names the repeats).
 
-A job that raises (bad data, a solver failure, a worker that died more than
-``retries`` times) becomes a :class:`JobFailure` of the result; the other jobs
-go on. :func:`run_serial` does the same in this process, without Dask (the
+A job that fails (bad input, returned at once by :func:`run_task`; a
+solver error still raised after ``retries`` attempts; a task whose workers
+kept dying) becomes a :class:`JobFailure` of the result; the other jobs go on.
+:func:`run_serial` does the same in this process, without Dask (the
 reference the distributed results are compared against, and the way to run a
 batch without the ``fleet`` extra).
 
@@ -36,15 +37,24 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, List, Mapping, Sequence, Tuple
 
+from figaroh.cli.common import CLIError
 from figaroh.fleet.cluster import dask_client, require_distributed
-from figaroh.fleet.jobs import Job, dedupe_jobs
+from figaroh.fleet.jobs import FleetConfigError, Job, dedupe_jobs
 from figaroh.fleet.record import RunRecord
 from figaroh.fleet.run_index import RunIndex, index_path, write_fleet_run
 from figaroh.fleet.worker import JobOutput, run_job
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_ARCHIVE", "BatchResult", "JobFailure", "run_batch", "run_serial", "task_key"]
+__all__ = [
+    "DEFAULT_ARCHIVE",
+    "BatchResult",
+    "JobFailure",
+    "run_batch",
+    "run_serial",
+    "run_task",
+    "task_key",
+]
 
 #: Default archive root of a batch.
 DEFAULT_ARCHIVE = "results/fleet"
@@ -100,6 +110,20 @@ class BatchResult:
             f"{len(self.runs)} runs ({failed} without a passing verdict), "
             f"{len(self.failures)} failed jobs, {len(self.skipped)} skipped in {self.seconds:.1f} s"
         )
+
+
+def run_task(job: Job, thresholds: Mapping[str, Any] | None = None) -> JobOutput | JobFailure:
+    """The task of one job: :func:`~figaroh.fleet.worker.run_job`, bad input returned as a failure.
+
+    Bad input (a :class:`~figaroh.cli.common.CLIError` of the task's input
+    phase, a :class:`~figaroh.fleet.jobs.FleetConfigError`) gives the same
+    error on every attempt, so it is returned as a :class:`JobFailure` and
+    never retried; any other exception propagates (Dask retries the task).
+    """
+    try:
+        return run_job(job, thresholds)
+    except (CLIError, FleetConfigError) as exc:
+        return JobFailure.of(job, exc)
 
 
 def task_key(job: Job) -> str:
@@ -159,10 +183,24 @@ class _Batch:
                 self.runs.append(record)
         self.bar.update(1)
 
-    def fail(self, job: Job, exc: BaseException) -> None:
-        logger.warning("job %s (%s, %s) failed: %s", job.job_id, job.robot_id, job.session, exc)
-        self.failures.append(JobFailure.of(job, exc))
+    def fail(self, failure: JobFailure) -> None:
+        job = failure.job
+        logger.warning(
+            "job %s (%s, %s) failed: %s: %s",
+            job.job_id,
+            job.robot_id,
+            job.session,
+            failure.error_type,
+            failure.message,
+        )
+        self.failures.append(failure)
         self.bar.update(1)
+
+    def handle(self, job: Job, outcome: JobOutput | JobFailure) -> None:
+        if isinstance(outcome, JobFailure):
+            self.fail(outcome)
+        else:
+            self.write(outcome)
 
     def result(self, start: float) -> BatchResult:
         return BatchResult(
@@ -223,11 +261,10 @@ def run_serial(
     def execute(batch: _Batch, todo: List[Job]) -> None:
         for job in todo:
             try:
-                output = run_job(job, thresholds)
+                outcome = run_task(job, thresholds)
             except Exception as exc:  # noqa: BLE001 - collected, the batch goes on
-                batch.fail(job, exc)
-            else:
-                batch.write(output)
+                outcome = JobFailure.of(job, exc)
+            batch.handle(job, outcome)
 
     return _drive(jobs, archive_root, progress, execute)
 
@@ -258,7 +295,10 @@ def run_batch(
         archive_root: Archive root (run folders, ``index.jsonl``, ``index.sqlite``),
             on a file system the driver writes.
         n_workers: Worker processes of the embedded cluster (None: one per core).
-        retries: Times Dask re-runs a task whose worker died or that raised.
+        retries: Times Dask re-runs a task that raised an error other than bad
+            input (see :func:`run_task`). A task whose worker died is
+            recomputed on another worker (up to the scheduler's
+            ``distributed.scheduler.allowed-failures``, 3 by default).
         progress: Show a progress bar over jobs on stderr.
         thresholds: Verdict thresholds of every job (see :func:`figaroh.fleet.worker.run_job`).
             They are not part of the ``job_id``: a job already indexed is
@@ -278,17 +318,16 @@ def run_batch(
             futures = {}
             for job in todo:
                 future = client.submit(
-                    run_job, job, thresholds, key=task_key(job), retries=retries, pure=False
+                    run_task, job, thresholds, key=task_key(job), retries=retries, pure=False
                 )
                 futures[future.key] = (future, job)
             for future in _completed([f for f, _ in futures.values()]):
                 _, job = futures.pop(future.key)
                 try:
-                    output = future.result()
+                    outcome = future.result()
                 except Exception as exc:  # noqa: BLE001 - collected, the batch goes on
-                    batch.fail(job, exc)
-                else:
-                    batch.write(output)
+                    outcome = JobFailure.of(job, exc)
+                batch.handle(job, outcome)
                 future.release()
 
     return _drive(jobs, archive_root, progress, execute)
