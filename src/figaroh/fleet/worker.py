@@ -26,9 +26,10 @@ Per kind:
   ``method``, ``max_iterations``, ``known_base_frame``, ``known_tip_frame``.
 * ``trajectory`` — one :class:`~figaroh.optimal.base_optimal_trajectory.BaseOptimalTrajectory`
   restart started from ``job.seed`` (needs the ``ipopt`` extra); the files are
-  ``trajectory.csv`` and ``trajectory_summary.json``, the metrics the
-  condition numbers; ``job.options`` may set ``segments``, ``max_iterations``,
-  ``n_wps`` and ``freq``.
+  ``trajectory.csv`` (``t, q_<joint>, dq_<joint>, ddq_<joint>``) and
+  ``verdict.json`` (pass when every segment was solved), the metrics the
+  segments solved and the initial / final condition numbers, no parameters;
+  ``job.options`` may set ``segments``, ``max_iterations``, ``n_wps`` and ``freq``.
 
 The verdict is :meth:`verify` with the batch's ``thresholds`` (scope
 ``prediction`` when thresholds are given, else ``execution``, as the command
