@@ -480,46 +480,61 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         """Forward-difference gradient (step 1e-6, ``n + 1`` criterion values)."""
         return self.evaluator.derivatives(X)["grad"].copy()
 
-    def _build_structure(self) -> None:
-        n, n_wps = self.n_joints, self.n_wps
-        n_int = n_wps - 1
-        m = n_int * n
-        rows, cols = [np.arange(self.n_vars)], [np.arange(self.n_vars)]
-        # velocity rows (k, j): joint j of the interval's free end waypoints
-        vel_r, vel_c, vel_sel = [], [], []
-        # effort rows (k, j_out): every joint of the interval's free end waypoints
-        eff_r, eff_c, eff_idx = [], [], []
-        for k in range(n_int):
-            for end, w in enumerate((k, k + 1)):
-                if w < 1:
-                    continue
+    def _free_waypoints(self, k: int):
+        """``(end, w)`` of interval ``k``'s end waypoints that are variables (``w ≥ 1``)."""
+        return [(end, w) for end, w in enumerate((k, k + 1)) if w >= 1]
+
+    def _velocity_structure(self) -> Tuple[list, list, list]:
+        """Rows ``(k, j)``: joint ``j`` of the interval's free end waypoints."""
+        n = self.n_joints
+        rows, cols, sel = [], [], []
+        for k in range(self.n_wps - 1):
+            for end, w in self._free_waypoints(k):
                 for j in range(n):
-                    vel_r.append(self.n_vars + k * n + j)
-                    vel_c.append((w - 1) * n + j)
-                    vel_sel.append((end, k, j))
+                    rows.append(self.n_vars + k * n + j)
+                    cols.append((w - 1) * n + j)
+                    sel.append((end, k, j))
+        return rows, cols, sel
+
+    def _effort_structure(self) -> Tuple[list, list, list]:
+        """Rows ``(k, j_out)``: every joint of the interval's free end waypoints."""
+        n = self.n_joints
+        m = (self.n_wps - 1) * n
+        rows, cols, idx = [], [], []
+        for k in range(self.n_wps - 1):
+            for _, w in self._free_waypoints(k):
                 for j_out in range(n):
                     for j_in in range(n):
-                        eff_r.append(self.n_vars + m + k * n + j_out)
-                        eff_c.append((w - 1) * n + j_in)
-                        eff_idx.append((k, j_out, w - 1, j_in))
+                        rows.append(self.n_vars + m + k * n + j_out)
+                        cols.append((w - 1) * n + j_in)
+                        idx.append((k, j_out, w - 1, j_in))
+        return rows, cols, idx
+
+    def _collision_structure(self) -> Tuple[list, list, list]:
+        """Rows ``(interval k, pair p)``: all joints of waypoints ``k`` and ``k + 1`` (≥ 1)."""
+        n, n_pairs = self.n_joints, self.cm.n_pairs
+        base = self.n_vars + 3 * (self.n_wps - 1) * n
+        rows, cols, idx = [], [], []
+        for k in range(self.n_wps - 1):
+            for _, w in self._free_waypoints(k):
+                for p in range(n_pairs):
+                    for j in range(n):
+                        rows.append(base + k * n_pairs + p)
+                        cols.append((w - 1) * n + j)
+                        idx.append((k, p, w, j))
+        return rows, cols, idx
+
+    def _build_structure(self) -> None:
+        m = (self.n_wps - 1) * self.n_joints
+        rows, cols = [np.arange(self.n_vars)], [np.arange(self.n_vars)]
+        vel_r, vel_c, vel_sel = self._velocity_structure()
+        eff_r, eff_c, eff_idx = self._effort_structure()
         self._vel_sel = np.asarray(vel_sel, dtype=int).reshape(-1, 3)
         self._eff_idx = np.asarray(eff_idx, dtype=int).reshape(-1, 4)
         eff_r = np.asarray(eff_r, dtype=int)
         rows += [np.asarray(vel_r, dtype=int), eff_r, eff_r + m]
         cols += [np.asarray(vel_c, dtype=int)] + [np.asarray(eff_c, dtype=int)] * 2
-        # collision rows (interval k, pair p): all joints of waypoints k and k + 1 (≥ 1)
-        n_pairs = self.cm.n_pairs
-        coll_r, coll_c, coll_idx = [], [], []
-        base = self.n_vars + 3 * m
-        for k in range(n_int):
-            for w in (k, k + 1):
-                if w < 1:
-                    continue
-                for p in range(n_pairs):
-                    for j in range(n):
-                        coll_r.append(base + k * n_pairs + p)
-                        coll_c.append((w - 1) * n + j)
-                        coll_idx.append((k, p, w, j))
+        coll_r, coll_c, coll_idx = self._collision_structure()
         if coll_r:
             rows.append(np.asarray(coll_r, dtype=int))
             cols.append(np.asarray(coll_c, dtype=int))
