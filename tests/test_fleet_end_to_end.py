@@ -132,7 +132,7 @@ def test_every_job_equals_the_same_job_run_serially_to_1e_12(fleet):
 
 
 def test_the_identified_coulomb_friction_follows_the_simulated_drift(fleet):
-    """fs₂ of every run within 1 N·m of its simulated value (σ ≈ 0.35 N·m, drift 2-6 N·m)."""
+    """fs₂ of every run within 1 N·m of its simulated value (σ ≈ 0.2 N·m, drift up to 6 N·m)."""
     truth = fleet["paths"].truth
     for record in fleet["dask"].runs:
         (fs2,) = [p for p in record.parameters if p.name == fleet_example.DRIFT_PARAMETER]

@@ -56,6 +56,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simulate import UR10_FS, UR10_JOINTS, load_ur10, simulate_ur10, ur10_urdf  # noqa: E402
 
 from figaroh.cli.csv_identification import write_trajectory_csv  # noqa: E402
+from figaroh.fleet.drift import drift_report  # noqa: E402
+from figaroh.fleet.drift_html import write_drift_html  # noqa: E402
+from figaroh.fleet.jobs import load_batch  # noqa: E402
+from figaroh.fleet.run_index import RunIndex, index_path  # noqa: E402
+from figaroh.fleet.runner import run_batch  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +76,7 @@ DRIFT_JOINT = UR10_JOINTS[DRIFT_JOINT_INDEX]
 #: Name of the drifting parameter in the identification results.
 DRIFT_PARAMETER = f"fs_{DRIFT_JOINT}"
 #: Default drift: Coulomb friction growth of joint 2 per session [N·m]. With
-#: the default logs (500 samples, 2 N·m noise) σ(fs₂) ≈ 0.35 N·m per run, so
+#: the default logs (500 samples, 2 N·m noise) σ(fs₂) ≈ 0.2 N·m per run, so
 #: 2 and 3 N·m per session lie far above a 3σ threshold and 0.1 N·m far below.
 DEFAULT_DRIFTED: Mapping[str, float] = {"robot_02": 2.0, "robot_05": 3.0, "robot_07": 0.1}
 #: Growth per session [N·m] from which a drift counts as detectable (≈ 3σ of one run).
@@ -257,11 +262,6 @@ def run_fleet(
     Returns:
         ``(batch_result, drift_report, html_path)``.
     """
-    from figaroh.fleet.drift import drift_report
-    from figaroh.fleet.drift_html import write_drift_html
-    from figaroh.fleet.jobs import load_batch
-    from figaroh.fleet.run_index import RunIndex, index_path
-    from figaroh.fleet.runner import run_batch
 
     archive = Path(archive_root) if archive_root is not None else paths.root / "archive"
     jobs = load_batch(paths.batch)
@@ -287,6 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=float, default=3.0, help="drift threshold [σ]")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("distributed").setLevel(logging.WARNING)
     paths = write_fleet(
         args.out, args.robots, args.sessions, seed=args.seed, n_samples=args.samples
     )
