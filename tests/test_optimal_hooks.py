@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
@@ -66,3 +67,28 @@ def test_default_on_segment_is_a_documented_no_op(ur10_robot):
     assert opt.on_segment(0, 1) is None
     doc = BaseOptimalTrajectory.on_segment.__doc__
     assert "segment_index" in doc and "n_segments" in doc
+
+
+def _tiny(robot):
+    opt = BaseOptimalTrajectory(robot, JOINTS, CONFIG, rng=3)
+    opt.trajectory_config.update(
+        n_wps=3, t_s=1.0, freq=20, max_iterations=4, collision_checks_per_interval=2
+    )
+    opt.initialize()
+    return opt
+
+
+def test_verbose_false_silences_ipopt_with_the_same_design(ur10_robot, capfd):
+    pytest.importorskip("cyipopt")
+    loud = _tiny(ur10_robot)
+    loud.trajectory_config["ipopt_print_level"] = 3
+    res_loud = loud.solve(stack_reps=1)
+    assert "EXIT:" in capfd.readouterr().out  # IPOPT's own console log (C stdout)
+    quiet = _tiny(ur10_robot)
+    quiet.trajectory_config["ipopt_print_level"] = 3
+    res_quiet = quiet.solve(stack_reps=1, verbose=False)
+    assert capfd.readouterr().out == ""
+    assert quiet.trajectory_config["ipopt_print_level"] == 3  # restored
+    assert len(res_quiet["P_F"]) == len(res_loud["P_F"]) == 1
+    np.testing.assert_array_equal(res_quiet["P_F"][0], res_loud["P_F"][0])
+    assert res_quiet["condition_number"] == res_loud["condition_number"]

@@ -343,6 +343,10 @@ def _failure_reason(data: Mapping[str, Any]) -> str:
     )
 
 
+#: Marks a ``trajectory_config`` key that was absent (restored as absent).
+_MISSING = object()
+
+
 def _trajectory_ipopt_config(tc: Mapping[str, Any]) -> IPOPTConfig:
     """IPOPT settings of a segment: tol 1e-3, acceptable 1e-2, adaptive barrier update."""
     config = IPOPTConfig.for_trajectory_optimization()
@@ -1184,8 +1188,13 @@ class BaseOptimalTrajectory:
         return tps, wps, vel, acc, False
 
     # ------------------------------------------------------------------ solve
-    def solve(self, stack_reps: int = 2) -> Dict[str, Any]:
+    def solve(self, stack_reps: int = 2, *, verbose: bool = True) -> Dict[str, Any]:
         """Optimise ``stack_reps`` consecutive segments.
+
+        IPOPT prints its iteration log on the console at
+        ``trajectory_config["ipopt_print_level"]`` (3 by default, as figaroh
+        1.0.2); ``verbose=False`` runs this solve at print level 0 — no
+        banner, no log, same result (the setting is restored afterwards).
 
         Segment ``s`` starts at the previous segment's last waypoint and its
         base regressor is stacked under the previous segment's (only). A
@@ -1205,6 +1214,21 @@ class BaseOptimalTrajectory:
         self._require_initialized()
         if int(stack_reps) != stack_reps or stack_reps < 1:
             raise ValueError(f"stack_reps must be a positive integer, got {stack_reps!r}")
+        if verbose:
+            return self._solve_segments(int(stack_reps))
+        tc = self.trajectory_config
+        level = tc.get("ipopt_print_level", _MISSING)
+        tc["ipopt_print_level"] = 0
+        try:
+            return self._solve_segments(int(stack_reps))
+        finally:
+            if level is _MISSING:
+                tc.pop("ipopt_print_level", None)
+            else:
+                tc["ipopt_print_level"] = level
+
+    def _solve_segments(self, stack_reps: int) -> Dict[str, Any]:
+        """The segment loop of :meth:`solve` (``stack_reps`` already checked)."""
         for key in (
             "T_F",
             "P_F",
