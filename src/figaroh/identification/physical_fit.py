@@ -40,7 +40,6 @@ estimate is usable. Inertial conventions: see
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -316,6 +315,8 @@ def _mass_bounds(p: ComparatorProblem, idx: Dict[str, int]) -> Tuple[float, floa
 def _inputs_hash(p: ComparatorProblem) -> str:
     """First 16 hex chars of the sha256 of the problem data and policy."""
     if p._hash is None:
+        import hashlib  # stdlib, loads OpenSSL: paid by the call, not the import
+
         h = hashlib.sha256()
         for arr in (p.Y, p.tau, p.row_weight, p.theta_prior, p.M_full, p.phi_ols):
             h.update(np.ascontiguousarray(arr, dtype=float).tobytes())

@@ -17,16 +17,29 @@ from __future__ import annotations
 
 import math
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 import numpy as np
 import pinocchio as pin
 
 from figaroh.errors import FigarohError
 from figaroh.utils.fileio import atomic_write, make_folder
+
+if TYPE_CHECKING:  # annotations only; the parser is imported by the call that parses
+    import xml.etree.ElementTree as ET
+
+
+def _sub_element(parent: ET.Element, tag: str) -> ET.Element:
+    """``ET.SubElement(parent, tag)``: a new empty ``<tag>`` appended to ``parent``.
+
+    Built from ``parent`` itself, so this module needs no ElementTree import
+    until a file is parsed.
+    """
+    element = parent.makeelement(tag, {})
+    parent.append(element)
+    return element
 
 
 class URDFExportError(FigarohError, ValueError):
@@ -138,10 +151,10 @@ def write_inertial(link: ET.Element, m: float, c: np.ndarray, Ic: np.ndarray) ->
     """Write (m, c, I_C) into ``link``'s ``<inertial>``, keeping its orientation (rpy)."""
     inertial = link.find("inertial")
     if inertial is None:
-        inertial = ET.SubElement(link, "inertial")
+        inertial = _sub_element(link, "inertial")
     origin = inertial.find("origin")
     if origin is None:
-        origin = ET.SubElement(inertial, "origin")
+        origin = _sub_element(inertial, "origin")
         origin.set("rpy", "0 0 0")
     R = rpy_matrix(floats(origin.get("rpy"), 3, "inertial origin rpy"))
     I = R.T @ Ic @ R  # tensor in the inertial frame
@@ -150,11 +163,11 @@ def write_inertial(link: ET.Element, m: float, c: np.ndarray, Ic: np.ndarray) ->
         origin.set("rpy", "0 0 0")
     mass_el = inertial.find("mass")
     if mass_el is None:
-        mass_el = ET.SubElement(inertial, "mass")
+        mass_el = _sub_element(inertial, "mass")
     mass_el.set("value", repr(float(m)))
     ie = inertial.find("inertia")
     if ie is None:
-        ie = ET.SubElement(inertial, "inertia")
+        ie = _sub_element(inertial, "inertia")
     for key, (r, col) in (
         ("ixx", (0, 0)),
         ("ixy", (0, 1)),
@@ -191,7 +204,7 @@ def set_attribute(joint: ET.Element, element: str, attribute: str, value: float)
     """``<joint><element attribute="value"/>`` (absolute), creating the element if needed."""
     elem = joint.find(element)
     if elem is None:
-        elem = ET.SubElement(joint, element)
+        elem = _sub_element(joint, element)
     elem.set(attribute, repr(float(value)))
 
 
@@ -199,7 +212,7 @@ def add_to_attribute(joint: ET.Element, element: str, attribute: str, value: flo
     """``<joint><element attribute>`` += value (additive; an absent attribute counts as 0)."""
     elem = joint.find(element)
     if elem is None:
-        elem = ET.SubElement(joint, element)
+        elem = _sub_element(joint, element)
     what = f"joint {joint.get('name')!r} {element} {attribute}"
     prev = float(floats(elem.get(attribute, "0"), 1, what)[0])
     elem.set(attribute, repr(prev + value))
@@ -281,7 +294,7 @@ def correct_origin(joint: ET.Element, corr: OriginCorrection) -> None:
             R = R @ exp3(axis * corr.axis_offsets["RevoluteUnaligned"])
     origin = joint.find("origin")
     if origin is None:
-        origin = ET.SubElement(joint, "origin")
+        origin = _sub_element(joint, "origin")
     origin.set("xyz", fmt(t))
     origin.set("rpy", fmt(matrix_rpy(R)))
 
@@ -299,6 +312,8 @@ class NominalURDF:
     @classmethod
     def parse(cls, path: Path) -> NominalURDF:
         """Parse ``path`` keeping comments and processing instructions."""
+        import xml.etree.ElementTree as ET  # stdlib, ~10 ms: paid by the export, not the import
+
         parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True, insert_pis=True))
         try:
             tree = ET.parse(str(path), parser=parser)
@@ -325,6 +340,8 @@ class NominalURDF:
 
     def serialise(self) -> bytes:
         """The modified document, with the nominal file's leading comments."""
+        import xml.etree.ElementTree as ET  # stdlib: paid by the export, not the import
+
         return (
             b"<?xml version='1.0' encoding='utf-8'?>\n"
             + prolog(self.path)

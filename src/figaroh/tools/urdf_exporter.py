@@ -104,10 +104,9 @@ import logging
 import math
 import re
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -133,6 +132,9 @@ from .inertia import (
     mass_com_inertia_from_p10,
     p10_from_mass_com_inertia,
 )
+
+if TYPE_CHECKING:  # annotations only
+    import xml.etree.ElementTree as ET
 
 logger = logging.getLogger(__name__)
 

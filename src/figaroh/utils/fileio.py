@@ -23,7 +23,7 @@ guarantees:
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import os
 import re
 import time
@@ -72,6 +72,7 @@ def host_name() -> str:
     return platform.node()
 
 
+@functools.cache
 def _writer_namespace() -> str:
     """Tag of the pid space of this process: host name and pid namespace.
 
@@ -83,10 +84,18 @@ def _writer_namespace() -> str:
     except OSError:
         pid_ns = ""
     tag = f"{host_name()}|{pid_ns}".encode("utf-8", "replace")
+    import hashlib  # stdlib, loads OpenSSL: paid by the first write, not the import
+
     return hashlib.sha256(tag).hexdigest()[:6]
 
 
-_HOST = _writer_namespace()
+def __getattr__(name: str) -> Any:
+    """``_HOST``: :func:`_writer_namespace`, computed on first access (it loads OpenSSL)."""
+    if name == "_HOST":
+        return _writer_namespace()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # .<name>.<pid>.<host>.<rand>.tmp[<suffix>]
 _TEMP_RE = re.compile(
     r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})\.[0-9a-f]{8}\.tmp(?:\.[A-Za-z0-9]+)?$"
@@ -202,7 +211,7 @@ def _is_stale(entry: os.DirEntry, now: float, siblings: set[str]) -> bool:
         return False
     if now - st.st_mtime > STALE_TEMP_AGE_S:
         return True
-    if match is None or match["host"] != _HOST:
+    if match is None or match["host"] != _writer_namespace():
         return False
     return writer_gone(int(match["pid"]), st.st_mtime)
 
@@ -246,8 +255,9 @@ def _create_temp(parent: Path, name: str, suffix: str) -> tuple[int, str]:
     """Exclusively create ``.<name>.<pid>.<host>.<rand>.tmp<suffix>`` (mode from the umask)."""
     extra = "" if suffix == ".tmp" else suffix
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    host = _writer_namespace()
     while True:
-        tmp = parent / f".{name}.{os.getpid()}.{_HOST}.{os.urandom(4).hex()}.tmp{extra}"
+        tmp = parent / f".{name}.{os.getpid()}.{host}.{os.urandom(4).hex()}.tmp{extra}"
         try:
             return os.open(tmp, flags, 0o666), str(tmp)
         except FileExistsError:  # pragma: no cover - 32 random bits collided
@@ -350,6 +360,8 @@ def file_sha256(path: PathLike) -> str:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"cannot hash {str(p)!r}: no such file (check the path)")
+    import hashlib  # stdlib, loads OpenSSL: paid by the call, not the import
+
     digest = hashlib.sha256()
     with open(p, "rb") as fh:
         for block in iter(lambda: fh.read(_HASH_BLOCK), b""):
