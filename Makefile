@@ -51,6 +51,7 @@ bench: install
 	$(PY) benchmarks/bench_calibration.py
 	$(PY) benchmarks/bench_lm.py
 	MPLBACKEND=Agg $(PY) benchmarks/bench_save_results.py
+	MPLBACKEND=Agg $(PY) benchmarks/bench_fleet.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache results

@@ -93,7 +93,7 @@ def python_api(ur10, ident_data):
     ident.identif_config["validation_data_file"] = str(validation)
     ident.initialize()
     with contextlib.redirect_stdout(io.StringIO()):
-        ident.solve(decimate=False, plotting=False)
+        ident.solve(plotting=False)  # the defaults of figaroh identify too
     return ident
 
 

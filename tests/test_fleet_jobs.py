@@ -210,7 +210,7 @@ def test_torque_noise_is_seeded_and_touches_the_efforts_only():
 def test_monte_carlo_replicates_are_seeded(job, output):
     def replicate(seed, noise):
         fields = {**job.fields(), "kind": "monte_carlo", "seed": seed}
-        return run_job(Job(**{**fields, "options": {"noise_std": noise}}))
+        return run_job(Job(**{**fields, "options": {**job.options, "noise_std": noise}}))
 
     a, b, c = replicate(1, 1.0), replicate(1, 1.0), replicate(2, 1.0)
     assert a.record.task == "monte_carlo"

@@ -162,7 +162,14 @@ def _batch_data(root: Path, logs: Mapping[tuple[str, str], Path], sessions: Sequ
             }
         )
     return {
-        "defaults": {"kind": "identification", "config": CONFIG_NAME, "urdf": ur10_urdf()},
+        # decimate 0: fit every sample of these short 100 Hz logs (the default,
+        # as for solve() and figaroh identify, keeps every 10th).
+        "defaults": {
+            "kind": "identification",
+            "config": CONFIG_NAME,
+            "urdf": ur10_urdf(),
+            "options": {"decimate": 0},
+        },
         "jobs": jobs,
     }
 

@@ -238,11 +238,19 @@ def _add_identify(sub: Any) -> None:
     p.add_argument(
         "--select-stage", choices=SELECT_STAGES, help="estimate to report, verify and export"
     )
-    p.add_argument(
+    decimation = p.add_mutually_exclusive_group()
+    decimation.add_argument(
         "--decimate",
         type=int_at_least(2),
         metavar="N",
-        help="low-pass and keep every N-th sample (N ≥ 2)",
+        help="low-pass and keep every N-th sample (N ≥ 2; default: solve()'s, every 10th)",
+    )
+    decimation.add_argument(
+        "--no-decimate",
+        dest="decimate",
+        action="store_const",
+        const=0,
+        help="fit every sample (solve(decimate=False))",
     )
     p.add_argument(
         "--wls",

@@ -66,16 +66,16 @@ __all__ = [
 
 #: What ``figaroh identify`` passes to :meth:`BaseIdentification.solve
 #: <figaroh.identification.base_identification.BaseIdentification.solve>`
-#: when no option overrides it: :data:`SOLVE_DEFAULTS` (one table) with the
-#: choices of a terminal command — no decimation (``--decimate N`` low-pass
-#: filters and keeps every N-th sample; ``--decimate 10`` gives ``solve()``'s
-#: default numbers), no plots, no files written by ``solve()`` itself (the
-#: command writes its own), the report printed unless ``-q``; ``wls`` comes
-#: from ``problem.wls`` of the configuration unless ``--wls`` / ``--no-wls``.
+#: when no option overrides it: :data:`SOLVE_DEFAULTS` (one table, so the
+#: command and the Python call give the same numbers on the same log — both
+#: low-pass filter and keep every 10th sample; ``--decimate N`` changes the
+#: factor, ``--no-decimate`` fits every sample) with the choices of a terminal
+#: command: no plots, no files written by ``solve()`` itself (the command
+#: writes its own), the report printed unless ``-q``; ``wls`` comes from
+#: ``problem.wls`` of the configuration unless ``--wls`` / ``--no-wls``.
 CLI_SOLVE_DEFAULTS = MappingProxyType(
     {
         **SOLVE_DEFAULTS,
-        "decimate": False,
         "plotting": False,
     }
 )
@@ -204,7 +204,7 @@ def run_identification(
         select_stage: ``fit``, ``reconstruction`` or ``physical_fit``;
             overrides ``tasks.identification.select_stage``.
         decimate: Low-pass and keep every ``decimate``-th sample before the
-            fit (None: :data:`CLI_SOLVE_DEFAULTS`, no decimation).
+            fit (None: :data:`CLI_SOLVE_DEFAULTS`, every 10th sample; 0: every sample).
         wls: Weighted least squares (None: ``problem.wls`` of the configuration).
         package_dirs: Extra ``package://`` folders.
         free_flyer: Floating-base robot.

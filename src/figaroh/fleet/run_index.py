@@ -436,9 +436,18 @@ class RunIndex:
         if name is not None:
             where += (" AND " if where else " WHERE ") + "p.name = ?"
             args.append(name)
+        # One robot: walk its runs by the (robot_id, task, session_time) index and
+        # look each run's parameter up by primary key (CROSS JOIN fixes that
+        # order in SQLite); otherwise the parameters(name) index drives the join.
+        # At 20 000 runs: 0.3 ms against 0.2-0.4 s for the planner's own choice.
+        join = (
+            "runs r CROSS JOIN parameters p ON p.run_id = r.run_id"
+            if robot_id is not None
+            else "parameters p JOIN runs r ON r.run_id = p.run_id"
+        )
         rows = self._query(
             "SELECT r.robot_id, r.run_id, r.session, r.session_time, p.name, p.value, p.sigma "
-            f"FROM parameters p JOIN runs r ON r.run_id = p.run_id{where} "
+            f"FROM {join}{where} "
             "ORDER BY p.name, r.robot_id, r.session_time, r.run_id",
             args,
         )

@@ -16,7 +16,10 @@ Per kind:
   parameters φ with their absolute standard deviations
   ``σ_i = |std%_i/100 · φ_i|``
   (:func:`figaroh._run.uncertainty.parameter_uncertainty`).
-  ``job.options`` may set ``select_stage``, ``decimate`` and ``wls``.
+  ``job.options`` may set ``select_stage``, ``decimate`` (``--decimate``'s
+  value: absent → ``solve()``'s every 10th sample, 0 → every sample) and ``wls``.
+  Every kind: ``options.keep_series`` keeps the per-sample ``series`` of
+  ``verdict.json`` (dropped by default: it is most of a run folder's bytes).
 * ``monte_carlo`` — the same identification on a copy of the training log
   whose torques get Gaussian noise ``τ̃ = τ + ε``, ``ε ~ N(0, noise_std²)``
   [N·m], drawn column by column from ``numpy.random.default_rng(job.seed)``
@@ -112,17 +115,31 @@ def _scope(thresholds: Mapping[str, Any] | None) -> str:
     return "prediction" if thresholds else "execution"
 
 
-def _verdict_files(task: Any, thresholds: Mapping[str, Any] | None) -> Tuple[Dict[str, str], Any]:
-    """``archive_files(task)`` plus ``verdict.json``, and the verdict's JSON data."""
+def _verdict_files(
+    task: Any, thresholds: Mapping[str, Any] | None, keep_series: bool = False
+) -> Tuple[Dict[str, str], Any]:
+    """``archive_files(task)`` plus ``verdict.json``, and the verdict's JSON data.
+
+    The verification JSON of a single run carries the per-sample ``series``
+    (measured, nominal and fitted efforts) for the compare page: about 98 % of
+    a fleet run folder (1 MB of a 1.05 MB folder at 2 000 samples). A fleet
+    run keeps it only when ``job.options.keep_series`` is true; otherwise
+    ``series`` is stored as ``{}``, the key kept so readers see the same
+    layout.
+    """
     with tempfile.TemporaryDirectory(prefix="figaroh-fleet-") as tmp:
         path = Path(tmp) / VERDICT_FILE
         task.export_verification_report(
             output_path=str(path), thresholds=thresholds or None, scope=_scope(thresholds)
         )
         text = path.read_text(encoding="utf-8")
+    data = json.loads(text)
+    if not keep_series and data.get("series"):
+        data["series"] = {}
+        text = json.dumps(data, indent=2, allow_nan=False) + "\n"
     files = archive_files(task)
     files[VERDICT_FILE] = text
-    return files, json.loads(text)
+    return files, data
 
 
 def _estimates(names: Any, values: Any, sigmas: Any) -> Tuple[ParameterEstimate, ...]:
@@ -152,7 +169,7 @@ def _identification_outcome(job: Job, data: Any, thresholds: Mapping[str, Any] |
         wls=opts.get("wls"),
         show_report=False,
     )
-    files, verdict = _verdict_files(ident, thresholds)
+    files, verdict = _verdict_files(ident, thresholds, bool(opts.get("keep_series")))
     names = list(ident.params_base)
     sigma = parameter_uncertainty(names, ident.phi_base, ident.std_relative)["sigma"]
     return _Outcome(files, verdict, _estimates(names, ident.phi_base, sigma))
@@ -235,7 +252,7 @@ def _calibrate(job: Job, thresholds: Mapping[str, Any] | None) -> _Outcome:
         max_iterations=int(opts.get("max_iterations", 3)),
         show_report=False,
     )
-    files, verdict = _verdict_files(calib, thresholds)
+    files, verdict = _verdict_files(calib, thresholds, bool(opts.get("keep_series")))
     names = list(calib.calib_config["param_name"])
     return _Outcome(files, verdict, _estimates(names, calib.var_, getattr(calib, "std_dev", None)))
 
