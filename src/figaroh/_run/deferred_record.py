@@ -13,9 +13,8 @@ dict; its copies and pickles are plain ``dict`` objects.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, Mapping, Tuple
-
-import yaml
 
 __all__ = ["DeferredRecord"]
 
@@ -37,6 +36,7 @@ class DeferredRecord(dict):
     def __init__(self, fields: Mapping[str, Any], complete: Completion | None = None) -> None:
         dict.__init__(self, fields)
         self._complete = complete
+        _register_yaml_representers()
 
     @property
     def is_pending(self) -> bool:
@@ -108,10 +108,19 @@ for _name in (
     setattr(DeferredRecord, _name, _filled_first(_name))
 del _name
 
-# yaml's representers match the exact type: register the record as a mapping on
-# the two representer bases every yaml dumper class (C or Python) reads from.
-for _representer in (yaml.representer.SafeRepresenter, yaml.representer.Representer):
-    _representer.add_representer(
-        DeferredRecord, lambda dumper, data: dumper.represent_dict(dict(data.items()))
-    )
-del _representer
+
+@functools.cache
+def _register_yaml_representers() -> None:
+    """Make ``yaml.safe_dump`` / ``yaml.dump`` write a record as a mapping.
+
+    yaml's representers match the exact type: the record is registered on the
+    two representer bases every yaml dumper class (C or Python) reads from.
+    Done once, by the first record built, so that importing this module does
+    not import PyYAML (~25 ms).
+    """
+    import yaml
+
+    for representer in (yaml.representer.SafeRepresenter, yaml.representer.Representer):
+        representer.add_representer(
+            DeferredRecord, lambda dumper, data: dumper.represent_dict(dict(data.items()))
+        )

@@ -45,7 +45,6 @@ from pathlib import Path, PurePath
 from typing import IO, Any
 
 import numpy as np
-import yaml
 
 from figaroh.utils.fileio import atomic_write, host_name, make_folder, writer_gone
 
@@ -92,7 +91,6 @@ ARRAY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 
 _CLAIM_SUFFIX = ".claim"
-_SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _HOST = host_name()
 
 
@@ -444,13 +442,16 @@ def write_yaml(path: Path, data: Mapping[str, Any]) -> str:
     times faster), else by the pure-Python ``yaml.SafeDumper``; both write
     only standard tags, read back by ``yaml.safe_load``.
     """
+    import yaml  # ~25 ms (regex tables): paid by the first write, not the import
+
     plain = to_plain(data, non_finite="keep", unknown="str")
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     return atomic_write(
         path,
         lambda fh: yaml.dump(
             plain,
             fh,
-            Dumper=_SAFE_DUMPER,
+            Dumper=dumper,
             sort_keys=False,
             default_flow_style=False,
             allow_unicode=True,

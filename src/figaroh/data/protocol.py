@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Union
 
-import yaml
-
 from figaroh.data.source import file_sha256
 from figaroh.utils.yaml_budget import load_yaml_file
 
@@ -105,6 +103,8 @@ class Protocol:
         p = Path(path)
         if not p.is_file():
             raise FileNotFoundError(f"protocol file {str(p)!r} does not exist")
+        import yaml  # PyYAML (~25 ms): imported by the load, not by this module
+
         try:
             doc = load_yaml_file(p)
         except yaml.YAMLError as exc:

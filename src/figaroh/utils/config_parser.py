@@ -53,8 +53,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from figaroh.utils._lazy import lazy_reexports
 from figaroh.utils.config_keys import UnknownConfigKeyError, check_document, strict_requested
 from figaroh.utils.error_handling import MIGRATION_COMMAND, ConfigurationError
@@ -167,6 +165,8 @@ def _load_yaml_mapping(path: Path) -> dict[str, Any]:
             (:mod:`figaroh.utils.yaml_budget`).
         ConfigurationError: invalid YAML, not UTF-8, unreadable, not a mapping.
     """
+    import yaml  # PyYAML (~25 ms): imported by the load, not by this module
+
     try:
         data = load_yaml_file(path)
     except YamlBudgetError:

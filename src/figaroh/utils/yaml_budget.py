@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any
-
-import yaml
+from typing import IO, TYPE_CHECKING, Any
 
 from figaroh.utils.error_handling import ConfigurationError
+
+if TYPE_CHECKING:  # annotations only; PyYAML (~25 ms) is imported by the first load
+    import yaml
 
 __all__ = [
     "DEFAULT_MAX_NODES",
@@ -62,11 +63,6 @@ class YamlBudgetError(ConfigurationError):
     """
 
 
-#: libyaml's parser when PyYAML was built with it (about 5× faster), else the
-#: pure-Python one; both feed the same safe constructor and resolver.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def max_nodes_limit(max_nodes: int | None = None) -> int:
     """The node budget: ``max_nodes``, else ``$FIGAROH_YAML_MAX_NODES``, else the default.
 
@@ -90,10 +86,10 @@ def max_nodes_limit(max_nodes: int | None = None) -> int:
     return value
 
 
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
+def _children(node: yaml.Node, mapping: type, sequence: type) -> list[yaml.Node]:
+    if isinstance(node, mapping):
         return [part for pair in node.value for part in pair]
-    if isinstance(node, yaml.SequenceNode):
+    if isinstance(node, sequence):
         return list(node.value)
     return []
 
@@ -116,6 +112,9 @@ def expanded_node_count(root: yaml.Node, limit: int, source: str = "<yaml>") -> 
         YamlBudgetError: the count exceeds ``limit``, or an alias refers to a
             node that contains it (recursive document).
     """
+    import yaml
+
+    kinds = (yaml.MappingNode, yaml.SequenceNode)
     sizes: dict[int, int] = {}
     on_path: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -123,7 +122,7 @@ def expanded_node_count(root: yaml.Node, limit: int, source: str = "<yaml>") -> 
         node, done = stack.pop()
         key = id(node)
         if done:
-            total = 1 + sum(sizes[id(c)] for c in _children(node))
+            total = 1 + sum(sizes[id(c)] for c in _children(node, *kinds))
             on_path.discard(key)
             sizes[key] = total
             if total > limit:
@@ -139,7 +138,7 @@ def expanded_node_count(root: yaml.Node, limit: int, source: str = "<yaml>") -> 
             )
         on_path.add(key)
         stack.append((node, True))
-        for child in _children(node):
+        for child in _children(node, *kinds):
             if id(child) in on_path:
                 raise YamlBudgetError(
                     f"YAML document {source} is recursive: an alias refers to a node that "
@@ -176,8 +175,12 @@ def load_yaml(stream: str | bytes | IO[Any], source: str = "<yaml>", max_nodes: 
             document nested too deeply for the parser.
         yaml.YAMLError: invalid YAML (as ``yaml.safe_load``).
     """
+    import yaml
+
     limit = max_nodes_limit(max_nodes)
-    loader = _SAFE_LOADER(stream)
+    # libyaml's parser when PyYAML was built with it (about 5x faster), else the
+    # pure-Python one; both feed the same safe constructor and resolver.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(stream)
     try:
         try:
             node = loader.get_single_node()
