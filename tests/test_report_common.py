@@ -550,29 +550,29 @@ def test_every_shared_section_escapes_user_strings():
         "data": {"files": [{"role": XSS, "path": XSS, "sha256": XSS}]},
         "timestamps": {"run_started": XSS},
     }
-    validation = {
-        "joint_names": [XSS, "j2"],
-        "tau_nominal_per_joint": {XSS: [1.0, 2.0], "j2": [0.0, float("nan")]},
-        "tau_identified_per_joint": {XSS: [1.1, 2.1], "j2": [0.1, 0.2]},
-        "tau_measured_per_joint": {XSS: [1.2, 2.2], "j2": [0.2, 0.3]},
-    }
+    joints = [
+        {"name": XSS, "unit": XSS, "series": [{"label": XSS, "role": "measured", "y": [1.0, 2.0]}]},
+        {
+            "name": "j2",
+            "unit": "N·m",
+            "series": [{"label": "fit", "role": "identified", "y": [0.0, float("nan")]}],
+        },
+    ]
     sections = [
         run_html._provenance_section(prov),
         run_html._insights_section([{"level": "warn", "text": XSS}, XSS]),
         run_html._param_uncertainty_section([XSS, "b"], [0.1, 0.2], [50.0, 5.0], [XSS, 2.0]),
         run_html._correlation_section([{"param_i": XSS, "param_j": "b", "correlation": 0.99}]),
-        run_charts._series_panel_section(validation, "identification", XSS),
+        run_charts._multi_panel_section(XSS, [0.0, 0.01], XSS, joints, hint=XSS, histograms=True),
     ]
     for doc in sections:
         assert "<script" not in doc and XSS not in doc
         p = _parse(doc)
         assert "script" not in p.tags
-    # the chart payload survives the attribute escaping intact
-    p = _parse(sections[-1])
-    payload = json.loads(dict(p.attrs)["data-series"])
-    assert payload["names"] == [XSS, "j2"]
-    assert payload["nominal"]["j2"] == [0.0, None]  # strict JSON: NaN -> null
-    assert dict(p.attrs)["id"] == XSS
+    # the chart payload survives the attribute escaping intact (strict JSON: NaN -> null)
+    payload = json.loads(dict(_parse(sections[-1]).attrs)["data-multi"])
+    text = json.dumps(payload)
+    assert XSS in text and "NaN" not in text and "null" in text
 
 
 def test_param_uncertainty_order_and_bars():
@@ -592,24 +592,6 @@ def test_param_uncertainty_order_and_bars():
     assert doc.index("tier-poor") < doc.index("tier-fair")
 
 
-def test_series_panel_domains_and_subsampling():
-    with pytest.raises(ValueError, match="unknown series domain"):
-        run_charts._series_panel_section({}, "dynamics", "x")
-    assert "No validation series" in run_charts._series_panel_section(None, "calibration", "x")
-    n = 7000
-    val = {
-        "dof_names": ["x1", "y1"],
-        "error_nominal_per_dof": {"x1": np.ones(n), "y1": np.ones(n)},
-        "error_fitted_per_dof": {"x1": np.zeros(n), "y1": np.zeros(n)},
-    }
-    doc = run_charts._series_panel_section(val, "calibration", "panel")
-    payload = json.loads(dict(_parse(doc).attrs)["data-series"])
-    step = math.ceil(n / run_charts._MAX_SERIES_POINTS)
-    assert payload["time"] == list(range(0, n, step))
-    assert payload["measured"]["x1"] == [0.0] * len(payload["time"])
-    assert f"{n} samples subsampled" in doc
-
-
 def test_assets_ship_as_package_data():
     """Every file of figaroh/_run/assets is read through importlib.resources and is
     matched by a pyproject package-data pattern (so wheels ship it)."""
@@ -617,7 +599,6 @@ def test_assets_ship_as_package_data():
     assert {
         "report.css",
         "charts.js",
-        "series_panel.js",
         "small_multiples.js",
         "compare.css",
         "compare.js",
@@ -630,5 +611,5 @@ def test_assets_ship_as_package_data():
         assert read_asset(name).strip()
         assert any(fnmatch.fnmatch(f"_run/assets/{name}", p) for p in patterns), name
     assert run_charts._SERIES_CHART_SCRIPT == (
-        read_asset("charts.js") + read_asset("series_panel.js") + read_asset("small_multiples.js")
+        read_asset("charts.js") + read_asset("small_multiples.js")
     )

@@ -1,7 +1,5 @@
 """Report charts: interactive line charts (data in an escaped attribute) and histograms.
 
-* :func:`_series_panel_section` — one chart with a selector (one DOF or joint
-  at a time);
 * :func:`_multi_panel_section` — small multiples, one interactive chart per
   joint over time;
 * :func:`_histogram_svg` — a static inline-SVG histogram (hover a bar for its
@@ -26,7 +24,6 @@ __all__ = [
     "_SERIES_CHART_SCRIPT",
     "_histogram_svg",
     "_multi_panel_section",
-    "_series_panel_section",
 ]
 
 #: Maximum number of points per chart series embedded in a report.
@@ -37,12 +34,10 @@ _MAX_SERIES_POINTS = 3000
 #: Plain JavaScript, no dependency and no network request; shared by the
 #: report pages and the compare page.
 _CHART_ENGINE_SCRIPT = read_asset("charts.js")
-#: Initialisation of every ``.series-panel[data-series]`` element.
-_PANEL_SCRIPT = read_asset("series_panel.js")
 #: Initialisation of every ``.multi-panel[data-multi]`` element (small multiples).
 _MULTI_SCRIPT = read_asset("small_multiples.js")
-#: Engine + panel initialisation, inlined in every report page.
-_SERIES_CHART_SCRIPT = _CHART_ENGINE_SCRIPT + _PANEL_SCRIPT + _MULTI_SCRIPT
+#: Engine + small-multiples initialisation, inlined in every report page.
+_SERIES_CHART_SCRIPT = _CHART_ENGINE_SCRIPT + _MULTI_SCRIPT
 
 
 def _downsample_series(
@@ -79,96 +74,6 @@ def _downsample_series(
 def _json_for_attribute(data: Any) -> str:
     """Strict JSON text, escaped for an HTML attribute value."""
     return _esc(json.dumps(verification_json_data(data), allow_nan=False, separators=(",", ":")))
-
-
-_SERIES_DOMAINS = {
-    "calibration": {
-        "names": "dof_names",
-        "nominal": "error_nominal_per_dof",
-        "fitted": "error_fitted_per_dof",
-        "measured": None,
-        "unit": "",
-        "labels": ("nominal error", "calibrated error", "zero error"),
-    },
-    "identification": {
-        "names": "joint_names",
-        "nominal": "tau_nominal_per_joint",
-        "fitted": "tau_identified_per_joint",
-        "measured": "tau_measured_per_joint",
-        "unit": "Nm",
-        "labels": ("nominal (CAD) prediction", "identified prediction", "measured"),
-    },
-}
-
-
-def _series_panel_section(validation: Mapping[str, Any] | None, domain: str, panel_id: str) -> str:
-    """Interactive before/after chart of the validation series.
-
-    Args:
-        validation: Validation-metrics dict of the run (or None).
-        domain: ``"calibration"`` (per-DOF errors, reference zero, unitless
-            scaled residuals) or ``"identification"`` (per-joint efforts [N·m]
-            or [N]).
-        panel_id: HTML id of the panel (escaped).
-
-    Returns:
-        HTML; the data travels as escaped JSON in a ``data-series`` attribute
-        and is drawn by ``_SERIES_CHART_SCRIPT`` (no network request).
-
-    Raises:
-        ValueError: unknown ``domain``.
-    """
-    if domain not in _SERIES_DOMAINS:
-        raise ValueError(
-            f"unknown series domain {domain!r}; expected 'calibration' or 'identification'"
-        )
-    spec = _SERIES_DOMAINS[domain]
-    if not isinstance(validation, Mapping):
-        return '<p class="muted">No validation series available for this run.</p>'
-    nominal = validation.get(spec["nominal"]) or {}
-    fitted = validation.get(spec["fitted"]) or {}
-    names = [str(n) for n in (validation.get(spec["names"]) or []) if n in nominal and n in fitted]
-    if not names:
-        return '<p class="muted">No validation series available for this run.</p>'
-    nominal = {n: list(np.ravel(nominal[n])) for n in names}
-    fitted = {n: list(np.ravel(fitted[n])) for n in names}
-    if spec["measured"] is None:
-        measured = {n: [0.0] * len(fitted[n]) for n in names}
-    else:
-        src = validation.get(spec["measured"]) or {}
-        measured = {n: list(np.ravel(src.get(n, []))) for n in names}
-    n_points = max(len(v) for v in fitted.values())
-    time = list(range(n_points))
-    t_out, (nominal, fitted, measured) = _downsample_series(
-        time, [nominal, fitted, measured], _MAX_SERIES_POINTS
-    )
-    payload = {
-        "names": names,
-        "time": t_out,
-        "nominal": nominal,
-        "fitted": fitted,
-        "measured": measured,
-        "unit": spec["unit"],
-        "labels": list(spec["labels"]),
-    }
-    hint = "Sample index on the horizontal axis"
-    if len(t_out) < n_points:
-        hint += f"; {n_points} samples subsampled to {len(t_out)} for display"
-    hint += "; scroll or drag to zoom, double-click to reset, hover to read values"
-    legend = "".join(
-        f'<span class="legend-item"><span class="swatch s-{cls}"></span>{_esc(label)}</span>'
-        for cls, label in zip(("nominal", "fitted", "measured"), spec["labels"], strict=True)
-    )
-    unit = f" [{spec['unit']}]" if spec["unit"] else ""
-    return (
-        f'<div class="series-panel" id="{_esc(panel_id)}" '
-        f'data-series="{_json_for_attribute(payload)}">'
-        f"<label>{_esc('Joint' if domain == 'identification' else 'DOF')}{_esc(unit)} "
-        "<select></select></label>"
-        f'<div class="series-legend">{legend}</div>'
-        '<svg class="series-chart" viewBox="0 0 720 260" role="img"></svg>'
-        f'<p class="series-hint">{_esc(hint)}.</p></div>'
-    )
 
 
 #: Legend swatch class and label of each series role of the small multiples.
