@@ -261,7 +261,12 @@
     node("line", {x1: L, y1: T, x2: L, y2: H - B, stroke: "#9aa0a6"}, axes);
     node("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#9aa0a6"}, axes);
     if (this.unit) {
-      var u = node("text", {x: 4, y: T + 8, "font-size": 10, fill: "#5f6368"}, axes);
+      // along the y axis, left of the tick labels: a long unit ([N·m·s/rad])
+      // never runs into the top tick label
+      var yMid = (T + H - B) / 2;
+      var u = node("text", {x: 10, y: yMid, "font-size": 10, fill: "#5f6368",
+        "text-anchor": "middle", transform: "rotate(-90 10 " + yMid + ")",
+        "class": "chart-unit"}, axes);
       u.textContent = "[" + this.unit + "]";
     }
     var defs = node("defs", {}, svg);
