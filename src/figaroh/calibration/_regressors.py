@@ -17,6 +17,7 @@ import pinocchio as pin
 from figaroh.calibration._forward import _pinocchio_pair
 from figaroh.calibration._measurements import _meas_mask
 from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
+from figaroh.tools._linalg import pivoted_qr_r
 from figaroh.tools.exceptions import RankDeficiencyError
 from figaroh.tools.qrdecomposition import QRDecomposer
 from figaroh.tools.regressor import eliminate_non_dynaffect
@@ -354,9 +355,7 @@ def _structural_base_columns(W: np.ndarray, tol_qr: float) -> List[int]:
     Raises:
         RankDeficiencyError: no column above ``tol_qr``.
     """
-    from scipy import linalg
-
-    _, R, P = linalg.qr(np.asarray(W, dtype=float), mode="economic", pivoting=True)
+    R, P = pivoted_qr_r(np.asarray(W, dtype=float))
     diag = np.abs(np.diag(R))
     below = np.flatnonzero(diag <= tol_qr)
     rank = int(below[0]) if below.size else int(diag.size)
