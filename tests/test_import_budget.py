@@ -89,6 +89,30 @@ def test_importing_every_public_module_loads_no_heavy_package():
     assert report["loaded"] == {}, f"imported at module level: {report['loaded']}"
 
 
+#: Standard-library and light packages whose import costs a task module
+#: 10-30 ms each (regex tables, OpenSSL, the XML parser), imported by the
+#: call that reads or writes YAML, hashes or edits a URDF.
+_DEFERRED = {
+    "figaroh.identification.base_identification": ("yaml", "xml.etree", "hashlib", "_hashlib"),
+    # figaroh._run.archive still imports yaml at module level
+    "figaroh.calibration.base_calibration": ("xml.etree", "hashlib", "_hashlib"),
+}
+
+
+@pytest.mark.parametrize("module", sorted(_DEFERRED))
+def test_task_module_import_defers_yaml_xml_and_hashlib(module):
+    code = (
+        "import json, sys\n"
+        f"import {module}\n"
+        "names = json.loads(sys.argv[1])\n"
+        "print(json.dumps(sorted(m for m in sys.modules for n in names "
+        "if m == n or m.startswith(n + '.'))))\n"
+    )
+    proc = _fresh_python(code, json.dumps(_DEFERRED[module]))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
 def test_require_names_package_purpose_and_extra():
     with pytest.raises(MissingDependencyError) as info:
         require("figaroh_no_such_package", extra="ipopt", purpose="A test feature")
