@@ -94,8 +94,7 @@ def test_importing_every_public_module_loads_no_heavy_package():
 #: call that reads or writes YAML, hashes or edits a URDF.
 _DEFERRED = {
     "figaroh.identification.base_identification": ("yaml", "xml.etree", "hashlib", "_hashlib"),
-    # figaroh._run.archive still imports yaml at module level
-    "figaroh.calibration.base_calibration": ("xml.etree", "hashlib", "_hashlib"),
+    "figaroh.calibration.base_calibration": ("yaml", "xml.etree", "hashlib", "_hashlib"),
 }
 
 

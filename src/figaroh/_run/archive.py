@@ -58,7 +58,6 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple, Union
 
 import numpy as np
-import yaml
 
 try:  # POSIX only: the index append is then also locked against other writers
     import fcntl
@@ -419,6 +418,8 @@ def archive_files(obj: Any) -> Dict[str, str]:
     contents: Dict[str, str] = {"provenance.json": _strict_json(provenance, indent=2) + "\n"}
     config = getattr(obj, "identif_config", None) or getattr(obj, "calib_config", None)
     if isinstance(config, Mapping) and config:
+        import yaml  # only when a run is archived: keeps PyYAML off the task imports
+
         contents["config.snapshot.yaml"] = yaml.safe_dump(
             _yaml_safe(config), default_flow_style=False, sort_keys=True, allow_unicode=True
         )
