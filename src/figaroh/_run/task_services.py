@@ -42,6 +42,7 @@ import warnings
 from typing import Any, ClassVar, Dict, List, Mapping
 
 from figaroh._run.json_io import strict_json_text
+from figaroh._run.result_plots import _is_headless
 from figaroh._run.stages import with_schema
 from figaroh._run.verdict import VerificationVerdict
 from figaroh.utils.fileio import atomic_write_text, make_folder
@@ -67,6 +68,37 @@ class RunServices:
     _task: ClassVar[str] = ""
 
     results_manager: Any
+
+    #: Folder the plots of the current ``solve()`` are written to (None: show only).
+    _plot_folder: str | None = None
+
+    # ------------------------------------------------------------------ plotting
+    def _plot_into(self, folder: str | os.PathLike | None) -> Any:
+        """:meth:`plot_results` with the figures written into ``folder`` (None: shown only)."""
+        previous = self._plot_folder
+        self._plot_folder = None if folder is None else os.fspath(folder)
+        try:
+            return self.plot_results()
+        finally:
+            self._plot_folder = previous
+
+    def _figures_hidden(self) -> bool:
+        """True when no folder was asked for and no display can show the figures.
+
+        ``plotting=True`` then draws nothing and writes nothing (as without a
+        display in figaroh 1.0.2); ``solve(save_plots=FOLDER)`` writes PNGs.
+        """
+        try:
+            headless = _is_headless()
+        except ImportError:  # no matplotlib: the plotting layer warns and draws nothing
+            return False
+        if self._plot_folder is None and headless:
+            logger.info(
+                "plotting: no display (non-interactive matplotlib backend), figures not drawn; "
+                "solve(save_plots=FOLDER) writes them as PNG files"
+            )
+            return True
+        return False
 
     # ------------------------------------------------------------------ task hooks
     def _is_solved(self) -> bool:

@@ -634,32 +634,6 @@ class BaseCalibration(
             return "No calibration results to report. Run solve() first."
         return None
 
-    #: Folder the plots of the current :meth:`solve` are written to (None: show only).
-    _plot_folder: str | None = None
-
-    def _plot_into(self, folder: str | os.PathLike | None) -> Any:
-        """:meth:`plot_results` with the figures written into ``folder`` (None: shown only)."""
-        previous = self._plot_folder
-        self._plot_folder = None if folder is None else os.fspath(folder)
-        try:
-            return self.plot_results()
-        finally:
-            self._plot_folder = previous
-
-    def _figures_hidden(self) -> bool:
-        """True when no folder was asked for and no display can show the figures."""
-        try:
-            headless = _is_headless()
-        except ImportError:  # no matplotlib: the plotting layer warns and draws nothing
-            return False
-        if self._plot_folder is None and headless:
-            logger.info(
-                "plotting: no display (non-interactive matplotlib backend), figures not drawn; "
-                "solve(save_plots=FOLDER) writes them as PNG files"
-            )
-            return True
-        return False
-
     def _plot_primary(self) -> Any:
         if self._figures_hidden():
             return []
