@@ -19,6 +19,7 @@ package; skips (with the reason) when one is missing, unless
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -75,8 +76,9 @@ def _find(*names):
     return None
 
 
-@pytest.fixture(scope="module")
-def browser():
+@contextlib.contextmanager
+def chromium_driver():
+    """A headless, offline Chromium WebDriver (skip/fail via ``_unavailable`` when absent)."""
     chromium = _find("chromium", "/usr/bin/chromium", "chromium-browser")
     driver_path = _find("chromedriver", "/usr/bin/chromedriver")
     if chromium is None:
@@ -97,9 +99,17 @@ def browser():
         _unavailable(f"headless chromium could not start: {type(exc).__name__}: {exc}")
     driver.set_page_load_timeout(30)
     driver.get("about:blank")
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium_driver() as driver:
+        yield driver
 
 
 def _drain(driver):

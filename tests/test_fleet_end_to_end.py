@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -176,30 +173,9 @@ def browser_kit():
 
 @pytest.fixture(scope="module")
 def chromium(browser_kit):
-    """A headless Chromium like ``test_browser_reports.browser`` (same flags, offline)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium_path = browser_kit._find("chromium", "/usr/bin/chromium", "chromium-browser")
-    driver_path = browser_kit._find("chromedriver", "/usr/bin/chromedriver")
-    if chromium_path is None or driver_path is None:
-        browser_kit._unavailable("chromium / chromedriver is not installed")
-    os.environ.setdefault("SE_OFFLINE", "true")
-    profile = tempfile.mkdtemp(prefix="figaroh-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium_path
-    for flag in (*browser_kit.CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    try:
-        driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    except Exception as exc:  # noqa: BLE001 - report why the browser cannot start
-        shutil.rmtree(profile, ignore_errors=True)
-        browser_kit._unavailable(f"headless chromium could not start: {type(exc).__name__}: {exc}")
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    """The headless Chromium of ``test_browser_reports`` (same flags, offline)."""
+    with browser_kit.chromium_driver() as driver:
+        yield driver
 
 
 def test_the_drift_page_flags_exactly_the_drifted_robots(fleet, drift, browser_kit, chromium):
