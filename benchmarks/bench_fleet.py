@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "ur10"
 
 import fleet as fleet_example  # noqa: E402
 
-from figaroh.fleet.cluster import WORKER_ENV  # noqa: E402
+from figaroh.fleet.cluster import dask_client  # noqa: E402
 from figaroh.fleet.jobs import load_batch  # noqa: E402
 from figaroh.fleet.run_index import INDEX_DB, RunIndex, index_path, write_fleet_run  # noqa: E402
 from figaroh.fleet.runner import run_batch  # noqa: E402
@@ -98,19 +98,9 @@ def _busy_seconds(records) -> float:
 
 
 def _on_cluster(jobs, n_workers: int, archive: Path) -> dict:
-    from distributed import Client, LocalCluster
 
     start = time.perf_counter()
-    with (
-        LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            env=dict(WORKER_ENV),
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with dask_client(None, n_workers) as client:
         client.run(_warm_worker)
         t_start = time.perf_counter() - start
         trivial = client.map(_noop, range(200), pure=False)

@@ -30,7 +30,7 @@ pytest.importorskip("distributed", reason="figaroh.fleet needs dask[distributed]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import load_example  # noqa: E402
-from figaroh.fleet.cluster import WORKER_ENV  # noqa: E402
+from figaroh.fleet.cluster import dask_client  # noqa: E402
 from figaroh.fleet.jobs import load_batch  # noqa: E402
 from figaroh.fleet.record import RECORD_FILE  # noqa: E402
 from figaroh.fleet.run_index import RunIndex, index_path, rebuild_index  # noqa: E402
@@ -77,7 +77,6 @@ def kill_once_plugin(marker: str):
 @pytest.fixture(scope="module")
 def killed_batch(tmp_path_factory):
     """The batch run on 2 workers, one of which is killed mid-batch; then run again."""
-    from distributed import Client, LocalCluster
 
     root = tmp_path_factory.mktemp("fleet_fault")
     paths = fleet_example.write_fleet(
@@ -87,16 +86,7 @@ def killed_batch(tmp_path_factory):
     marker = root / "killed.json"
     archive = root / "archive"
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            env=dict(WORKER_ENV),
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with dask_client(None, 2) as client:
         client.register_plugin(kill_once_plugin(str(marker)))
         pids_before = set(client.run(os.getpid).values())
         first = run_batch(jobs, client, archive_root=str(archive), progress=False)

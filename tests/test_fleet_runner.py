@@ -20,7 +20,7 @@ from conftest import load_example
 pytest.importorskip("distributed", reason="figaroh.fleet.run_batch needs dask[distributed]")
 
 from figaroh.errors import MissingDependencyError  # noqa: E402
-from figaroh.fleet.cluster import WORKER_ENV  # noqa: E402
+from figaroh.fleet.cluster import dask_client  # noqa: E402
 from figaroh.fleet.jobs import Job, load_batch  # noqa: E402
 from figaroh.fleet.run_index import RunIndex, index_path  # noqa: E402
 from figaroh.fleet.runner import BatchResult, run_batch, run_serial, task_key  # noqa: E402
@@ -36,7 +36,6 @@ def _bad_job(template: Job, folder) -> Job:
 
 @pytest.fixture(scope="module")
 def batches(tmp_path_factory):
-    from distributed import Client, LocalCluster
 
     root = tmp_path_factory.mktemp("fleet_runner")
     paths = fleet_example.write_fleet(root / "fleet", robots=2, sessions=2, n_samples=300, seed=5)
@@ -47,19 +46,8 @@ def batches(tmp_path_factory):
     serial = run_serial(jobs, archive_root=root / "serial", progress=False)
     on_dask = run_batch(jobs, None, archive_root=archive, n_workers=2, progress=False)
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            env=WORKER_ENV,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        by_address = run_batch(
-            jobs, cluster.scheduler_address, archive_root=archive, progress=False
-        )
+    with dask_client(None, 2) as client:
+        by_address = run_batch(jobs, client.scheduler.address, archive_root=archive, progress=False)
         by_client = run_batch(good[:1], client, archive_root=archive, progress=False)
         client_open = client.status == "running"
     return {
