@@ -248,6 +248,8 @@ class RunServices:
         output_dir: str = "results",
         thresholds: Mapping[str, Mapping[str, Any]] | None = None,
         scope: str = "prediction",
+        *,
+        verdict: VerificationVerdict | None = None,
     ) -> str:
         """Write the :meth:`verify` verdict as strict JSON (``allow_nan=False``), atomically.
 
@@ -261,6 +263,9 @@ class RunServices:
             output_dir: Folder of the default destination.
             thresholds: Passed to :meth:`verify`.
             scope: Passed to :meth:`verify`.
+            verdict: A verdict already computed by :meth:`verify` (then
+                ``thresholds`` and ``scope`` are not used): written as it is,
+                so a caller that writes several files verifies once.
 
         Returns:
             The path written.
@@ -268,7 +273,8 @@ class RunServices:
         Raises:
             AttributeError: If ``solve()`` has not been run.
         """
-        verdict = self.verify(thresholds=thresholds, scope=scope)
+        if verdict is None:
+            verdict = self.verify(thresholds=thresholds, scope=scope)
         verdict_dict = dataclasses.asdict(verdict)
         if self.results_manager is not None:
             verdict_dict = self.results_manager._convert_for_serialization(verdict_dict)

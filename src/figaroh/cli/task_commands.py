@@ -66,37 +66,24 @@ def _verdict_line(verdict: Any, scope: str, command: str = "") -> str:
     return line
 
 
-def _archive(obj: Any, out: Path, thresholds: Dict[str, Any], scope: str) -> str:
+def _archive(obj: Any, out: Path, verdict: Any) -> str:
     run_dir = Path(compute_run_dir(obj, root=str(out / "runs")))
     run_dir.mkdir(parents=True, exist_ok=True)
-    obj.export_verification_report(
-        output_path=str(run_dir / "verdict.json"), thresholds=thresholds or None, scope=scope
-    )
-    obj.export_html_report(
-        output_path=str(run_dir / "report.html"), thresholds=thresholds or {}, scope=scope
-    )
+    obj.export_verification_report(output_path=str(run_dir / "verdict.json"), verdict=verdict)
+    obj.export_html_report(output_path=str(run_dir / "report.html"), verdict=verdict)
     return archive_run(obj, run_dir)
 
 
-def _write_verdict_report_archive(task, args, out: Path, thresholds, scope) -> List[Path]:
-    """Verification JSON, then the HTML report (``--report``) and archive (``--archive``)."""
-    written = [
-        Path(
-            task.export_verification_report(
-                output_dir=str(out), thresholds=thresholds or None, scope=scope
-            )
-        )
-    ]
+def _write_verdict_report_archive(task, args, out: Path, verdict) -> List[Path]:
+    """Verification JSON, then the HTML report (``--report``) and archive (``--archive``).
+
+    Every file shows ``verdict`` (computed once by the command).
+    """
+    written = [Path(task.export_verification_report(output_dir=str(out), verdict=verdict))]
     if args.report:
-        written.append(
-            Path(
-                task.export_html_report(
-                    output_dir=str(out), thresholds=thresholds or {}, scope=scope
-                )
-            )
-        )
+        written.append(Path(task.export_html_report(output_dir=str(out), verdict=verdict)))
     if args.archive:
-        written.append(Path(_archive(task, out, thresholds, scope)))
+        written.append(Path(_archive(task, out, verdict)))
     return written
 
 
@@ -154,7 +141,7 @@ def identify(args: argparse.Namespace) -> int:
                     out / "selected_parameters.csv", list(sel.names), {"value": sel.values}
                 )
             )
-        written += _write_verdict_report_archive(ident, args, out, thresholds, scope)
+        written += _write_verdict_report_archive(ident, args, out, verdict)
         if args.export_urdf:
             steps.start("URDF export")
             try:
@@ -212,7 +199,7 @@ def calibrate(args: argparse.Namespace) -> int:
         if std is not None and len(std) == len(names_):
             columns["std_dev"] = std
         written = [write_parameter_csv(out / "calibration_parameters.csv", names_, columns)]
-        written += _write_verdict_report_archive(calib, args, out, thresholds, scope)
+        written += _write_verdict_report_archive(calib, args, out, verdict)
         if args.export_urdf:
             steps.start("URDF export")
             params = {**calib.joint_corrections(lift=False), **calib.metrology_frames()}
