@@ -46,7 +46,7 @@ def test_does_not_import_scipy_linalg() -> None:
         "import sys, numpy as np\n"
         "from figaroh.tools import _linalg\n"
         "_linalg.pivoted_qr_r(np.arange(12.0).reshape(4, 3))\n"
-        "print(_linalg._wheel_dgeqp3() is None or 'scipy.linalg' not in sys.modules)\n"
+        "print(_linalg._wheel_library() is None or 'scipy.linalg' not in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"

@@ -129,7 +129,7 @@ import numpy as np
 
 from figaroh.tools.exceptions import FigarohToolsError, RankDeficiencyError
 
-from ._linalg import tall_qr_r
+from ._linalg import economic_qr, pivoted_qr_r, solve_upper, tall_qr_r
 
 logger = logging.getLogger(__name__)
 
@@ -165,13 +165,6 @@ _COEF = r"\d+(?:\.\d+)?(?:e[+-]\d+)?"
 #: Regular expression matching one regrouped term `` + c*name`` of an expression.
 EXPRESSION_TERM_PATTERN = re.compile(rf" (?P<sign>[+-]) (?P<coef>{_COEF})\*(?P<name>[^\s*]+)")
 _EXPRESSION_PATTERN = re.compile(rf"(?P<base>[^\s*]+)(?P<terms>(?: [+-] {_COEF}\*[^\s*]+)*)")
-
-
-def _scipy_linalg() -> Any:
-    """``scipy.linalg``, imported on first use (it is not needed to import this module)."""
-    from scipy import linalg
-
-    return linalg
 
 
 _PIVOTING_ALIASES = {"pivoting", "pivot", "qr_pivoting", "qr-pivoting"}
@@ -658,7 +651,7 @@ class QRDecomposer:
         thr = self._threshold(norms)
         if not self.deterministic:
             A = R0 if W is None else W
-            _, R_p, P = _scipy_linalg().qr(A, mode="economic", pivoting=True, check_finite=False)
+            R_p, P = pivoted_qr_r(A)
             rank = self._find_rank(R_p)
             chosen, rest = P[:rank].tolist(), P[rank:].tolist()
         else:
@@ -700,9 +693,7 @@ class QRDecomposer:
     @staticmethod
     def _solve_upper(R1: np.ndarray, B: np.ndarray) -> np.ndarray:
         """``R1^{-1} B`` for upper-triangular ``R1`` (back substitution)."""
-        if B.size == 0:
-            return np.zeros(B.shape, dtype=float)
-        return _scipy_linalg().solve_triangular(R1, B, lower=False, check_finite=False)
+        return solve_upper(R1, B)
 
     def _build_parameter_expressions(
         self, base_params: List[str], regroup_params: List[str], beta: np.ndarray
@@ -775,7 +766,7 @@ class QRDecomposer:
             beta = np.linalg.solve(R1, R2) if R2.size else np.zeros((rank, 0))
             phi_b = np.zeros(rank) if tau is None else np.linalg.solve(R1, Q_t[:, :rank].T @ tau)
         else:
-            Q_p, R_r = _scipy_linalg().qr(R0[:, perm], mode="economic", check_finite=False)
+            Q_p, R_r = economic_qr(R0[:, perm])
             R1, R2 = R_r[:rank, :rank], R_r[:rank, rank:]
             beta = self._solve_upper(R1, R2)
             phi_b = (
@@ -1256,11 +1247,10 @@ def _min_norm_operator(M: Any) -> np.ndarray:
     A = _validate_regressor(M, "M")
     r, n = A.shape
     if r <= n:
-        linalg = _scipy_linalg()
-        Q, R = linalg.qr(A.T, mode="economic", check_finite=False)
+        Q, R = economic_qr(A.T)
         d = np.abs(np.diag(R))
         if d.size and d.min() > max(r, n) * np.finfo(float).eps * d.max():
-            return linalg.solve_triangular(R, Q.T, lower=False, check_finite=False).T
+            return solve_upper(R, Q.T).T
     logger.warning(
         "M (shape %s) does not have full row rank: M θ = φ only holds in the least-squares sense",
         A.shape,
