@@ -29,6 +29,7 @@ from figaroh.identification._config_values import numeric_values as _numeric_val
 from figaroh.identification._config_values import positive_number as _positive_number
 from figaroh.identification.exceptions import IdentificationConfigError
 from figaroh.tools import joint_terms
+from figaroh.utils._legacy_unified import legacy_block
 from figaroh.utils.config_keys import LEGACY_SCHEMA, find_unknown_keys, report_unknown_keys
 from figaroh.utils.config_keys import strict_requested as _strict_requested
 from figaroh.utils.error_handling import MIGRATION_COMMAND
@@ -674,18 +675,7 @@ def _legacy_value(value: Any) -> Any:
 
 def _legacy_block(section: Mapping[str, Any], key: str) -> dict[str, Any]:
     """``section[key][0]`` (legacy blocks are one-element lists), or the mapping itself."""
-    block = section.get(key)
-    if block is None:
-        return {}
-    if isinstance(block, list):
-        if not block:
-            return {}
-        block = block[0]
-    if not isinstance(block, Mapping):
-        raise IdentificationConfigError(
-            f"legacy identification.{key} must be a list holding one mapping, got {block!r}"
-        )
-    return {k: _legacy_value(v) for k, v in block.items()}
+    return legacy_block(section, key, clean=_legacy_value, error=IdentificationConfigError)
 
 
 def _get(block: Mapping[str, Any], key: str, default: Any) -> Any:

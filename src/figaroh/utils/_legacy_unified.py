@@ -22,7 +22,7 @@ import copy
 import logging
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from figaroh.utils.config_parser import deep_merge
@@ -121,8 +121,28 @@ def clean_value(value: Any) -> Any:
     return value
 
 
-def legacy_block(section: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """``section[key][0]`` of a legacy identification section, cleaned (``{}`` if absent)."""
+def legacy_block(
+    section: Mapping[str, Any],
+    key: str,
+    *,
+    clean: Callable[[Any], Any] = clean_value,
+    error: type[Exception] = ValueError,
+) -> dict[str, Any]:
+    """``section[key][0]`` of a legacy identification section, cleaned (``{}`` if absent).
+
+    Legacy blocks are one-element lists of mappings; a bare mapping is taken
+    as it is, and a list of several logs a warning (only the first is used).
+
+    Args:
+        section: The legacy ``identification`` section.
+        key: Block name (``robot_params``, ``problem_params``, ...).
+        clean: Applied to every value of the block (default
+            :func:`clean_value`).
+        error: Exception class raised for a block that is not a mapping.
+
+    Returns:
+        The cleaned block as a new dict.
+    """
     block = section.get(key)
     if block is None:
         return {}
@@ -135,10 +155,10 @@ def legacy_block(section: Mapping[str, Any], key: str) -> dict[str, Any]:
             )
         block = block[0]
     if not isinstance(block, Mapping):
-        raise ValueError(
+        raise error(
             f"legacy identification.{key} must be a list holding one mapping, got {block!r}"
         )
-    return {k: clean_value(v) for k, v in block.items()}
+    return {k: clean(v) for k, v in block.items()}
 
 
 def _set(tree: dict[str, Any], path: Sequence[str], value: Any) -> None:
