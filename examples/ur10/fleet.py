@@ -293,8 +293,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scheduler", default=None, help="tcp://host:8786 of a running cluster")
     parser.add_argument("--k", type=float, default=3.0, help="drift threshold [σ]")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("distributed").setLevel(logging.WARNING)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logger.setLevel(logging.INFO)  # this script's own lines; figaroh's and Dask's warnings only
+    try:  # distributed sets its loggers to INFO when imported: quieten them after that
+        import distributed  # noqa: F401
+
+        logging.getLogger("distributed").setLevel(logging.WARNING)
+    except ImportError:  # run_fleet then says which extra to install
+        pass
     paths = write_fleet(
         args.out, args.robots, args.sessions, seed=args.seed, n_samples=args.samples
     )
