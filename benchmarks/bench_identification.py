@@ -24,11 +24,18 @@ the steadier figures, the wall times are what a user waits for on a quiet one.
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_identification.py \
         [--samples 10000] [--repeats 5]
 
-The ratios depend on BLAS threading: on a 2-vCPU VM the in-process ratio
-measured 3.67–3.89 with ``OPENBLAS_NUM_THREADS=1`` and 3.8–5.0 (run to run)
-with OpenBLAS's default two threads (the single-threaded parts after a matrix
-call, e.g. the validation regressor loop, ran up to 2× slower); run it on a
-quiet machine, other processes on the same cores inflate every figure.
+The in-process figure includes reading the two CSV logs: the example's
+loader calls ``np.loadtxt``, about 0.14 s of the 0.6 s at 10 000 + 10 000
+samples (numpy's fastest text reader on this data; ``np.fromstring`` and a
+split-based parser measured slower). The identification solve imports no
+scipy (its QR and triangular solves call the LAPACK of the scipy wheel
+directly, bit for bit the results of ``scipy.linalg``).
+
+The ratios depend on BLAS threading: with OpenBLAS's default two threads the
+single-threaded parts after a matrix call (e.g. the validation regressor
+loop) ran up to 2× slower on a 2-vCPU VM than with ``OPENBLAS_NUM_THREADS=1``;
+run it on a quiet machine, other processes on the same cores inflate every
+figure.
 """
 
 from __future__ import annotations
