@@ -454,6 +454,9 @@ class TX40Identification(BaseIdentification):
         save_results=False,
         html_report=False,
         wls=False,
+        *,
+        verbose=True,
+        save_plots=None,
     ):
         """Base-class solve (see there), then the essential parameters.
 
@@ -468,6 +471,8 @@ class TX40Identification(BaseIdentification):
             save_results=save_results,
             html_report=html_report,
             wls=wls,
+            verbose=verbose,
+            save_plots=save_plots,
         )
         self.compute_essential_parameters()
         return phi
