@@ -186,9 +186,7 @@ def _add_verbosity(parser: argparse.ArgumentParser, suppress: bool) -> None:
     )
 
 
-def _add_robot_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="unified configuration YAML")
-    p.add_argument("--urdf", required=True, help="robot URDF file")
+def _add_package_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--package-dir",
         action="append",
@@ -197,6 +195,12 @@ def _add_robot_options(p: argparse.ArgumentParser) -> None:
         help="folder holding package:// packages (repeatable; parents of the URDF and "
         "example-robot-data are searched anyway)",
     )
+
+
+def _add_robot_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="unified configuration YAML")
+    p.add_argument("--urdf", required=True, help="robot URDF file")
+    _add_package_dir(p)
     p.add_argument("--free-flyer", action="store_true", help="floating-base robot")
 
 
@@ -389,13 +393,7 @@ def _add_init(sub: Any) -> None:
     p.add_argument("-o", "--output", default="config.yaml", help="configuration to write")
     p.add_argument("--force", action="store_true", help="overwrite an existing -o file")
     p.add_argument("--robot-name", default=None, help="robot.name (default: the model name)")
-    p.add_argument(
-        "--package-dir",
-        action="append",
-        default=None,
-        metavar="DIR",
-        help="folder holding package:// packages (repeatable)",
-    )
+    _add_package_dir(p)
     _add_verbosity(p, suppress=True)
 
 
@@ -479,13 +477,7 @@ def _add_view(sub: Any) -> None:
     p.add_argument("urdf", metavar="URDF", help="robot URDF file")
     p.add_argument("--config", metavar="C", help="configuration: show its active joints only")
     p.add_argument("--data", metavar="CSV", help="CSV log with q_<joint> columns to replay")
-    p.add_argument(
-        "--package-dir",
-        action="append",
-        default=None,
-        metavar="DIR",
-        help="folder holding package:// packages (repeatable)",
-    )
+    _add_package_dir(p)
     p.add_argument("--host", default="127.0.0.1", help="address to serve on (default loopback)")
     p.add_argument("--port", type=int_at_least(0), default=8080, help="TCP port (0: any free)")
     p.add_argument(
