@@ -1,7 +1,8 @@
 """Architecture rules, checked on the source tree with :mod:`ast`.
 
 * no import cycle among figaroh's modules (every ``import`` counts, wherever
-  it sits, and importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``);
+  it sits, and importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``;
+  a deferred ``lazy_module("a.b")`` counts as an import of ``a.b``);
 * no function-level import of figaroh's own modules, no ``try: import figaroh…
   except ImportError`` guard and no ``importlib.import_module("figaroh…")`` dodge;
 * no upward import across the layers listed in :data:`LAYERS`;
@@ -46,6 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: numerics, data and robot models
     (
         "figaroh.tools.joint_terms",
+        "figaroh.tools.effort_units",
         "figaroh.tools.inertia",
         "figaroh.tools._urdf_xml",
         "figaroh.tools._linalg",
@@ -188,6 +190,19 @@ def modules_root(modules: set[str]) -> str:
     return min(modules, key=len).split(".")[0]
 
 
+def _lazy_module_target(node: ast.Call, modules: set[str]) -> str | None:
+    """The module of a ``lazy_module("<root>…")`` call (a deferred import), else None."""
+    if not (
+        ast.unparse(node.func).endswith("lazy_module")
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return None
+    name = node.args[0].value
+    return name if name in modules else None
+
+
 def _collect(tree: ast.Module, name: str, is_package: bool, modules: set[str]) -> list[ImportSite]:
     """Imports of figaroh modules in one module, with where each one sits."""
     sites: list[ImportSite] = []
@@ -202,6 +217,10 @@ def _collect(tree: ast.Module, name: str, is_package: bool, modules: set[str]) -
                     if target != name:
                         sites.append(ImportSite(name, target, child.lineno, in_function, guarded))
                 continue
+            if isinstance(child, ast.Call):
+                target = _lazy_module_target(child, modules)
+                if target is not None and target != name:
+                    sites.append(ImportSite(name, target, child.lineno, in_function, guarded))
             inner = in_function or isinstance(child, functions)
             if isinstance(child, ast.Try) and _catches_import_error(child):
                 visit(child.body, inner, True)
@@ -523,13 +542,16 @@ def test_checkers_see_known_violations(tmp_path):
                 "class K:\n    def m(self, rows):\n        return rows\n"
             ),
             "pkg/doc.py": '"""See notes.md §2 and issue #12."""\n',
+            "pkg/f.py": "from pkg.utils import lazy_module\n_g = lazy_module('pkg.g')\n",
+            "pkg/g.py": "from pkg import f\n",
+            "pkg/h.py": "def f():\n    return lazy_module('pkg.a')\n",
         },
     )
     modules, sites, trees = scan(tmp_path)
-    assert cycles(import_graph(modules, sites)) == [["pkg.a", "pkg.b"]]
+    assert cycles(import_graph(modules, sites)) == [["pkg.a", "pkg.b"], ["pkg.f", "pkg.g"]]
     function_level = {(s.source, s.target) for s in sites if s.in_function}
     guarded = {(s.source, s.target) for s in sites if s.guarded}
-    assert function_level == {("pkg.b", "pkg.a")}
+    assert function_level == {("pkg.b", "pkg.a"), ("pkg.h", "pkg.a")}
     assert guarded == {("pkg.c", "pkg.a")}
     assert ("pkg.e", "pkg.a") not in {(s.source, s.target) for s in sites}  # typing-only import
     assert importlib_dodges(trees, "pkg") == ["pkg.d:2 import_module('pkg.a')"]

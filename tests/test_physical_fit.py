@@ -437,7 +437,7 @@ def test_physical_consistency_checks_the_reconstructed_fit_not_the_nominal(ident
     assert stage(ident, "physical").status == "not_run"
     assert "reconstruction" not in ident.result
     # with a reconstruction: the reconstructed fit is checked, and reconstructed once
-    from figaroh.identification._pipeline import physical as rec_mod
+    from figaroh.identification import reconstruction as rec_mod
 
     calls = []
     real = rec_mod.reconstruct_full_parameters

@@ -45,13 +45,17 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple, Union
 import numpy as np
 
 from figaroh._run.deferred_record import DeferredRecord
-from figaroh._run.git import _git_commit_hash, worktree_state
 from figaroh._run.naming import _safe_path_component
 from figaroh.tools._timestamps import parse_time
 from figaroh.tools.joint_terms import enable_keys
+from figaroh.utils._lazy import lazy_module
 from figaroh.utils.fileio import file_sha256, host_name
 
 logger = logging.getLogger(__name__)
+
+# Imported on first use: the git queries run only when a run is archived or
+# its provenance is read.
+_git = lazy_module("figaroh._run.git")
 
 __all__ = ["TASKS", "build_provenance_metadata", "collect_run_provenance", "collect_splits"]
 
@@ -465,7 +469,7 @@ def _run_asset(model: Any, config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _git_fields(cwd: str) -> Tuple[Any, Any]:
     """``(git_commit, git_dirty)`` at ``cwd``; an unknown one is ``"unavailable: <reason>"``."""
-    state = worktree_state(cwd)
+    state = _git.worktree_state(cwd)
     commit = state.commit if state.commit else _unavailable(state.reason)
     dirty = state.dirty if state.dirty is not None else _unavailable(state.reason)
     return commit, dirty
@@ -752,7 +756,7 @@ def build_provenance_metadata(config_file_path: str | None, robot_name: str) -> 
         ``{"git_commit", "config_sha256", "timestamp" (UTC ISO-8601), "robot_name"}``.
     """
     return {
-        "git_commit": _git_commit_hash(),
+        "git_commit": _git._git_commit_hash(),
         "config_sha256": _config_file_sha256(config_file_path),
         "timestamp": datetime.now(timezone.utc).isoformat(),
         "robot_name": str(robot_name),

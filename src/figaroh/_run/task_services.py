@@ -39,16 +39,21 @@ import dataclasses
 import logging
 import os
 import warnings
-from typing import Any, ClassVar, Dict, List, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping
 
-from figaroh._run.json_io import strict_json_text
-from figaroh._run.result_plots import _is_headless
 from figaroh._run.stages import with_schema
-from figaroh._run.verdict import VerificationVerdict
+from figaroh.utils._lazy import lazy_module
 from figaroh.utils.fileio import atomic_write_text, make_folder
 from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 
+if TYPE_CHECKING:
+    from figaroh._run.verdict import VerificationVerdict
+
 logger = logging.getLogger(__name__)
+
+# Imported on first use: a run that is not written and not plotted needs neither.
+_json_io = lazy_module("figaroh._run.json_io")
+_result_plots = lazy_module("figaroh._run.result_plots")
 
 __all__ = ["RunServices"]
 
@@ -89,7 +94,7 @@ class RunServices:
         display in figaroh 1.0.2); ``solve(save_plots=FOLDER)`` writes PNGs.
         """
         try:
-            headless = _is_headless()
+            headless = _result_plots._is_headless()
         except ImportError:  # no matplotlib: the plotting layer warns and draws nothing
             return False
         if self._plot_folder is None and headless:
@@ -281,7 +286,9 @@ class RunServices:
         if output_path is None:
             make_folder(output_dir)
             output_path = os.path.join(output_dir, f"{self._task}_verification.json")
-        atomic_write_text(output_path, strict_json_text(with_schema(self, verdict_dict), indent=2))
+        atomic_write_text(
+            output_path, _json_io.strict_json_text(with_schema(self, verdict_dict), indent=2)
+        )
         logger.info("Verification report written to %s", output_path)
         return str(output_path)
 

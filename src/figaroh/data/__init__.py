@@ -6,25 +6,35 @@ unit, valid-sample mask and source files together with the arrays, and convert
 to and from the legacy dict/array representations.
 """
 
-from figaroh.data.adoption import adopt_trajectory, adopt_trajectory_for, trajectory_mask
-from figaroh.data.observations import DOF, PoseObservations
-from figaroh.data.protocol import Protocol, ProtocolSession
-from figaroh.data.source import DataSource, Session, file_sha256
-from figaroh.data.text_csv import NotTextCSVError, read_csv_text
-from figaroh.data.trajectory import (
-    CLOCKS,
-    DRIVE_KINDS,
-    EFFORT_KINDS,
-    FORCE_UNITS,
-    JOINT_FORCE,
-    JOINT_TORQUE,
-    LOAD_FRACTION,
-    MOTOR_CURRENT,
-    MOTOR_TORQUE,
-    TORQUE_UNITS,
-    TrajectoryData,
-    TrajectoryDataError,
-)
+from figaroh.utils._lazy import lazy_reexports
+
+#: Where each public name lives; resolved on first access, so that importing one
+#: submodule (``figaroh.data.adoption`` on every identification run) does not
+#: import the others.
+_HOMES = {
+    **dict.fromkeys(("adopt_trajectory", "adopt_trajectory_for", "trajectory_mask"), "adoption"),
+    **dict.fromkeys(("DOF", "PoseObservations"), "observations"),
+    **dict.fromkeys(("Protocol", "ProtocolSession"), "protocol"),
+    **dict.fromkeys(("DataSource", "Session", "file_sha256"), "source"),
+    **dict.fromkeys(("NotTextCSVError", "read_csv_text"), "text_csv"),
+    **dict.fromkeys(
+        (
+            "CLOCKS",
+            "DRIVE_KINDS",
+            "EFFORT_KINDS",
+            "FORCE_UNITS",
+            "JOINT_FORCE",
+            "JOINT_TORQUE",
+            "LOAD_FRACTION",
+            "MOTOR_CURRENT",
+            "MOTOR_TORQUE",
+            "TORQUE_UNITS",
+            "TrajectoryData",
+            "TrajectoryDataError",
+        ),
+        "trajectory",
+    ),
+}
 
 __all__ = [
     "CLOCKS",
@@ -52,3 +62,7 @@ __all__ = [
     "read_csv_text",
     "trajectory_mask",
 ]
+
+__getattr__, __dir__ = lazy_reexports(
+    __name__, {name: f"figaroh.data.{home}" for name, home in _HOMES.items()}, globals()
+)

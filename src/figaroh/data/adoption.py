@@ -13,13 +13,27 @@ Plain functions, so the base class only delegates:
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, Iterable, Sequence, Tuple
+import sys
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Sequence, Tuple
 
 import numpy as np
 
-from figaroh.data.trajectory import TrajectoryData
+if TYPE_CHECKING:
+    from figaroh.data.trajectory import TrajectoryData
 
 logger = logging.getLogger(__name__)
+
+#: The module defining :class:`TrajectoryData`. A loader returning the legacy
+#: dict never imports it, and no object can be a ``TrajectoryData`` before it
+#: is imported, so the adoption step does not import it either.
+_TRAJECTORY_MODULE = "figaroh.data.trajectory"
+
+
+def _is_trajectory_data(data: Any) -> bool:
+    """Whether ``data`` is a :class:`TrajectoryData` (without importing its module)."""
+    module = sys.modules.get(_TRAJECTORY_MODULE)
+    return module is not None and isinstance(data, module.TrajectoryData)
+
 
 __all__ = [
     "adopt_trajectory",
@@ -91,7 +105,7 @@ def adopt_trajectory(
         TypeError: see 1.
         ValueError: joint-order mismatch or effort that is not joint effort.
     """
-    if not isinstance(data, TrajectoryData):
+    if not _is_trajectory_data(data):
         return data
     if process_torque_overridden:
         raise TypeError(
@@ -133,7 +147,7 @@ def adopt_trajectory_for(
     Returns:
         The legacy dict.
     """
-    if not isinstance(data, TrajectoryData):
+    if not _is_trajectory_data(data):
         setattr(owner, attr, None)
         return data
     config = getattr(owner, "identif_config", None) or {}

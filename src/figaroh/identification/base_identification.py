@@ -131,8 +131,6 @@ from figaroh.identification._pipeline.validation import (
     validation_metrics,
     validation_stage,
 )
-from figaroh.identification._pipeline_physical import export_selected_urdf
-from figaroh.identification._verification import verify_identification
 from figaroh.identification.config import unified_to_legacy_identif_config
 from figaroh.identification.exceptions import (
     IdentificationDataError,
@@ -145,15 +143,14 @@ from figaroh.identification.parameter import (
 )
 from figaroh.identification.quality_report import basic_identification_plot, format_quality_report
 from figaroh.identification.selection import inputs_of
-from figaroh.tools.identification_report import generate_identification_report
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.regressor import (
     build_regressor_basic,
     build_regressor_reduced,
     get_index_eliminate,
 )
-from figaroh.tools.solver import LinearSolver
 from figaroh.tools.stages import drop_stage, record_stage, stages_as_dicts
+from figaroh.utils._lazy import lazy_module, lazy_reexports
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
     create_task_config,
@@ -165,7 +162,7 @@ __all__ = [
     "SOLVE_DEFAULTS",
     "BaseIdentification",
     # Re-exported for figaroh 1.0.2 compatibility.
-    "LinearSolver",
+    "LinearSolver",  # noqa: F822 - lazy re-export (below)
     "UnifiedConfigParser",
     "add_custom_parameters",
     "add_standard_additional_parameters",
@@ -180,6 +177,16 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# Imported on first use: a plain least-squares ``solve`` exports, verifies and
+# writes nothing, and uses no custom solver.
+_export = lazy_module("figaroh.identification._pipeline_physical")
+_verification = lazy_module("figaroh.identification._verification")
+_html_report = lazy_module("figaroh.tools.identification_report")
+_solvers = lazy_module("figaroh.tools.solver")
+
+#: ``LinearSolver`` stays importable from here (figaroh 1.0.2 re-exported it).
+__getattr__, __dir__ = lazy_reexports(__name__, {"LinearSolver": "figaroh.tools.solver"}, globals())
 
 
 #: Defaults of :meth:`BaseIdentification.solve` (figaroh 1.0.2's): the one
@@ -1004,7 +1011,7 @@ class BaseIdentification(RunServices, ABC):
         problem = self._build_fit_problem(
             FitOptions(bool(decimate), decimation_factor, zero_tolerance, apply_mask=False)
         )
-        solver = LinearSolver(
+        solver = _solvers.LinearSolver(
             method=method,
             regularization=regularization,
             alpha=alpha,
@@ -1331,7 +1338,7 @@ class BaseIdentification(RunServices, ABC):
             ValueError: No accepted standard-space estimate, or the exporter
                 refused the parameters.
         """
-        return export_selected_urdf(
+        return _export.export_selected_urdf(
             self, nominal_urdf, output_path, merged_bodies, joint_dynamics=joint_dynamics
         )
 
@@ -1348,10 +1355,12 @@ class BaseIdentification(RunServices, ABC):
         return self.result
 
     def _run_verification(self, thresholds, scope: str):
-        return verify_identification(self, thresholds, scope)
+        return _verification.verify_identification(self, thresholds, scope)
 
     def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:
-        return generate_identification_report(self, output_path=output_path, verdict=verdict)
+        return _html_report.generate_identification_report(
+            self, output_path=output_path, verdict=verdict
+        )
 
     def _quality_report_text(self) -> str:
         return format_quality_report(self)

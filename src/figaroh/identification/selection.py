@@ -23,17 +23,15 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-from figaroh.identification import physical_fit as pf
 from figaroh.identification._pipeline.records import PhysicalInputs
 from figaroh.identification.config import PHYSICAL_FIT_DEFAULTS
-from figaroh.identification.physical_consistency import (
-    INERTIAL_KEYS,
-    check_p10_feasibility,
-    mass_bound_tolerance,
-    p10_by_joint_from_param_dict,
-)
+from figaroh.utils._lazy import lazy_module
 
 logger = logging.getLogger(__name__)
+
+# Imported on first use: choosing the plain least-squares estimate needs neither.
+pf = lazy_module("figaroh.identification.physical_fit")
+pc = lazy_module("figaroh.identification.physical_consistency")
 
 __all__ = [
     "BASE_REL_TOL",
@@ -142,7 +140,7 @@ class SelectedEstimate:
         """
         if self.space != "standard":
             raise ValueError("link inertias need a standard-space estimate")
-        return p10_by_joint_from_param_dict(
+        return pc.p10_by_joint_from_param_dict(
             parameter_dict=self.parameter_dict(), joint_names=joint_names
         )
 
@@ -252,7 +250,7 @@ def _judged_joints(inputs: PhysicalInputs) -> List[str]:
     if params_r is None:
         return joints
     present = set(params_r)
-    return [j for j in joints if any(f"{k}_{j}" in present for k in INERTIAL_KEYS)]
+    return [j for j in joints if any(f"{k}_{j}" in present for k in pc.INERTIAL_KEYS)]
 
 
 def _link_feasibility(
@@ -267,12 +265,12 @@ def _link_feasibility(
     index = _param_index(inputs)
     out: Dict[str, Dict[str, Any]] = {}
     for joint in _judged_joints(inputs):
-        cols = [index.get(f"{k}_{joint}") for k in INERTIAL_KEYS]
+        cols = [index.get(f"{k}_{joint}") for k in pc.INERTIAL_KEYS]
         if any(c is None for c in cols):
             continue
-        rep = check_p10_feasibility(
+        rep = pc.check_p10_feasibility(
             np.asarray(theta, dtype=float)[cols],
-            mass_min=mass_min - mass_bound_tolerance(mass_min),
+            mass_min=mass_min - pc.mass_bound_tolerance(mass_min),
             psd_eig_tol=psd_eig_tol,
         )
         out[joint] = {"mass": rep.mass, "min_eig": rep.min_eig, "ok": rep.status == "feasible"}
@@ -288,7 +286,7 @@ def describe_failed_links(
         if v.get("ok"):
             continue
         mass = float(v["mass"])
-        if mass < mass_min - mass_bound_tolerance(mass_min):
+        if mass < mass_min - pc.mass_bound_tolerance(mass_min):
             test = f"mass {mass:.6g} kg < mass_min {mass_min:g}"
         else:
             test = f"pseudo-inertia min eigenvalue {float(v['min_eig']):.3e} < {psd_eig_tol:g}"

@@ -68,6 +68,7 @@ from figaroh._run.uncertainty import (
     uncertainty_note,
 )
 from figaroh._run.values import _finite_or_none
+from figaroh.tools.effort_units import effort_unit
 from figaroh.tools.stages import stages_line
 
 logger = logging.getLogger(__name__)
@@ -474,22 +475,6 @@ def _links_section(identifier: Any, result: Mapping[str, Any]) -> str:
         joints = [str(j) for j in (sel.get("feasibility") or {})]
     nominal = nominal_link_masses(getattr(identifier, "model", None), joints)
     return link_table_section(sel, joints, nominal)
-
-
-def effort_unit(model: Any, joint_name: str) -> str:
-    """Unit of a joint's effort from its Pinocchio joint type (``"N·m"``, ``"N"``).
-
-    ``""`` for a name that is not a model joint, ``"N, N·m"`` for a planar joint.
-    """
-    names = list(model.names)
-    if joint_name not in names:
-        return ""
-    kind = model.joints[names.index(joint_name)].shortname()
-    if "Planar" in kind:
-        return "N, N·m"
-    if kind.startswith("JointModelP"):
-        return "N"
-    return "N·m"
 
 
 def _joint_units(ident: Any, validation: Mapping[str, Any] | None) -> Dict[str, str]:

@@ -36,6 +36,7 @@ import pinocchio as pin
 from pinocchio.robot_wrapper import RobotWrapper
 
 from ..backends.pinocchio import PinocchioBackend
+from ..utils._lazy import lazy_module
 from .exceptions import RobotLoadError
 from .robot_paths import (
     _check_package_available,
@@ -47,9 +48,11 @@ from .robot_paths import (
     resolve_package_dirs,
     resolve_robot_urdf,
 )
-from .robotvisualization import create_viser_server
 
 logger = logging.getLogger(__name__)
+
+# Imported on first use: only the viewer needs it.
+_visualization = lazy_module("figaroh.tools.robotvisualization")
 
 PackageDirs = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], None]
 
@@ -451,7 +454,7 @@ class Robot(RobotWrapper):
         visualizer_class = self._get_visualizer_class(visualizer_type)
         self.setVisualizer(visualizer_class())
         if (visualizer_type or "viser").lower() == "viser":
-            self.initViewer(viewer=create_viser_server(port=8080))
+            self.initViewer(viewer=_visualization.create_viser_server(port=8080))
         else:
             self.initViewer()
         self.loadViewerModel()

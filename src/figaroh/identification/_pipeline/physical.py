@@ -26,10 +26,8 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-from figaroh.identification import physical_consistency as pc
+from figaroh._run.physical_account import consistency_source_label
 from figaroh.identification._pipeline.records import PhysicalInputs
-from figaroh.identification.cad_constraints import build_cad_constraints_from_config
-from figaroh.identification.reconstruction import reconstruct_full_parameters
 from figaroh.identification.selection import (
     DEFAULT_STAGE,
     SelectedEstimate,
@@ -38,9 +36,15 @@ from figaroh.identification.selection import (
     physical_fit_requested,
     stage_requested,
 )
-from figaroh.tools.identification_report import consistency_source_label
+from figaroh.utils._lazy import lazy_module
 
 logger = logging.getLogger(__name__)
+
+# Imported on first use: a least-squares run that checks no consistency and
+# reconstructs nothing never loads them.
+pc = lazy_module("figaroh.identification.physical_consistency")
+_cad = lazy_module("figaroh.identification.cad_constraints")
+_reconstruction = lazy_module("figaroh.identification.reconstruction")
 
 __all__ = [
     "INERTIAL_KEYS",
@@ -123,7 +127,7 @@ def _projection_weights(cfg: Mapping[str, Any]) -> np.ndarray | None:
 def _cad_constraints(cfg: Mapping[str, Any], model: Any, section: str) -> Any:
     """CAD constraints of a config section (None, with a warning, when malformed)."""
     try:
-        return build_cad_constraints_from_config(cfg.get("cad_constraints") or {}, model=model)
+        return _cad.build_cad_constraints_from_config(cfg.get("cad_constraints") or {}, model=model)
     except Exception as exc:  # noqa: BLE001 - documented: ignored
         logger.warning("%s.cad_constraints ignored: %s", section, exc)
         return None
@@ -261,7 +265,7 @@ def reconstruct(
         weights = None
     cad = _cad_constraints(cfg, inputs.model, "reconstruction")
     try:
-        res = reconstruct_full_parameters(
+        res = _reconstruction.reconstruct_full_parameters(
             (np.asarray(M, dtype=float), np.asarray(phi, dtype=float), list(params_r)),
             method=method,
             params_std_prior=dict(inputs.standard_parameter),
