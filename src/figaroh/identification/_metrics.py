@@ -71,10 +71,18 @@ def validation_metrics(
 ) -> dict:
     """Prediction quality of the identified model on a (held-out) trajectory.
 
+    Each statistic is computed once on the valid samples: the residuals
+    ``r = τ_measured − τ_model`` and their squares are shared by the pooled
+    and per-joint RMSE (``sqrt(mean(r²))``), the per-joint standard deviation
+    ``s_j`` gives ``nrmse = rmse_j / s_j`` and ``r2 = 1 − rmse_j² / s_j²``,
+    and ``correlation_normalised`` is Pearson's coefficient of the per-joint
+    standardised series ``(τ − mean_j(τ_measured)) / s_j``.
+
     Args:
-        tau_measured: Stacked measured effort (n_blocks·n,) [N·m or N].
-        tau_nominal: Stacked effort of the nominal (URDF) model.
-        tau_identified: Stacked effort of the identified model.
+        tau_measured: Measured effort [N·m or N], stacked (n_blocks·n,) or
+            one row per block (n_blocks, n).
+        tau_nominal: Effort of the nominal (URDF) model, same layout.
+        tau_identified: Effort of the identified model, same layout.
         joint_names: One name per block.
         units: One effort unit per block.
         mask: (n,) valid-sample mask or None (all valid). Statistics use the
@@ -88,19 +96,24 @@ def validation_metrics(
         joint_names, tau_{nominal,identified,measured}_per_joint}`` [N·m or N].
     """
     n_blocks = len(joint_names)
-    meas = np.asarray(tau_measured, float).reshape(n_blocks, -1)
-    nom = np.asarray(tau_nominal, float).reshape(n_blocks, -1)
-    ident = np.asarray(tau_identified, float).reshape(n_blocks, -1)
+    meas, nom, ident = (
+        np.ascontiguousarray(np.asarray(a, float).reshape(n_blocks, -1))
+        for a in (tau_measured, tau_nominal, tau_identified)
+    )
     n_val = meas.shape[1]
     keep = np.ones(n_val, bool) if mask is None else np.asarray(mask, bool)
-    m, nm, idn = meas[:, keep], nom[:, keep], ident[:, keep]
+    if keep.shape == (n_val,) and keep.all():
+        m, nm, idn = meas, nom, ident  # every sample valid: no copies
+    else:  # C order: every reduction below sums along contiguous rows
+        m, nm, idn = (np.ascontiguousarray(a[:, keep]) for a in (meas, nom, ident))
     r_nom, r_id = m - nm, m - idn
-    rmse_nominal = float(np.sqrt(np.mean(r_nom**2))) if r_nom.size else float("nan")
-    rmse_identified = float(np.sqrt(np.mean(r_id**2))) if r_id.size else float("nan")
+    sq_nom, sq_id = r_nom**2, r_id**2
+    rmse_nominal = float(np.sqrt(np.mean(sq_nom))) if r_nom.size else float("nan")
+    rmse_identified = float(np.sqrt(np.mean(sq_id))) if r_id.size else float("nan")
     per_joint = {}
     std = m.std(axis=1)
-    rmse_id_j = np.sqrt(np.mean(r_id**2, axis=1))
-    rmse_nom_j = np.sqrt(np.mean(r_nom**2, axis=1))
+    rmse_id_j = np.sqrt(np.mean(sq_id, axis=1))
+    rmse_nom_j = np.sqrt(np.mean(sq_nom, axis=1))
     for j, name in enumerate(joint_names):
         s, rj = float(std[j]), float(rmse_id_j[j])
         per_joint[name] = {
@@ -114,9 +127,12 @@ def validation_metrics(
         }
     good = std > 0
     if np.any(good):
-        mean = m[good].mean(axis=1, keepdims=True)
-        z_meas = ((m[good] - mean) / std[good, None]).ravel()
-        z_id = ((idn[good] - mean) / std[good, None]).ravel()
+        m_good, id_good, std_good = (
+            (m, idn, std[:, None]) if good.all() else (m[good], idn[good], std[good, None])
+        )
+        mean = m_good.mean(axis=1, keepdims=True)
+        z_meas = ((m_good - mean) / std_good).ravel()
+        z_id = ((id_good - mean) / std_good).ravel()
         corr_norm = _pearson(z_meas, z_id)
     else:
         corr_norm = float("nan")

@@ -143,11 +143,23 @@ def base_param_from_standard(
 # ---------------------------------------------------------------------------
 
 
+def _all_finite(array: np.ndarray) -> bool:
+    """Whether every entry of ``array`` is finite, without a boolean temporary.
+
+    A NaN or ±inf entry makes the sum NaN or ±inf, so a finite sum proves every
+    entry finite in one pass over the data; only a non-finite sum (a bad entry,
+    or an overflow of finite entries) takes the exact element-wise test.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(array)
+    return bool(np.isfinite(total)) or bool(np.all(np.isfinite(array)))
+
+
 def _as_matrix(name: str, value: Any) -> np.ndarray:
     array = np.asarray(value, dtype=float)
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array, got shape {array.shape}")
-    if not np.all(np.isfinite(array)):
+    if not _all_finite(array):
         raise ValueError(f"{name} contains NaN or inf; clean the data first")
     return array
 
@@ -197,20 +209,50 @@ def relative_stdev(
     n_rows, n_b = W.shape
     phi = _as_vector("phi_b", phi_b, n_b)
     y = _as_vector("tau", tau, n_rows)
+    _check_more_rows(n_rows, n_b)
+    residual = y - W @ phi
+    return _relative_stdev_of_residual(
+        residual, phi, tall_qr_r(W) if r_factor is None else r_factor
+    )
+
+
+def _check_more_rows(n_rows: int, n_b: int) -> None:
     if n_rows <= n_b:
         raise ValueError(
             f"relative_stdev needs more rows than parameters, got {n_rows} rows for "
             f"{n_b} parameters; use more samples"
         )
-    residual = y - W @ phi
-    sigma_sqr = float(residual @ residual) / (n_rows - n_b)
 
-    if r_factor is None:
-        r_factor = tall_qr_r(W)
-    else:
-        r_factor = _as_matrix("r_factor", r_factor)
-        if r_factor.shape != (n_b, n_b):
-            raise ValueError(f"r_factor must be ({n_b}, {n_b}), got {r_factor.shape}")
+
+def _relative_stdev_of_residual(
+    residual: np.ndarray, phi: np.ndarray, r_factor: np.ndarray
+) -> np.ndarray:
+    """:func:`relative_stdev` from the residual ``r = τ − W_b φ_b`` already at hand.
+
+    ``σ² = rᵀr / (rows − n_b)`` and ``std%_i = 100·σ·‖row_i(R⁻¹)‖ / |φ_b,i|``
+    rounded to two decimals, with ``R`` the (n_b, n_b) upper-triangular factor
+    of ``W_b`` (``W_bᵀW_b = RᵀR``). Used by :func:`relative_stdev` and by
+    callers that already hold the predicted efforts ``W_b φ_b`` (the fit
+    quality step), which saves a pass over the tall regressor.
+
+    Args:
+        residual: (rows,) residual [N·m or N].
+        phi: (n_b,) finite base-parameter values.
+        r_factor: (n_b, n_b) upper-triangular factor of ``W_b``.
+
+    Returns:
+        ndarray: Relative standard deviation [%] of each base parameter.
+
+    Raises:
+        ValueError: ``rows <= n_b``, or ``r_factor`` has the wrong shape or is not finite.
+        RankDeficiencyError: ``R`` is numerically singular.
+    """
+    n_rows, n_b = residual.shape[0], phi.shape[0]
+    _check_more_rows(n_rows, n_b)
+    sigma_sqr = float(residual @ residual) / (n_rows - n_b)
+    r_factor = _as_matrix("r_factor", r_factor)
+    if r_factor.shape != (n_b, n_b):
+        raise ValueError(f"r_factor must be ({n_b}, {n_b}), got {r_factor.shape}")
     diag = np.abs(np.diag(r_factor))
     if diag.size == 0 or diag.min() <= np.finfo(float).eps * max(n_rows, n_b) * diag.max():
         raise RankDeficiencyError(

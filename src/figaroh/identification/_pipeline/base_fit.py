@@ -17,7 +17,11 @@ import numpy as np
 
 from figaroh.identification import _metrics
 from figaroh.identification._pipeline.records import BaseFit, FitProblem, Quality, Settings
-from figaroh.identification.identification_tools import relative_stdev
+from figaroh.identification.identification_tools import (
+    _as_vector,
+    _relative_stdev_of_residual,
+    relative_stdev,
+)
 from figaroh.tools.qrdecomposition import QRDecomposer
 
 __all__ = [
@@ -147,13 +151,29 @@ def estimate_pair(
 def fit_quality(fit: BaseFit) -> Quality:
     """Relative std-devs [%], RMSE [N·m or N], correlation and condition number of ``fit``.
 
+    With ``r = τ − W_b φ`` (``τ`` = ``tau_noised``, ``W_b φ`` = ``tau_identif``):
+    ``rms = sqrt(mean(r²))``, the correlation is Pearson's of ``τ`` and
+    ``W_b φ``, and the relative std-devs are those of
+    :func:`~figaroh.identification.identification_tools.relative_stdev`.
+
     With the QR factor ``R1`` of ``W_b`` the std-devs use it and
-    ``cond(W_b) = cond(R1)`` (no SVD of the tall matrix).
+    ``cond(W_b) = cond(R1)`` (no SVD of the tall matrix). When ``fit`` is the
+    QR's own least-squares fit (its ``W_b`` and ``phi_base`` are the QR's
+    arrays, so ``tau_identif`` is ``W_b @ phi_base`` computed from the same
+    arrays, and ``W_b`` was checked finite by the QR), the residual is
+    computed once and the tall regressor is not read again.
     """
     qr = fit.qr
     r1 = qr.R1 if qr is not None and qr.W_b is fit.W_b else None
-    std = relative_stdev(fit.W_b, fit.phi_base, fit.tau_noised, r_factor=r1)
-    residual = fit.tau_noised - fit.tau_identif
+    if r1 is not None and fit.phi_base is qr.phi_b and np.ndim(fit.tau_noised) == 1:
+        n_rows, n_b = fit.W_b.shape
+        _as_vector("tau", fit.tau_noised, n_rows)  # the checks relative_stdev makes
+        phi = _as_vector("phi_b", fit.phi_base, n_b)
+        residual = fit.tau_noised - fit.tau_identif
+        std = _relative_stdev_of_residual(residual, phi, r1)
+    else:
+        std = relative_stdev(fit.W_b, fit.phi_base, fit.tau_noised, r_factor=r1)
+        residual = fit.tau_noised - fit.tau_identif
     rms = float(np.sqrt(np.mean(residual**2)))
     corr = _metrics._pearson(fit.tau_noised, fit.tau_identif) if fit.tau_noised.size > 1 else 1.0
     cond = float(qr.cond_R1) if r1 is not None else float(np.linalg.cond(fit.W_b))

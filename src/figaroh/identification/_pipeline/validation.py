@@ -17,6 +17,7 @@ from figaroh.identification import _metrics
 from figaroh.identification._pipeline.records import Settings, SignalSet
 
 __all__ = [
+    "block_predictions",
     "identified_standard_vector",
     "same_kinematics",
     "validation_metrics",
@@ -62,6 +63,63 @@ def identified_standard_vector(
     return x
 
 
+#: Bytes of regressor rows per chunk of :func:`block_predictions`: the chunk
+#: stays in the per-core cache between its two matrix-vector products.
+CHUNK_BYTES = 1 << 20
+
+
+def block_predictions(
+    W_full: np.ndarray,
+    n: int,
+    nv: int,
+    dofs: Sequence[int],
+    theta_a: np.ndarray,
+    theta_b: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted efforts ``W_full · θ_a`` and ``W_full · θ_b`` on some DOF blocks.
+
+    ``W_full`` stacks ``nv`` DOF blocks of ``n`` rows (row ``k·n + i`` is DOF
+    ``k`` at sample ``i``). Only the blocks in ``dofs`` are evaluated, in row
+    chunks of about :data:`CHUNK_BYTES` bytes, so that each chunk is read from
+    memory once for both products: ``τ[k·n + i] = Σ_c W[k·n + i, c] θ_c``, a
+    matrix-vector product per chunk (one dot product per row, as in
+    ``W_full @ θ``; no ``(rows, 2)`` matrix product).
+
+    Args:
+        W_full: (nv·n, n_std) regressor.
+        n: Samples per block.
+        nv: Number of DOF blocks.
+        dofs: DOF index of each wanted block, in output order.
+        theta_a: (n_std,) first parameter vector (e.g. the nominal one).
+        theta_b: (n_std,) second parameter vector (e.g. the identified one).
+
+    Returns:
+        ``(tau_a, tau_b)``, each (len(dofs), n) [N·m or N].
+
+    Raises:
+        ValueError: ``W_full`` is not (nv·n, n_std) with ``n_std`` the length of the vectors.
+    """
+    W = np.asarray(W_full, dtype=float)
+    a = np.ascontiguousarray(theta_a, dtype=float).reshape(-1)
+    b = np.ascontiguousarray(theta_b, dtype=float).reshape(-1)
+    if W.ndim != 2 or W.shape[0] != nv * n or a.shape != (W.shape[1],) or b.shape != a.shape:
+        raise ValueError(
+            f"validation regressor of shape {W.shape} does not match {nv} DOF blocks of "
+            f"{n} samples and parameter vectors of shapes {a.shape} and {b.shape}"
+        )
+    dofs = [int(k) for k in dofs]
+    out_a = np.empty((len(dofs), n))
+    out_b = np.empty((len(dofs), n))
+    step = max(64, CHUNK_BYTES // max(1, 8 * W.shape[1]))
+    for j, k in enumerate(dofs):
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            rows = W[k * n + start : k * n + stop]
+            np.matmul(rows, a, out=out_a[j, start:stop])
+            np.matmul(rows, b, out=out_b[j, start:stop])
+    return out_a, out_b
+
+
 def validation_metrics(
     W_full: np.ndarray,
     signals: SignalSet,
@@ -88,17 +146,16 @@ def validation_metrics(
         The ``result["validation_metrics"]`` dict.
     """
     n = signals.num_samples
-    both = (W_full @ np.column_stack([phi_nominal, x])).reshape(settings.nv, n, 2)
-    idx = np.asarray(settings.act_idxv, dtype=int)
-    tau_nominal, tau_identified = both[idx, :, 0], both[idx, :, 1]  # (n_active, n)
-    tau_measured = np.asarray(signals.torques, float).reshape(n, -1).T
     blocks = list(blocks)
+    dofs = np.asarray(settings.act_idxv, dtype=int)[blocks]
+    tau_nominal, tau_identified = block_predictions(W_full, n, settings.nv, dofs, phi_nominal, x)
+    tau_measured = np.asarray(signals.torques, float).reshape(n, -1).T[blocks]  # (n_fit, n)
     names = [settings.active_joints[b] for b in blocks]
     units = [settings.effort_units[b] for b in blocks]
     metrics = _metrics.validation_metrics(
-        tau_measured[blocks].ravel(),
-        tau_nominal[blocks].ravel(),
-        tau_identified[blocks].ravel(),
+        tau_measured,
+        tau_nominal,
+        tau_identified,
         names,
         units,
         signals.mask,
