@@ -97,6 +97,25 @@ _DEFERRED = {
     "figaroh.calibration.base_calibration": ("yaml", "xml.etree", "hashlib", "_hashlib"),
 }
 
+#: figaroh's own modules that a plain least-squares identification never calls
+#: (physical steps, URDF export, verification, custom solver, HTML report, git
+#: queries, the viewer): imported on first use through ``lazy_module``.
+_DEFERRED_OWN = (
+    "figaroh.identification.physical_fit",
+    "figaroh.identification.physical_consistency",
+    "figaroh.identification.reconstruction",
+    "figaroh.identification.cad_constraints",
+    "figaroh.identification._pipeline_physical",
+    "figaroh.identification._verification",
+    "figaroh.tools.urdf_exporter",
+    "figaroh.tools.solver",
+    "figaroh.tools.robotvisualization",
+    "figaroh._run.git",
+    "figaroh._run.verdict",
+    "figaroh.data.trajectory",
+    "figaroh.data.observations",
+)
+
 
 @pytest.mark.parametrize("module", sorted(_DEFERRED))
 def test_task_module_import_defers_yaml_xml_and_hashlib(module):
@@ -110,6 +129,23 @@ def test_task_module_import_defers_yaml_xml_and_hashlib(module):
     proc = _fresh_python(code, json.dumps(_DEFERRED[module]))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_identification_import_defers_the_steps_a_plain_fit_never_calls():
+    code = (
+        "import json, sys\n"
+        "import figaroh.identification.base_identification as bi, figaroh.tools.robot\n"
+        "names = json.loads(sys.argv[1])\n"
+        "before = sorted(n for n in names if n in sys.modules)\n"
+        "bi._verification.verify_identification, bi._solvers.LinearSolver, bi.LinearSolver\n"
+        "print(json.dumps([before, sorted(n for n in names if n in sys.modules)]))\n"
+    )
+    proc = _fresh_python(code, json.dumps(_DEFERRED_OWN))
+    assert proc.returncode == 0, proc.stderr
+    before, after = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert before == []
+    # the first attribute access imports the module (and what it needs)
+    assert {"figaroh.identification._verification", "figaroh.tools.solver"} <= set(after)
 
 
 def test_require_names_package_purpose_and_extra():
