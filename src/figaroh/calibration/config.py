@@ -28,9 +28,13 @@ from figaroh.utils.config_keys import (
     report_unknown_keys,
     strict_requested,
 )
-from figaroh.utils.config_parser import UnifiedConfigParser, create_task_config, is_unified_config
+from figaroh.utils.config_parser import (
+    UnifiedConfigParser,
+    _has_unified_marker,
+    create_task_config,
+)
 from figaroh.utils.error_handling import MIGRATION_COMMAND, CalibrationError, ConfigurationError
-from figaroh.utils.yaml_budget import load_yaml_file
+from figaroh.utils.yaml_budget import load_yaml_file_cached
 
 logger = logging.getLogger(__name__)
 
@@ -568,6 +572,8 @@ def load_calibration_config(
     (:func:`~figaroh.utils.config_parser.create_task_config`) and converted
     with :func:`unified_to_legacy_config`; a legacy file must hold a
     top-level ``setting_type`` section, read by :func:`get_param_from_yaml`.
+    The file is read and parsed once (the unified parser receives its
+    mapping; only templates it extends are read after it).
 
     Args:
         robot: Robot object (``model``, ``data``).
@@ -585,10 +591,10 @@ def load_calibration_config(
     if not path.is_file():
         raise CalibrationError(f"Configuration file not found: {path}")
     try:
-        if is_unified_config(path):
-            unified = UnifiedConfigParser(path).parse()
+        raw = load_yaml_file_cached(path)
+        if _has_unified_marker(raw):
+            unified = UnifiedConfigParser(path)._parse(raw)
             return unified_to_legacy_config(robot, create_task_config(robot, unified, setting_type))
-        raw = load_yaml_file(path)
         if not isinstance(raw, Mapping) or setting_type not in raw:
             raise KeyError(
                 f"legacy config {path} has no '{setting_type}' section "

@@ -12,7 +12,9 @@ the *task config* consumed by ``unified_to_legacy_identif_config`` /
 Resolution order of :meth:`UnifiedConfigParser.parse`:
 
 1. load YAML (``yaml.safe_load`` semantics, under a node budget that refuses
-   documents whose aliases expand past ``FIGAROH_YAML_MAX_NODES`` nodes) and
+   documents whose aliases expand past ``FIGAROH_YAML_MAX_NODES`` nodes; a
+   file whose text is unchanged is parsed once per process and every caller
+   receives its own copy, see :func:`~figaroh.utils.yaml_budget.load_yaml_file_cached`) and
    check its keys (unknown keys warned with a suggestion, refused in strict
    mode: ``strict=True`` or a top-level ``strict_keys: true``);
 2. ``extends`` — recursive template inheritance, parent first, child
@@ -43,7 +45,6 @@ merged it at the root of the document, where no task reads it).
 
 from __future__ import annotations
 
-import copy
 import difflib
 import logging
 import os
@@ -56,7 +57,7 @@ from typing import Any
 from figaroh.utils._lazy import lazy_reexports
 from figaroh.utils.config_keys import UnknownConfigKeyError, check_document, strict_requested
 from figaroh.utils.error_handling import MIGRATION_COMMAND, ConfigurationError
-from figaroh.utils.yaml_budget import YamlBudgetError, load_yaml_file
+from figaroh.utils.yaml_budget import YamlBudgetError, load_yaml_file_cached, plain_deepcopy
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ __all__ = [
     "ConfigMetadata",
     "UnifiedConfigParser",
     "create_task_config",
+    "load_unified_config",
     "parse_configuration",
     "get_param_from_yaml",  # noqa: F822 - lazy re-export (below)
     "is_unified_config",
@@ -131,7 +133,8 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     Mappings merge recursively; lists and scalars of ``override`` replace those
     of ``base``. A list under a key ``<name>_extend`` is appended to the list
     ``<name>`` of ``base`` instead (when that exists and is a list). Neither
-    input is modified.
+    input is modified and the result shares no mutable object with them
+    (values are deep-copied, :func:`~figaroh.utils.yaml_budget.plain_deepcopy`).
 
     Args:
         base: Parent mapping.
@@ -140,7 +143,7 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     Returns:
         A new dict.
     """
-    result: dict[str, Any] = copy.deepcopy(dict(base))
+    result: dict[str, Any] = plain_deepcopy(dict(base))
     for key, value in override.items():
         if (
             isinstance(key, str)
@@ -149,16 +152,20 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
             and isinstance(result.get(key[: -len(_EXTEND_SUFFIX)]), list)
         ):
             target = key[: -len(_EXTEND_SUFFIX)]
-            result[target] = result[target] + copy.deepcopy(value)
+            result[target] = result[target] + plain_deepcopy(value)
         elif isinstance(value, Mapping) and isinstance(result.get(key), Mapping):
             result[key] = deep_merge(result[key], value)
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = plain_deepcopy(value)
     return result
 
 
 def _load_yaml_mapping(path: Path) -> dict[str, Any]:
     """Read ``path`` (``yaml.safe_load`` under the node budget) and require a mapping.
+
+    The file goes through the parsed-document cache
+    (:func:`~figaroh.utils.yaml_budget.load_yaml_file_cached`): an unchanged
+    file is parsed once per process and the caller owns the returned dict.
 
     Raises:
         YamlBudgetError: the document expands past the node budget
@@ -168,7 +175,7 @@ def _load_yaml_mapping(path: Path) -> dict[str, Any]:
     import yaml  # PyYAML (~25 ms): imported by the load, not by this module
 
     try:
-        data = load_yaml_file(path)
+        data = load_yaml_file_cached(path)
     except YamlBudgetError:
         raise
     except yaml.YAMLError as exc:
@@ -364,8 +371,12 @@ class UnifiedConfigParser:
                 as is; the message names the file and how to raise the limit).
             UnknownConfigKeyError: unknown keys under strict mode (raised as is).
         """
+        return self._parse(None)
+
+    def _parse(self, root: dict[str, Any] | None) -> dict[str, Any]:
+        """:meth:`parse`, the top-level file's mapping given as ``root`` (owned) if not None."""
         try:
-            config = self._load_resolved(self.config_path, ())
+            config = self._load_resolved(self.config_path, (), root)
             if self.variant is not None:
                 config = self._apply_variant(config, self.variant)
             self._resolve_task_inheritance(config)
@@ -382,9 +393,16 @@ class UnifiedConfigParser:
 
     # -- step 1/2: load + extends ------------------------------------------
 
-    def _load_resolved(self, path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
-        """Load ``path`` and resolve its ``extends`` chain (``chain`` = files above)."""
-        data = _load_yaml_mapping(path)
+    def _load_resolved(
+        self, path: Path, chain: tuple[Path, ...], data: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Load ``path`` and resolve its ``extends`` chain (``chain`` = files above).
+
+        ``data``: the mapping of ``path`` when the caller has read it already
+        (the parser takes ownership), else ``None``.
+        """
+        if data is None:
+            data = _load_yaml_mapping(path)
         if not chain:
             self._strict_effective = strict_requested(data, self.strict)
         check_document(data, str(path), strict=self._strict_effective)
@@ -576,11 +594,19 @@ class UnifiedConfigParser:
         return _VAR_PATTERN.sub(substitute, text)
 
     def _expand_variables(self, config: dict[str, Any]) -> dict[str, Any]:
-        snapshot = copy.deepcopy(config)
+        # References resolve against a copy of the unexpanded configuration (a
+        # ${a.b} naming a mapping receives that copy's mapping). ``walk`` never
+        # modifies ``config``, so the copy is taken when the first reference is
+        # met: a configuration without references is not copied.
+        snapshot: list[dict[str, Any]] = []
 
         def walk(node: Any) -> Any:
             if isinstance(node, str):
-                return self._expand_string(node, snapshot, 0) if "${" in node else node
+                if "${" not in node:
+                    return node
+                if not snapshot:
+                    snapshot.append(plain_deepcopy(config))
+                return self._expand_string(node, snapshot[0], 0)
             if isinstance(node, dict):
                 return {k: walk(v) for k, v in node.items()}
             if isinstance(node, list):
@@ -685,15 +711,15 @@ def create_task_config(robot: Any, unified_config: Mapping[str, Any], task_name:
     }
     properties = robot_section.get("properties") or {}
     if isinstance(properties, Mapping):
-        task_config.update(copy.deepcopy(dict(properties)))
+        task_config.update(plain_deepcopy(dict(properties)))
     if "instance" in robot_section:
-        task_config["instance"] = copy.deepcopy(robot_section["instance"])
+        task_config["instance"] = plain_deepcopy(robot_section["instance"])
     for key, value in task.items():
         if key in ("enabled", "type") or (isinstance(key, str) and key.startswith("_")):
             continue
-        task_config[key] = copy.deepcopy(value)
+        task_config[key] = plain_deepcopy(value)
     if "custom" in unified_config:
-        task_config["custom"] = copy.deepcopy(unified_config["custom"])
+        task_config["custom"] = plain_deepcopy(unified_config["custom"])
     environment = unified_config.get("environment")
     if environment is not None:
         env = environment if isinstance(environment, Mapping) else {}
@@ -717,6 +743,42 @@ def parse_configuration(
         dict: the resolved configuration.
     """
     return UnifiedConfigParser(config_path, variant, strict=strict).parse()
+
+
+def load_unified_config(
+    config_file: str | os.PathLike, variant: str | None = None, *, strict: bool | None = None
+) -> dict:
+    """``require_unified_config(config_file)`` then its parse, reading the file once.
+
+    Same result and same errors as::
+
+        require_unified_config(config_file)
+        UnifiedConfigParser(config_file, variant, strict=strict).parse()
+
+    but the top-level file is read and parsed once (its mapping is handed to
+    the parser); templates are read by the parse as usual.
+
+    Args:
+        config_file: Path of a unified configuration file.
+        variant: Variant to apply, or ``None``.
+        strict: Unknown-key policy (see :class:`UnifiedConfigParser`).
+
+    Returns:
+        dict: the resolved configuration.
+
+    Raises:
+        ConfigurationError: as :func:`require_unified_config` (missing file,
+            invalid YAML, not a mapping, legacy format), then as
+            :meth:`UnifiedConfigParser.parse`.
+        YamlBudgetError, UnknownConfigKeyError: as :meth:`UnifiedConfigParser.parse`.
+    """
+    path = Path(config_file)
+    if not path.is_file():
+        raise ConfigurationError(f"Configuration file not found: {path}")
+    data = _load_yaml_mapping(path)
+    if not _has_unified_marker(data):
+        _raise_legacy(path)
+    return UnifiedConfigParser(path, variant, strict=strict)._parse(data)
 
 
 def _auto_task(tasks: Mapping[str, Any], source: str) -> str:
@@ -745,9 +807,14 @@ def is_unified_config(config_file: str | os.PathLike) -> bool:
         config_file: Path of the YAML configuration file.
     """
     try:
-        data = load_yaml_file(config_file)
+        data = load_yaml_file_cached(config_file)
     except Exception:  # noqa: BLE001 - documented: never raises
         return False
+    return _has_unified_marker(data)
+
+
+def _has_unified_marker(data: Any) -> bool:
+    """The test of :func:`is_unified_config` on the parsed document ``data``."""
     if not isinstance(data, dict):
         return False
     if any(key in data for key in UNIFIED_MARKERS):
@@ -773,6 +840,11 @@ def require_unified_config(config_file: str | os.PathLike) -> None:
     if is_unified_config(path):
         return
     _load_yaml_mapping(path)  # raises a precise error for bad YAML / non-mapping
+    _raise_legacy(path)
+
+
+def _raise_legacy(path: Path) -> None:
+    """Refuse the legacy flat file ``path`` (message quotes the migration command)."""
     suggestion = path.with_name(f"{path.stem}_unified.yaml")
     raise ConfigurationError(
         f"{path} uses the legacy flat configuration format, which is no longer supported. "

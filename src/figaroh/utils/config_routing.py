@@ -22,10 +22,10 @@ from figaroh.identification.config import get_param_from_yaml as legacy_identifi
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
     _auto_task,
+    _has_unified_marker,
     _load_yaml_mapping,
     _source_of,
     create_task_config,
-    is_unified_config,
 )
 from figaroh.utils.error_handling import ConfigurationError
 
@@ -91,12 +91,12 @@ def get_param_from_yaml(
     """
     if isinstance(config_data, (str, os.PathLike)):
         path = Path(config_data)
-        if is_unified_config(path):
-            config = UnifiedConfigParser(path, variant).parse()
-        else:
-            if not path.is_file():
-                raise ConfigurationError(f"Configuration file not found: {path}")
-            return _legacy_route(robot, _load_yaml_mapping(path), task_type)
+        if not path.is_file():
+            raise ConfigurationError(f"Configuration file not found: {path}")
+        data = _load_yaml_mapping(path)  # read once: the parser receives the mapping
+        if not _has_unified_marker(data):
+            return _legacy_route(robot, data, task_type)
+        config = UnifiedConfigParser(path, variant)._parse(data)
     elif isinstance(config_data, Mapping):
         config = dict(config_data)
     else:

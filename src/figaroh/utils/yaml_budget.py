@@ -19,16 +19,32 @@ expanded size of a node shared through aliases is computed once and reused,
     n(\\text{scalar}) = 1, \\qquad
     n(\\text{collection}) = 1 + \\sum_{c \\in \\text{children}} n(c).
 
+A document without aliases is a tree and its expanded size is simply its
+number of nodes, counted by one walk; the memoised count runs only when the
+walk meets a node twice (an alias) or the budget is exceeded.
+
 A document whose expanded size exceeds the budget, or whose aliases form a
 cycle (an anchor used inside its own value), is refused with
 :class:`YamlBudgetError` naming the file, the count and how to raise the
 limit: the ``max_nodes`` argument or the environment variable
 ``FIGAROH_YAML_MAX_NODES``.
+
+Configuration files are read many times per process (``is_unified_config``
+then the parse, a template shared by several robot files, a script building
+several identification objects): :func:`load_yaml_file_cached` keeps the
+parsed value of small files in an in-process cache keyed by the SHA-256 of
+the file's text, so a file whose content has not changed is composed,
+counted and constructed once, and every call returns its own deep copy
+(:func:`plain_deepcopy`): no caller can alter what another receives.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -41,10 +57,13 @@ __all__ = [
     "DEFAULT_MAX_NODES",
     "MAX_NODES_ENV",
     "YamlBudgetError",
+    "clear_yaml_cache",
     "expanded_node_count",
     "load_yaml",
     "load_yaml_file",
+    "load_yaml_file_cached",
     "max_nodes_limit",
+    "plain_deepcopy",
 ]
 
 #: Default budget: nodes of the fully expanded document (a calibration file of
@@ -53,6 +72,18 @@ DEFAULT_MAX_NODES = 1_000_000
 
 #: Environment variable overriding :data:`DEFAULT_MAX_NODES`.
 MAX_NODES_ENV = "FIGAROH_YAML_MAX_NODES"
+
+#: Files longer than this (characters) are not kept by :func:`load_yaml_file_cached`.
+CACHE_MAX_CHARS = 128_000
+
+#: Parsed documents kept by :func:`load_yaml_file_cached` (least recently used dropped).
+CACHE_ENTRIES = 32
+
+#: Types ``copy.deepcopy`` returns as they are (immutable atoms).
+_ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes})
+
+_cache: OrderedDict[bytes, tuple[Any, int]] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
 class YamlBudgetError(ConfigurationError):
@@ -97,8 +128,10 @@ def _children(node: yaml.Node, mapping: type, sequence: type) -> list[yaml.Node]
 def expanded_node_count(root: yaml.Node, limit: int, source: str = "<yaml>") -> int:
     """Number of nodes of ``root`` once every alias is expanded (stops past ``limit``).
 
-    Iterative post-order walk with a memo of shared nodes, so the cost is
-    linear in the composed graph whatever the expansion factor.
+    A document whose nodes are all distinct objects (no alias) is a tree:
+    one walk counts it. Otherwise an iterative post-order walk with a memo
+    of shared nodes counts it, so the cost is linear in the composed graph
+    whatever the expansion factor.
 
     Args:
         root: Composed YAML node (``yaml.compose``).
@@ -112,6 +145,40 @@ def expanded_node_count(root: yaml.Node, limit: int, source: str = "<yaml>") -> 
         YamlBudgetError: the count exceeds ``limit``, or an alias refers to a
             node that contains it (recursive document).
     """
+    import yaml
+
+    count = _tree_size(root, yaml.MappingNode, yaml.SequenceNode)
+    if count is not None and count <= limit:
+        return count
+    return _shared_size(root, limit, source)
+
+
+def _tree_size(root: yaml.Node, mapping: type, sequence: type) -> int | None:
+    """Node count of ``root`` when no node is reached twice, else ``None``.
+
+    Without aliases the composed graph is a tree, its expanded size is its
+    number of nodes and the walk visits each node once.
+    """
+    seen: set[int] = set()
+    add = seen.add
+    stack = [root]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        key = id(node)
+        if key in seen:
+            return None  # shared node (alias): counted by _shared_size
+        add(key)
+        if isinstance(node, mapping):
+            for pair in node.value:
+                extend(pair)
+        elif isinstance(node, sequence):
+            extend(node.value)
+    return len(seen)
+
+
+def _shared_size(root: yaml.Node, limit: int, source: str) -> int:
+    """:func:`expanded_node_count` of a graph with shared nodes (memoised post-order walk)."""
     import yaml
 
     kinds = (yaml.MappingNode, yaml.SequenceNode)
@@ -175,9 +242,13 @@ def load_yaml(stream: str | bytes | IO[Any], source: str = "<yaml>", max_nodes: 
             document nested too deeply for the parser.
         yaml.YAMLError: invalid YAML (as ``yaml.safe_load``).
     """
+    return _load(stream, source, max_nodes_limit(max_nodes))[0]
+
+
+def _load(stream: str | bytes | IO[Any], source: str, limit: int) -> tuple[Any, int]:
+    """``(value, expanded node count)`` of a document under the budget ``limit``."""
     import yaml
 
-    limit = max_nodes_limit(max_nodes)
     # libyaml's parser when PyYAML was built with it (about 5x faster), else the
     # pure-Python one; both feed the same safe constructor and resolver.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(stream)
@@ -189,9 +260,9 @@ def load_yaml(stream: str | bytes | IO[Any], source: str = "<yaml>", max_nodes: 
                 f"YAML document {source} is nested too deeply to be parsed; flatten it"
             ) from None
         if node is None:
-            return None
-        expanded_node_count(node, limit, source)
-        return loader.construct_document(node)
+            return None, 0
+        count = expanded_node_count(node, limit, source)
+        return loader.construct_document(node), count
     finally:
         loader.dispose()
 
@@ -206,3 +277,113 @@ def load_yaml_file(path: str | os.PathLike, max_nodes: int | None = None) -> Any
     """
     with open(path, encoding="utf-8") as stream:
         return load_yaml(stream, str(Path(path)), max_nodes)
+
+
+def load_yaml_file_cached(path: str | os.PathLike, max_nodes: int | None = None) -> Any:
+    """:func:`load_yaml_file` through an in-process cache of parsed documents.
+
+    The file is read on every call; its text (UTF-8, universal newlines, as
+    :func:`load_yaml_file` reads it) is hashed with SHA-256. A text seen
+    before is not parsed again: its stored value is deep-copied
+    (:func:`plain_deepcopy`), so each caller owns what it receives and a
+    mutation never reaches the cache or another caller. The budget is
+    checked on every call against the stored expanded node count ``n``: the
+    document is refused when ``n > limit``, exactly as a fresh parse would.
+    Anything that fails (unreadable file, invalid YAML, budget) is redone by
+    :func:`load_yaml_file`, which raises its usual error; failures are not
+    cached. Files longer than :data:`CACHE_MAX_CHARS` characters are parsed
+    every time; at most :data:`CACHE_ENTRIES` documents are kept.
+
+    Args:
+        path: YAML file.
+        max_nodes: Budget of expanded nodes; ``None`` → :func:`max_nodes_limit`.
+
+    Returns:
+        The constructed Python object, owned by the caller.
+
+    Raises:
+        YamlBudgetError, yaml.YAMLError, OSError, UnicodeDecodeError: as
+            :func:`load_yaml_file`.
+    """
+    try:
+        with open(path, encoding="utf-8") as stream:
+            text = stream.read()
+    except (OSError, UnicodeDecodeError, ValueError):
+        return load_yaml_file(path, max_nodes)  # raises the uncached path's error
+    limit = max_nodes_limit(max_nodes)
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    with _cache_lock:
+        entry = _cache.get(digest)
+        if entry is not None:
+            _cache.move_to_end(digest)
+    if entry is not None:
+        value, count = entry
+        if count > limit:
+            raise _too_big(str(Path(path)), limit)
+        return plain_deepcopy(value)
+    try:
+        value, count = _load(text, str(Path(path)), limit)
+    except Exception:  # noqa: BLE001 - the uncached path raises the exact error
+        return load_yaml_file(path, max_nodes)
+    if len(text) <= CACHE_MAX_CHARS:
+        try:
+            stored = plain_deepcopy(value)
+        except RecursionError:  # nested too deeply to copy: not cached
+            return value
+        with _cache_lock:
+            _cache[digest] = (stored, count)
+            _cache.move_to_end(digest)
+            while len(_cache) > CACHE_ENTRIES:
+                _cache.popitem(last=False)
+    return value
+
+
+def clear_yaml_cache() -> None:
+    """Empty the cache of :func:`load_yaml_file_cached`."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def plain_deepcopy(obj: Any, memo: dict[int, Any] | None = None) -> Any:
+    """``copy.deepcopy(obj)`` with a fast path for plain ``dict`` / ``list`` trees.
+
+    ``dict`` and ``list`` objects (exact types) are rebuilt directly, keys and
+    items in the same order; the atoms ``copy.deepcopy`` returns unchanged
+    (``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``)
+    are shared; anything else goes to ``copy.deepcopy`` with the same memo.
+    As with ``copy.deepcopy``, an object reached twice is copied once
+    (sharing and cycles are preserved).
+
+    Args:
+        obj: Object to copy (typically a parsed YAML document).
+        memo: ``copy.deepcopy`` memo (``id(original) → copy``), or ``None``.
+
+    Returns:
+        The copy.
+    """
+    if type(obj) in _ATOMIC:
+        return obj
+    return _copy(obj, {} if memo is None else memo)
+
+
+def _copy(obj: Any, memo: dict[int, Any]) -> Any:
+    key = id(obj)
+    if key in memo:
+        return memo[key]
+    cls = type(obj)
+    if cls is dict:
+        new_dict: dict[Any, Any] = {}
+        memo[key] = new_dict
+        for k, v in obj.items():
+            new_dict[k if type(k) in _ATOMIC else _copy(k, memo)] = (
+                v if type(v) in _ATOMIC else _copy(v, memo)
+            )
+        return new_dict
+    if cls is list:
+        new_list: list[Any] = []
+        memo[key] = new_list
+        append = new_list.append
+        for v in obj:
+            append(v if type(v) in _ATOMIC else _copy(v, memo))
+        return new_list
+    return copy.deepcopy(obj, memo)
