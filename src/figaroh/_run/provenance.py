@@ -150,7 +150,13 @@ def _best_effort(what: str, fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def _json_safe(value: Any) -> Any:
-    """Strict-JSON copy: numpy → Python, non-finite floats → None, others → str."""
+    """Strict-JSON copy: numpy → Python, non-finite floats → None, others → str.
+
+    A pending file hash (:class:`_PendingHash`, :class:`_PendingChange`) is
+    kept as it is: the record's completion resolves it.
+    """
+    if isinstance(value, (_PendingHash, _PendingChange)):
+        return value
     if isinstance(value, Mapping):
         return {str(k): _json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -176,6 +182,66 @@ def _file_hash(path: Any) -> str:
         return file_sha256(path)
     except Exception as exc:  # noqa: BLE001
         return _unavailable(_exc_reason(exc))
+
+
+def _stamp(path: Any) -> Tuple[int, int, int] | None:
+    """``(size [B], mtime [ns], inode)`` of a file, or None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+class _PendingHash:
+    """The sha256 of a file at capture time, computed when the record is first read.
+
+    Hashing the inputs (a few MB of logs) costs milliseconds that a run which is
+    never written does not need to pay. The file's size, modification time and
+    inode are taken at capture; if they differ when the hash is computed, the
+    content of the run is no longer on disk and the field says so
+    (``"unavailable: … changed after the run …"``) instead of hashing the new
+    content.
+    """
+
+    __slots__ = ("path", "stamp")
+
+    def __init__(self, path: Any):
+        self.path = path
+        self.stamp = _stamp(path)
+
+    def resolve(self) -> str:
+        if self.stamp is not None and _stamp(self.path) != self.stamp:
+            return _unavailable("the file changed after the run (size, mtime or inode differ)")
+        return _file_hash(self.path)
+
+
+class _PendingChange:
+    """``modified_since_load`` of a file whose load-time hash is ``recorded``.
+
+    Resolved with the record: ``True``/``False`` from the file's hash then, or
+    the reason it cannot be hashed.
+    """
+
+    __slots__ = ("path", "recorded")
+
+    def __init__(self, path: Any, recorded: str):
+        self.path, self.recorded = path, recorded
+
+    def resolve(self) -> Any:
+        now = _file_hash(self.path)
+        return now if now.startswith("unavailable") else now != self.recorded
+
+
+def _resolve_pending(value: Any) -> Any:
+    """``value`` with every pending hash of its dicts and lists resolved."""
+    if isinstance(value, (_PendingHash, _PendingChange)):
+        return value.resolve()
+    if isinstance(value, dict):
+        return {k: _resolve_pending(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve_pending(v) for v in value]
+    return value
 
 
 def _run_config(obj: Any, task: str) -> Mapping[str, Any]:
@@ -213,7 +279,7 @@ def _model_identity(obj: Any, config: Mapping[str, Any]) -> Dict[str, Any]:
             break
     if urdf:
         record["urdf_path"] = str(urdf)
-        record["urdf_sha256"] = _file_hash(urdf)
+        record["urdf_sha256"] = _PendingHash(urdf)
     return record
 
 
@@ -249,7 +315,7 @@ def _config_values(config: Mapping[str, Any], keys: Tuple[str, ...]) -> Dict[str
 def _config_section(obj: Any, config: Mapping[str, Any], task: str) -> Dict[str, Any]:
     path = _get(obj, "_config_file_path")
     if path:
-        path_s, sha = str(path), _file_hash(path)
+        path_s, sha = str(path), _PendingHash(path)
     else:
         path_s = _unavailable("no _config_file_path on the run object")
         sha = _unavailable("no configuration file path")
@@ -374,7 +440,7 @@ class _DataFiles:
         )
 
     def add(self, role: str, origin: str, path: Any, recorded: str | None = None) -> None:
-        """Add one file (hash ``recorded`` at load time, else hashed now) or a directory."""
+        """Add one file (hash ``recorded`` at load time, else hashed at the record's first read)."""
         try:
             resolved = _resolve(path, self.bases)
             key = (role, str(resolved.resolve()))
@@ -390,14 +456,11 @@ class _DataFiles:
         entry: Dict[str, Any] = {"role": role, "origin": origin, "path": str(path)}
         if str(resolved) != str(path):
             entry["resolved"] = str(resolved)
-        now = _file_hash(resolved)
         if recorded:
             entry["sha256"] = recorded
-            entry["modified_since_load"] = (
-                now != recorded if not now.startswith("unavailable") else now
-            )
+            entry["modified_since_load"] = _PendingChange(resolved, recorded)
         else:
-            entry["sha256"] = now
+            entry["sha256"] = _PendingHash(resolved)
         self.entries.append(entry)
 
     def _add_directory(self, role: str, origin: str, path: Any, resolved: Path) -> None:
@@ -423,7 +486,8 @@ def _data_files_provenance(obj: Any, config: Mapping[str, Any]) -> Dict[str, Any
     (hashes frozen when the data was loaded; ``modified_since_load`` compares
     with the file now), ``obj._data_path``, then the config keys ``data_file``,
     ``validation_data_file``, ``sample_configs_file``, ``data_dir`` and
-    ``data_files`` (hashed now; relative paths are resolved against the
+    ``data_files`` (hashed at the record's first read, as they were at the
+    capture: a file changed since then is reported as such; relative paths are resolved against the
     working directory, then the config file's folder). A directory contributes
     every regular file inside it (sorted, at most 500). Entries are unique per
     (role, resolved path).
@@ -547,7 +611,7 @@ def _complete_record(
         task: Task name of the run id.
         now: Capture time (the run id's fallback timestamp).
     """
-    current = dict(fields)
+    current = _resolve_pending(dict(fields))
     current["software"] = software = _software_section(cwd)
     asset, stamps = current.get("asset"), current.get("timestamps")
     current["run_id"] = _run_id(
@@ -576,7 +640,10 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
     :class:`~figaroh._run.deferred_record.DeferredRecord`), with one ``git
     status`` run in the working directory current at capture: capturing the
     record at the end of ``solve()`` starts no subprocess, and a run that is
-    never written never queries git.
+    never written never queries git. The sha256 of the config, URDF and data
+    files are computed then too, from the files as they were at the capture
+    (size, modification time and inode recorded then; a file changed in
+    between gets ``"unavailable: the file changed after the run …"``).
 
     Args:
         obj: A ``BaseIdentification`` or ``BaseCalibration`` instance (or a
