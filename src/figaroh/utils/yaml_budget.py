@@ -32,8 +32,8 @@ limit: the ``max_nodes`` argument or the environment variable
 Configuration files are read many times per process (``is_unified_config``
 then the parse, a template shared by several robot files, a script building
 several identification objects): :func:`load_yaml_file_cached` keeps the
-parsed value of small files in an in-process cache keyed by the SHA-256 of
-the file's text, so a file whose content has not changed is composed,
+parsed value of small files in an in-process cache keyed by the file's
+text, so a file whose content has not changed is composed,
 counted and constructed once, and every call returns its own deep copy
 (:func:`plain_deepcopy`): no caller can alter what another receives.
 """
@@ -41,7 +41,6 @@ counted and constructed once, and every call returns its own deep copy
 from __future__ import annotations
 
 import copy
-import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -82,7 +81,7 @@ CACHE_ENTRIES = 32
 #: Types ``copy.deepcopy`` returns as they are (immutable atoms).
 _ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes})
 
-_cache: OrderedDict[bytes, tuple[Any, int]] = OrderedDict()
+_cache: OrderedDict[str, tuple[Any, int]] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -283,7 +282,9 @@ def load_yaml_file_cached(path: str | os.PathLike, max_nodes: int | None = None)
     """:func:`load_yaml_file` through an in-process cache of parsed documents.
 
     The file is read on every call; its text (UTF-8, universal newlines, as
-    :func:`load_yaml_file` reads it) is hashed with SHA-256. A text seen
+    :func:`load_yaml_file` reads it) is the cache key itself (a dict lookup
+    compares the whole text, so two files share an entry only when their
+    texts are equal, and no hash library is imported). A text seen
     before is not parsed again: its stored value is deep-copied
     (:func:`plain_deepcopy`), so each caller owns what it receives and a
     mutation never reaches the cache or another caller. The budget is
@@ -311,11 +312,10 @@ def load_yaml_file_cached(path: str | os.PathLike, max_nodes: int | None = None)
     except (OSError, UnicodeDecodeError, ValueError):
         return load_yaml_file(path, max_nodes)  # raises the uncached path's error
     limit = max_nodes_limit(max_nodes)
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
     with _cache_lock:
-        entry = _cache.get(digest)
+        entry = _cache.get(text)
         if entry is not None:
-            _cache.move_to_end(digest)
+            _cache.move_to_end(text)
     if entry is not None:
         value, count = entry
         if count > limit:
@@ -331,8 +331,8 @@ def load_yaml_file_cached(path: str | os.PathLike, max_nodes: int | None = None)
         except RecursionError:  # nested too deeply to copy: not cached
             return value
         with _cache_lock:
-            _cache[digest] = (stored, count)
-            _cache.move_to_end(digest)
+            _cache[text] = (stored, count)
+            _cache.move_to_end(text)
             while len(_cache) > CACHE_ENTRIES:
                 _cache.popitem(last=False)
     return value
