@@ -154,6 +154,7 @@ from figaroh.utils._lazy import lazy_module, lazy_reexports
 from figaroh.utils.config_parser import (
     UnifiedConfigParser,
     create_task_config,
+    load_unified_config,
     require_unified_config,
 )
 from figaroh.utils.results_manager import plot_with_fallback
@@ -306,8 +307,7 @@ class BaseIdentification(RunServices, ABC):
         self._config_file_path = str(config_file)
         try:
             logger.info("Loading config from %s", config_file)
-            require_unified_config(config_file)
-            unified = UnifiedConfigParser(config_file).parse()
+            unified = load_unified_config(config_file)  # require + parse, one read
             task_config = create_task_config(self.robot, unified, setting_type)
             self.task_config = task_config  # robot-specific sections (e.g. "custom") live here
             self.identif_config = unified_to_legacy_identif_config(self.robot, task_config)
