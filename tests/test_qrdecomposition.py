@@ -571,6 +571,10 @@ def test_bad_inputs_raise(ur10):
     W_inf[0, 0] = np.inf
     with pytest.raises(ValueError, match="W_e"):
         dec.double_decomposition(tau, W_inf, names)
+    # finite entries whose sum overflows are not mistaken for NaN/inf
+    huge = np.full((4, 2), 1e308)
+    assert not np.isfinite(huge.sum())
+    assert QRDecomposer(tolerance=0.0)._prepare(huge, ["a", "b"])[0] is not None
     with pytest.raises(ValueError, match="params_r"):
         dec.decompose(W, names[:-1])
     with pytest.raises(ValueError, match="params_r"):

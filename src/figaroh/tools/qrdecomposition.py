@@ -290,7 +290,10 @@ def _validate_regressor(W_e: Any, name: str = "W_e") -> np.ndarray:
         )
     if W.shape[0] == 0 or W.shape[1] == 0:
         raise ValueError(f"{name} must have at least one row and one column, got shape {W.shape}")
-    if not np.all(np.isfinite(W)):
+    # A NaN or inf entry makes the sum non-finite: one pass without a boolean
+    # temporary; only a non-finite sum (a bad entry or an overflow of finite
+    # ones) runs the element-wise test.
+    if not np.isfinite(W.sum()) and not np.all(np.isfinite(W)):
         bad = np.argwhere(~np.isfinite(W))[0]
         raise ValueError(
             f"{name} contains NaN or inf (first at row {bad[0]}, column {bad[1]}); "
