@@ -293,7 +293,9 @@ def _validate_regressor(W_e: Any, name: str = "W_e") -> np.ndarray:
     # A NaN or inf entry makes the sum non-finite: one pass without a boolean
     # temporary; only a non-finite sum (a bad entry or an overflow of finite
     # ones) runs the element-wise test.
-    if not np.isfinite(W.sum()) and not np.all(np.isfinite(W)):
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite_sum = np.isfinite(W.sum())
+    if not finite_sum and not np.all(np.isfinite(W)):
         bad = np.argwhere(~np.isfinite(W))[0]
         raise ValueError(
             f"{name} contains NaN or inf (first at row {bad[0]}, column {bad[1]}); "
