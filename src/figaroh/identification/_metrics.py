@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from figaroh.tools.identification_report import effort_unit  # noqa: F401 - re-exported
+from figaroh.tools.effort_units import effort_unit  # noqa: F401 - re-exported
 
 logger = logging.getLogger(__name__)
 
