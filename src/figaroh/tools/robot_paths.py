@@ -54,6 +54,15 @@ def example_robot_data_dir() -> Path | None:
         The ``.../share/example-robot-data/robots`` folder, or ``None`` when the
         wheel is not installed.
     """
+    # The wheel unpacks into ``<site-packages>/cmeel.prefix``: a few stat()
+    # calls find it; the package metadata (importlib.metadata, ~25 ms of
+    # imports and a scan of every installed distribution) is asked only when
+    # they do not.
+    for entry in sys.path:
+        if entry:
+            path = Path(entry) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+            if path.is_dir():
+                return path.resolve()
     candidates: list[Path] = []
     try:
         from importlib import metadata
@@ -64,11 +73,6 @@ def example_robot_data_dir() -> Path | None:
         )
     except Exception:  # noqa: BLE001 - metadata lookup is best effort
         pass
-    for entry in sys.path:
-        if entry:
-            candidates.append(
-                Path(entry) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
-            )
     candidates.append(Path(sys.prefix) / "share" / "example-robot-data" / "robots")
     for path in candidates:
         if path.is_dir():
