@@ -7,6 +7,7 @@ over samples.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -101,21 +102,97 @@ def low_pass(
     Raises:
         ValueError: Cut-off at or above Nyquist, bad parameters or too few samples.
     """
-    if median_padding not in ("zero", "nearest"):
-        raise ValueError(
-            "filter_params.median_padding must be 'zero' (figaroh 1.0.2) or 'nearest', got "
-            f"{median_padding!r}"
-        )
-    arr, was_1d = _as_columns(x, "signal")
-    nbutter, wn, med_fil = _checked_filter_params(nbutter, f_butter, med_fil, f_sample)
-    fns = _iir.lowpass_functions()
-    b, a = fns.butter(nbutter, wn)
-    padlen = 3 * (max(len(b), len(a)) - 1)
-    if arr.shape[0] <= padlen:
-        raise ValueError(
-            f"the low-pass filter needs more than {padlen} samples, got {arr.shape[0]}: "
-            "record a longer trajectory or lower filter_params.nbutter"
-        )
+    (out,) = low_pass_many(
+        [x],
+        nbutter=nbutter,
+        f_butter=f_butter,
+        med_fil=med_fil,
+        f_sample=f_sample,
+        median_padding=median_padding,
+    )
+    return out
+
+
+def low_pass_many(
+    signals: Sequence[np.ndarray],
+    *,
+    nbutter: int = 4,
+    f_butter: float = 2.0,
+    med_fil: int = 5,
+    f_sample: float = 100.0,
+    median_padding: str = "zero",
+) -> list[np.ndarray]:
+    """:func:`low_pass` of each signal, the signals of one length filtered together.
+
+    Each result equals :func:`low_pass` of that signal alone, bit for bit:
+    the signals are checked one after the other (the first failing one
+    raises, as a loop over :func:`low_pass` would), then with the numpy
+    backend and a median window > 1 the signals of one length ``N`` are
+    stacked column-wise and go through one
+    :func:`figaroh.tools._iir.median_filtfilt_columns` call (column-wise
+    median, one shared extended-precision recursion, the double-precision
+    matrix products of each signal as if it were alone), which costs little
+    more than filtering one of them.
+
+    Args:
+        signals: Signals (N,) or (N, n_i).
+        nbutter: Butterworth order.
+        f_butter: Cut-off frequency [Hz]; must be below the Nyquist frequency.
+        med_fil: Median window length [samples] (odd; 1 disables it).
+        f_sample: Sampling frequency [Hz].
+        median_padding: ``"zero"`` (figaroh 1.0.2) or ``"nearest"``.
+
+    Returns:
+        The filtered signals, each with the shape of its input.
+
+    Raises:
+        ValueError: Cut-off at or above Nyquist, bad parameters or too few samples.
+    """
+    columns: list[tuple[np.ndarray, bool]] = []
+    design = None
+    for x in signals:
+        if median_padding not in ("zero", "nearest"):
+            raise ValueError(
+                "filter_params.median_padding must be 'zero' (figaroh 1.0.2) or 'nearest', "
+                f"got {median_padding!r}"
+            )
+        arr, was_1d = _as_columns(x, "signal")
+        if design is None:
+            order, wn, med_fil = _checked_filter_params(nbutter, f_butter, med_fil, f_sample)
+            fns = _iir.lowpass_functions()
+            b, a = fns.butter(order, wn)
+            padlen = 3 * (max(len(b), len(a)) - 1)
+            design = (fns, b, a, padlen)
+        fns, b, a, padlen = design
+        if arr.shape[0] <= padlen:
+            raise ValueError(
+                f"the low-pass filter needs more than {padlen} samples, got {arr.shape[0]}: "
+                "record a longer trajectory or lower filter_params.nbutter"
+            )
+        columns.append((arr, was_1d))
+    if design is None:
+        return []
+    arrays = [arr for arr, _ in columns]
+    if fns.backend == "numpy" and med_fil > 1 and len({arr.shape[0] for arr in arrays}) == 1:
+        # Without a median (med_fil = 1) filtfilt sees each signal's own memory
+        # layout, which can change BLAS's last bits: those go one by one.
+        padding = "zero" if median_padding == "zero" else "edge"
+        outs = _iir.median_filtfilt_columns(arrays, med_fil, padding, b, a, padlen=padlen)
+    else:
+        outs = [_low_pass_one(fns, arr, b, a, med_fil, median_padding, padlen) for arr in arrays]
+    return [out[:, 0] if was_1d else out for out, (_, was_1d) in zip(outs, columns, strict=True)]
+
+
+def _low_pass_one(
+    fns: _iir.LowPassFunctions,
+    arr: np.ndarray,
+    b: np.ndarray,
+    a: np.ndarray,
+    med_fil: int,
+    median_padding: str,
+    padlen: int,
+) -> np.ndarray:
+    """Median then filtfilt of one checked (N, n) signal with the functions ``fns``."""
     half = med_fil // 2
     if med_fil == 1:
         med = arr
@@ -124,8 +201,7 @@ def low_pass(
     else:
         padded = np.pad(arr, ((half, half), (0, 0)), mode="edge")
         med = fns.medfilt(padded, med_fil)[half : half + arr.shape[0]]
-    out = fns.filtfilt(b, a, med, axis=0, padlen=padlen)
-    return out[:, 0] if was_1d else out
+    return fns.filtfilt(b, a, med, axis=0, padlen=padlen)
 
 
 def differentiate(t: np.ndarray, x: np.ndarray, method: str = "gradient") -> np.ndarray:

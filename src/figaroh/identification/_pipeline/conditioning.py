@@ -95,7 +95,10 @@ def apply_filters(
     Per column: ``scipy.signal.medfilt`` (window ``med_fil``, zero-padded
     edges unless ``median_padding="nearest"``), then ``filtfilt(b, a, x,
     padtype="odd", padlen=3·(max(len(b), len(a)) − 1))`` with ``(b, a) =
-    butter(nbutter, f_butter / (f_sample / 2))``.
+    butter(nbutter, f_butter / (f_sample / 2))``. The signals are checked in
+    order; those of one length are filtered in one pass
+    (:func:`~figaroh.identification._signal.low_pass_many`), each with the
+    result it would have alone.
 
     Args:
         *signals: Arrays (N,) or (N, n), or None (passed through).
@@ -108,19 +111,18 @@ def apply_filters(
     Returns:
         The filtered array for one signal, else a tuple.
     """
-    out = tuple(
-        None
-        if s is None
-        else _signal.low_pass(
-            s,
+    present = [s for s in signals if s is not None]
+    filtered = iter(
+        _signal.low_pass_many(
+            present,
             nbutter=nbutter,
             f_butter=f_butter,
             med_fil=med_fil,
             f_sample=f_sample,
             median_padding=median_padding,
         )
-        for s in signals
     )
+    out = tuple(None if s is None else next(filtered) for s in signals)
     return out[0] if len(out) == 1 else out
 
 
@@ -155,15 +157,26 @@ def condition_kinematics(
     params = dict(filter_config.get("filter_params", {}))
     method = filter_config.get("differentiation_method", "gradient")
     processed = {"timestamps": np.asarray(raw["timestamps"], dtype=float)}
+    # Consecutive present signals are filtered in one pass (same results as
+    # one by one); a missing one is the derivative of the one before it.
+    pending: list[str] = []
     previous = None
-    for name in _KINEMATIC_KEYS:
-        value = raw.get(name)
+    for name in (*_KINEMATIC_KEYS, None):
+        value = None if name is None else raw.get(name)
         if value is not None:
-            processed[name] = apply_filters(np.asarray(value, float), **params)
-        elif previous is not None:
-            processed[name] = differentiate(processed["timestamps"], processed[previous], method)
+            pending.append(name)
+            processed[name] = np.asarray(value, float)
         else:
-            raise IdentificationDataError(f"Cannot process {name}: no data or dependency")
+            if pending:
+                filtered = apply_filters(*(processed[key] for key in pending), **params)
+                filtered = filtered if len(pending) > 1 else (filtered,)
+                processed.update(zip(pending, filtered, strict=True))
+                pending = []
+            if name is None:
+                break
+            if previous is None:
+                raise IdentificationDataError(f"Cannot process {name}: no data or dependency")
+            processed[name] = differentiate(processed["timestamps"], processed[previous], method)
         previous = name
     return processed
 
