@@ -17,7 +17,7 @@ from figaroh.identification import _signal
 from figaroh.identification._pipeline.data_checks import as_numeric, require_finite
 from figaroh.identification._pipeline.records import Settings, SignalSet
 from figaroh.identification.exceptions import IdentificationConfigError, IdentificationDataError
-from figaroh.tools.identification_report import effort_unit
+from figaroh.tools.effort_units import effort_unit
 
 __all__ = [
     "apply_filters",
