@@ -114,6 +114,9 @@ _DEFERRED_OWN = (
     "figaroh._run.verdict",
     "figaroh.data.trajectory",
     "figaroh.data.observations",
+    "figaroh.tools.identification_report",
+    "figaroh._run.html",
+    "figaroh._run.charts",
 )
 
 
