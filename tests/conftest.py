@@ -1,8 +1,4 @@
-"""Shared pytest fixtures: robot URDF paths and the shared real-data folder.
-
-Also pins OpenBLAS's compute kernels before numpy is imported (see
-:func:`_pin_reference_blas_kernels`).
-"""
+"""Shared pytest fixtures: robot URDF paths and the shared real-data folder."""
 
 from __future__ import annotations
 
@@ -10,44 +6,35 @@ import importlib.util
 import os
 import platform
 import sys
-import warnings
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 
-def _pin_reference_blas_kernels() -> None:
-    """Use OpenBLAS's Haswell (AVX2 + FMA) kernels unless ``OPENBLAS_CORETYPE`` is set.
+from figaroh.tools.robot_paths import example_robot_data_dir
+
+
+def reference_blas_env() -> dict[str, str]:
+    """Environment that runs OpenBLAS's Haswell (AVX2 + FMA) kernels, or ``{}``.
 
     OpenBLAS picks its kernels from the CPU at load time, and kernels of
     different widths round differently in the last bits: on an AVX-512 CPU
     (SkylakeX kernels) two exactly recorded ``qr_rules`` expression values of
     the golden kit differ by 1.6e-13 relative, and the ill-conditioned TALOS
     calibration converges to a different round-off. The golden values were
-    recorded with the AVX2 kernels, which every AVX2 CPU runs, so the tests
-    pin them; the library itself never sets it. Set ``OPENBLAS_CORETYPE``
-    yourself to test another kernel.
+    recorded with the AVX2 kernels, so the golden-kit subprocesses run with
+    them (on an x86-64 CPU with AVX2 and FMA, unless ``OPENBLAS_CORETYPE`` is
+    set). Every other test runs with the kernels OpenBLAS picks, as a user's
+    run does; the library never sets the variable.
     """
     if os.environ.get("OPENBLAS_CORETYPE") or platform.machine() not in ("x86_64", "AMD64"):
-        return
+        return {}
     try:
         flags = set(Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace").split())
     except OSError:
-        return
-    if {"avx2", "fma"} <= flags:
-        if "numpy" in sys.modules:
-            warnings.warn(
-                "numpy was imported before tests/conftest.py: OPENBLAS_CORETYPE=Haswell "
-                "applies to subprocesses only",
-                stacklevel=1,
-            )
-        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+        return {}
+    return {"OPENBLAS_CORETYPE": "Haswell"} if {"avx2", "fma"} <= flags else {}
 
-
-_pin_reference_blas_kernels()
-
-import pytest  # noqa: E402
-
-from figaroh.tools.robot_paths import example_robot_data_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

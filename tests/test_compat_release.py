@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import reference_blas_env
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 SURFACE = SHARED / "compat" / "surface.py"
@@ -98,7 +100,7 @@ def test_golden_case_reproduces_figaroh_1_0_2(case, tmp_path):
     passed, failed, output = _run(
         [str(GOLDEN_RUN), str(SHARED), case],
         cwd=tmp_path,
-        env={"GOLDEN_WORK": str(tmp_path), "GOLDEN_SHOW": "1000"},
+        env={"GOLDEN_WORK": str(tmp_path), "GOLDEN_SHOW": "1000", **reference_blas_env()},
     )
     assert passed > 0
     floor = ROUND_OFF_FLOOR.get(case, {})

@@ -8,6 +8,7 @@ torque vector) fails it.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 from scipy import linalg
 
+from conftest import reference_blas_env
 from figaroh.tools.qrdecomposition import (
     TIE_RTOL,
     QRDecomposer,
@@ -280,6 +282,7 @@ def test_golden_qr_rules_case():
         pytest.skip(f"golden kit not found at {GOLDEN}")
     proc = subprocess.run(
         [sys.executable, str(GOLDEN / "run.py"), str(GOLDEN.parent), "qr_rules"],
+        env={**os.environ, **reference_blas_env()},
         capture_output=True,
         text=True,
         timeout=600,
