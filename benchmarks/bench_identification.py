@@ -26,7 +26,7 @@ or of the child for the whole script): on a shared machine the CPU times are
 the steadier figures, the wall times are what a user waits for on a quiet one.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_identification.py \
-        [--samples 10000] [--repeats 5]
+        [--samples 10000] [--repeats 11]
 
 Reading the two CSV logs (3.2 MB each) with the example's loader costs about
 0.1 s at 10 000 + 10 000 samples (``np.loadtxt``, numpy's fastest text reader
@@ -108,7 +108,7 @@ def _stats(times: list[float]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--samples", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=11)
     args = parser.parse_args()
     robot = load_ur10()
     with tempfile.TemporaryDirectory() as tmp:
