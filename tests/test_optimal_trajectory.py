@@ -682,7 +682,7 @@ def test_ur10_identification_is_more_precise(ur10_design, ur10_d_optimal, ur10_g
     representative columns the QR picked). The example's condition-number design
     (cond weighted by exp(0.85·D), the one that divides cond by ≥ 3) trades some of
     that volume for a lower condition number: it must keep the precision of its
-    initial guess to within 10 % (it ends at +2 % with both OpenBLAS kernel sets; the
+    initial guess to within 10 % (it ends at +1.5 to +1.8 % with the two OpenBLAS kernel sets; the
     plain condition number, w = 0, loses 15–27 % on the same seed), not beat it: a
     lower median there is a property of where IPOPT happens to stop, not of the
     objective.
