@@ -123,7 +123,9 @@ def initial_trajectory(opt: BaseOptimalTrajectory, segment: int = 0):
     """``(t, q, v, a)`` of a solved segment's initial random guess (full-size arrays)."""
     tc = opt.trajectory_config
     tps = tc["t_s"] * (np.arange(tc["n_wps"]) + segment)
-    return opt.CB.get_full_config(tc["freq"], tps, opt.results["initial_waypoints"][segment])
+    wps = opt.results["initial_waypoints"][segment]
+    rest = np.zeros_like(wps)  # the design's spline: zero waypoint velocities/accelerations
+    return opt.CB.get_full_config(tc["freq"], tps, wps, rest, rest)
 
 
 def identification_quality(

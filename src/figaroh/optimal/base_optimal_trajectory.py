@@ -1,8 +1,12 @@
-"""Optimal exciting trajectories for dynamic identification (cubic splines + IPOPT).
+"""Optimal exciting trajectories for dynamic identification (waypoint splines + IPOPT).
 
-A trajectory segment is the piecewise cubic of
+A trajectory segment is the waypoint spline of
 :mod:`figaroh.utils.cubic_spline` through ``n_wps`` waypoints ``t_s`` seconds
-apart (rest at every waypoint), sampled at ``freq``. The first waypoint is
+apart, sampled at ``freq``, built as figaroh 1.0.2 builds it: the waypoint
+velocities and accelerations (zero) are passed as curve constraints, so every
+piece is the rest-to-rest quintic (``ndcurves`` ``exact_cubic`` with
+``curve_constraints``; at rest with zero acceleration at every waypoint, peak
+speed ``(15/8)·|Δq|/t_s``). The first waypoint is
 fixed; the others, ``X`` (waypoint-major, ``(n_wps − 1)·n_active`` values
 [rad]), are optimised by IPOPT to minimise a criterion of the base regressor
 ``W_b(X)`` (the columns fixed once by :class:`BaseParameterComputer`,
@@ -73,9 +77,11 @@ from figaroh.tools.robotipopt import (
     require_cyipopt,
 )
 from figaroh.utils.cubic_spline import (
+    REST_PEAK_SPEED,
     CubicSpline,
     WaypointsGeneration,
     calc_torque,
+    is_constrained,
     peak_velocities,
     sample_times,
     spline_basis,
@@ -186,7 +192,9 @@ def _criterion_from_gram(
 class _SegmentEvaluator:
     """Fast evaluation of one segment's trajectory, criterion, efforts and derivatives."""
 
-    def __init__(self, opt_traj: BaseOptimalTrajectory, tps, vel_wps, wp_init, W_stack, Ns):
+    def __init__(
+        self, opt_traj: BaseOptimalTrajectory, tps, vel_wps, acc_wps, wp_init, W_stack, Ns
+    ):
         self.ot = opt_traj
         CB = opt_traj.CB
         self.n = len(CB.act_idxq)
@@ -196,8 +204,11 @@ class _SegmentEvaluator:
         if len(self.t) != Ns:
             raise ValueError(f"segment has {len(self.t)} samples, Ns = {Ns} was given")
         self.Ns = Ns
-        self.basis = spline_basis(self.tps, self.t)
-        self.vel_wps = np.zeros(CB.dim_v) if vel_wps is None else np.asarray(vel_wps, dtype=float)
+        self.vel_wps = None if vel_wps is None else np.asarray(vel_wps, dtype=float)
+        self.acc_wps = None if acc_wps is None else np.asarray(acc_wps, dtype=float)
+        self.basis = spline_basis(
+            self.tps, self.t, constrained=is_constrained(self.vel_wps, self.acc_wps)
+        )
         self.wp_init = np.asarray(wp_init, dtype=float).ravel()
         self.groups = [np.flatnonzero(self.basis.interval == m) for m in range(self.n_wps - 1)]
         self.base_cols = opt_traj.base_columns
@@ -222,7 +233,7 @@ class _SegmentEvaluator:
         return np.column_stack([self.wp_init, np.asarray(X, dtype=float).reshape(-1, self.n).T])
 
     def trajectory(self, X: np.ndarray):
-        qa, dqa, ddqa = self.basis.evaluate(self.waypoints(X), self.vel_wps)
+        qa, dqa, ddqa = self.basis.evaluate(self.waypoints(X), self.vel_wps, self.acc_wps)
         return self.ot.CB.to_full(qa, dqa, ddqa)
 
     def _regressor(self, q, v, a):
@@ -409,7 +420,9 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         self.n_vars = self.n_joints * (self.n_wps - 1)
         self.opt_cb: Dict[str, Any] = {}
         self._x0 = np.zeros(self.n_vars)
-        self.evaluator = _SegmentEvaluator(opt_traj, self.tps, vel_wps, self.wp_init, W_stack, Ns)
+        self.evaluator = _SegmentEvaluator(
+            opt_traj, self.tps, vel_wps, acc_wps, self.wp_init, W_stack, Ns
+        )
         self.cm: TrajectoryConstraintManager = opt_traj.constraint_manager
         self._collision_cache: Dict[bytes, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._build_structure()
@@ -472,7 +485,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
     def constraints(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=float).ravel()
         ev = self.evaluator
-        vel = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps)[0]
+        vel = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps, ev.acc_wps)[0]
         tau_max, tau_min, _, _ = self._effort(X)
         blocks = [X, vel, tau_max, tau_min]
         if self.cm.n_pairs:
@@ -560,7 +573,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         X = np.asarray(X, dtype=float).ravel()
         ev = self.evaluator
         d = ev.derivatives(X)
-        _, dy0, dy1 = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps)
+        _, dy0, dy1 = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps, ev.acc_wps)
         end, k, j = self._vel_sel.T
         vel_vals = np.where(end == 0, dy0[k, j], dy1[k, j])
         _, _, w_hi, w_lo = self._effort(X)
@@ -635,7 +648,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
             self.tps,
             wps,
             self.evaluator.vel_wps,
-            None,
+            self.evaluator.acc_wps,
             margin=ACCEPT_MARGIN_FRACTION * self.cm.margin,
         )
 
@@ -1076,14 +1089,20 @@ class BaseOptimalTrajectory:
     def _limit_waypoint_steps(self, wps: np.ndarray) -> np.ndarray:
         """Clip consecutive waypoint steps so the rest-to-rest peak speed stays below the limit.
 
-        A rest-to-rest cubic over ``t_s`` peaks at ``1.5·|Δq|/t_s``: each step is
-        limited to ``0.9·(2/3)·t_s·|upper_dq|`` (per joint), cumulatively from
-        the first waypoint (unchanged); a clamped waypoint moves toward its
-        predecessor, so values stay within the original range.
+        The segments are built with zero waypoint velocities and accelerations
+        as curve constraints, so each piece is the rest-to-rest quintic whose
+        peak speed over ``t_s`` is ``c·|Δq|/t_s`` with ``c = 15/8``
+        (:data:`~figaroh.utils.cubic_spline.REST_PEAK_SPEED`): each step is
+        limited to ``0.9·t_s·|upper_dq|/c`` (per joint), cumulatively from the
+        first waypoint (unchanged); a clamped waypoint moves toward its
+        predecessor, so values stay within the original range. (figaroh 1.0.2
+        used ``c = 1.5``, the peak of the unconstrained cubic, for these same
+        quintic pieces: its clipped steps reach 1.125× the velocity limit.)
         """
         wps = np.asarray(wps, dtype=float)
         out = wps.copy()
-        max_step = 0.9 * (2.0 / 3.0) * self.trajectory_config["t_s"] * np.abs(self.CB.upper_dq)
+        c = REST_PEAK_SPEED[True]
+        max_step = 0.9 * self.trajectory_config["t_s"] * np.abs(self.CB.upper_dq) / c
         for w in range(1, out.shape[1]):
             step = np.clip(wps[:, w] - out[:, w - 1], -max_step, max_step)
             out[:, w] = out[:, w - 1] + step
@@ -1105,21 +1124,24 @@ class BaseOptimalTrajectory:
             and np.all((ta >= CB.lower_effort) & (ta <= CB.upper_effort))
         )
 
-    def _interval_feasible(self, tps, wps, vel, k: int) -> bool:
+    def _interval_feasible(self, tps, wps, vel, acc, k: int) -> bool:
         """Limits and clearance of the piece between waypoints ``k − 1`` and ``k``."""
         CB = self.CB
         tc = self.trajectory_config
         t_pair = np.asarray(tps, dtype=float).ravel()[k - 1 : k + 1]
-        y, v_wp = wps[:, k - 1 : k + 1], vel[:, k - 1 : k + 1]
+        y = wps[:, k - 1 : k + 1]
+        v_wp = None if vel is None else vel[:, k - 1 : k + 1]
+        a_wp = None if acc is None else acc[:, k - 1 : k + 1]
+        basis_kind = is_constrained(v_wp, a_wp)
         if np.any(y[:, 1] < CB.lower_q) or np.any(y[:, 1] > CB.upper_q):
             return False
         if np.any(np.abs(y[:, 1] - y[:, 0]) < 1e-3):
             return False  # a still joint: sign(dq) = 0, the Coulomb column jumps when it moves
-        peak = peak_velocities(t_pair, y, v_wp)[0][0]
+        peak = peak_velocities(t_pair, y, v_wp, a_wp)[0][0]
         if np.any(peak < CB.lower_dq) or np.any(peak > CB.upper_dq):
             return False
         t = sample_times(tc["freq"], t_pair)
-        qa, dqa, ddqa = spline_basis(t_pair, t).evaluate(y, v_wp)
+        qa, dqa, ddqa = spline_basis(t_pair, t, basis_kind).evaluate(y, v_wp, a_wp)
         q, v, a = CB.to_full(qa, dqa, ddqa)
         tau = calc_torque(len(t), self.robot, q, v, a).reshape(self.model.nv, -1).T
         ta = tau[:, CB.act_idxv]
@@ -1129,7 +1151,8 @@ class BaseOptimalTrajectory:
         if not cm.n_pairs:
             return True
         t_c = sample_times(cm.check_frequency, t_pair)
-        q_c = CB.to_full(spline_basis(t_pair, t_c).evaluate(y, v_wp)[0], qa[:1], qa[:1])[0]
+        q_c = spline_basis(t_pair, t_c, basis_kind).evaluate(y, v_wp, a_wp)[0]
+        q_c = CB.to_full(q_c, qa[:1], qa[:1])[0]
         return all(cm.configuration_clear(qi) for qi in q_c)
 
     def _draw_waypoint(self, previous: np.ndarray) -> np.ndarray:
@@ -1164,7 +1187,7 @@ class BaseOptimalTrajectory:
             repaired = True
             for k in range(1, wps.shape[1]):
                 for _ in range(20):
-                    if self._interval_feasible(tps, wps, vel, k):
+                    if self._interval_feasible(tps, wps, vel, acc, k):
                         break
                     wps[:, k] = self._draw_waypoint(wps[:, k - 1])
                 else:
