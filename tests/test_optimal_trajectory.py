@@ -794,9 +794,10 @@ def test_tiago_example_short_optimisation(shared_data):
     assert cm.trajectory_clear(tps, wps, rest, rest, margin=0.25 * cm.margin)
 
 
-def test_two_stacked_segments(ur10_geom, ur10_config):
+def test_two_stacked_segments(ur10_geom, ur10_config, tmp_path, monkeypatch):
     """Segment 2 starts at segment 1's last waypoint; its regressor is stacked under
-    segment 1's only; the joined trajectory is continuous."""
+    segment 1's only; the joined trajectory is continuous. plot_results draws the
+    real segment layout through the results manager and writes no file."""
     opt = BaseOptimalTrajectory(ur10_geom, UR10_JOINTS, ur10_config, rng=3)
     opt.trajectory_config.update(
         n_wps=3,
@@ -820,3 +821,25 @@ def test_two_stacked_segments(ur10_geom, ur10_config):
     assert len(q) == len(res["P_F"][0]) + len(res["P_F"][1]) - 1
     assert np.all(np.diff(t) > 0)
     assert np.max(np.abs(np.diff(q, axis=0))) < 0.2  # no jump at the junction (20 Hz)
+    import matplotlib.pyplot as plt
+
+    monkeypatch.chdir(tmp_path)
+    fig = opt.plot_results()
+    try:
+        axes = fig.axes
+        assert len(axes) == 3 and "Optimal exciting trajectory" in fig._suptitle.get_text()
+        for ax, key, cols in zip(
+            axes,
+            ("P_F", "V_F", "A_F"),
+            (opt.CB.act_idxq, opt.CB.act_idxv, opt.CB.act_idxv),
+            strict=True,
+        ):
+            assert len(ax.lines) == 2 * 6
+            for s in range(2):
+                for j, col in enumerate(cols):
+                    line = ax.lines[6 * s + j]
+                    np.testing.assert_array_equal(line.get_xdata(), res["T_F"][s].ravel())
+                    np.testing.assert_array_equal(line.get_ydata(), res[key][s][:, col])
+    finally:
+        plt.close(fig)
+    assert list(tmp_path.iterdir()) == []

@@ -1508,11 +1508,13 @@ class BaseOptimalCalibration:
         self.figure = fig
         return True
 
-    def plot_results(self, output_dir: str | Path = "results") -> Any:
+    def plot_results(self, output_dir: str | Path | None = None) -> Any:
         """Results-manager plot of the weights and criterion, bar-chart fallback.
 
         Args:
-            output_dir: Folder of the PNG written when no display is available.
+            output_dir: Folder to write the PNG into; None (default) writes
+                nothing (the figure is shown with a display, left drawn and
+                open otherwise).
 
         Returns:
             The results manager's list of written files, or the fallback figure.

@@ -1422,42 +1422,40 @@ class BaseOptimalTrajectory:
     def plot_results(self):
         """Positions, velocities and accelerations of every segment per active joint.
 
+        Drawn by :meth:`ResultsManager.plot_optimal_trajectory_results` from
+        :attr:`results` (the segment layout ``T_F, P_F, V_F, A_F``; ``P_F``
+        columns ``CB.act_idxq``, ``V_F``/``A_F`` columns ``CB.act_idxv``) as in
+        figaroh 1.0.2, with :meth:`CubicSpline.plot_spline` of
+        :meth:`stacked_trajectory` as the fallback when that plot fails. The
+        figure is neither shown nor written (``plt.show()``/``savefig`` it).
+
         Returns:
             The matplotlib Figure, or None when there is nothing to plot.
         """
         if not self.results["T_F"]:
             self.logger.warning("plot_results: no solved segment")
             return None
-        import matplotlib.pyplot as plt
+        manager = ResultsManager("optimal_trajectory", self.model.name)
 
-        CB = self.CB
-        fig, axes = plt.subplots(3, 1, sharex=True, figsize=(12, 9))
-        for seg, (t, p, v, a) in enumerate(
-            zip(
-                self.results["T_F"],
-                self.results["P_F"],
-                self.results["V_F"],
-                self.results["A_F"],
-                strict=True,
+        def primary():
+            manager.plot_optimal_trajectory_results(
+                self.results,
+                self.final_condition_number,
+                joint_names=list(self.active_joints),
+                title="Optimal exciting trajectory",
+                q_indices=self.CB.act_idxq,
+                v_indices=self.CB.act_idxv,
+                show=False,
+                raise_errors=True,
             )
-        ):
-            t = np.asarray(t).ravel()
-            for j, name in enumerate(self.active_joints):
-                label = name if seg == 0 else None
-                axes[0].plot(t, p[:, CB.act_idxq[j]], color=f"C{j}", label=label)
-                axes[1].plot(t, v[:, CB.act_idxv[j]], color=f"C{j}")
-                axes[2].plot(t, a[:, CB.act_idxv[j]], color=f"C{j}")
-        for ax, label in zip(axes, ("q [rad]", "dq [rad/s]", "ddq [rad/s²]"), strict=True):
-            ax.set_ylabel(label)
-            ax.grid(True, alpha=0.3)
-        axes[0].legend(fontsize="small", ncol=3)
-        axes[-1].set_xlabel("t [s]")
-        fig.suptitle(
-            f"{self.model.name}: optimal exciting trajectory "
-            f"(condition number {self.final_condition_number:.4g})"
+            return manager.last_figures["trajectory"]
+
+        return plot_with_fallback(
+            primary,
+            lambda: self.CB.plot_spline(*self.stacked_trajectory()),
+            self.logger,
+            "optimal trajectory",
         )
-        fig.tight_layout()
-        return fig
 
     def save_results(self, output_dir: str = "results") -> Dict[str, str] | None:
         """Save the segments with the results manager (YAML + NPZ).
