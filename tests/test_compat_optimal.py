@@ -102,6 +102,9 @@ def test_optimal_modules_match_the_102_surface(modname):
             why = surface.incompatible(surface._params(obj), want["params"])
             if why:
                 problems.append(f"{name}: {why}")
+        elif want["kind"] == "constant":
+            if type(obj).__name__ != want["type"]:
+                problems.append(f"{name}: a {type(obj).__name__}, 1.0.2 has a {want['type']}")
         else:
             for meth, params in want["methods"].items():
                 if not hasattr(obj, meth):

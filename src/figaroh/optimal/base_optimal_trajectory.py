@@ -358,6 +358,14 @@ def _failure_reason(data: Mapping[str, Any]) -> str:
 _MISSING = object()
 
 
+def _overridden(obj: Any, base: type, names: Sequence[str]) -> List[str]:
+    """``"<Class>.<name>"`` of the methods of ``base`` that ``type(obj)`` overrides."""
+    cls = type(obj)
+    return [
+        f"{cls.__name__}.{n}" for n in names if getattr(cls, n, None) is not getattr(base, n, None)
+    ]
+
+
 def _trajectory_ipopt_config(tc: Mapping[str, Any]) -> IPOPTConfig:
     """IPOPT settings of a segment: tol 1e-3, acceptable 1e-2, adaptive barrier update."""
     config = IPOPTConfig.for_trajectory_optimization()
@@ -425,7 +433,67 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         )
         self.cm: TrajectoryConstraintManager = opt_traj.constraint_manager
         self._collision_cache: Dict[bytes, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._find_hooks()
         self._build_structure()
+
+    def _find_hooks(self) -> None:
+        """Use the figaroh 1.0.2 hooks where a subclass overrides them.
+
+        The fast paths (segment evaluator, aggregated constraint rows, analytic
+        sparse Jacobian) stand for the calls 1.0.2 makes; when a subclass
+        overrides one of those calls, the problem makes it as 1.0.2 does:
+
+        * objective: ``opt_traj.objective_function(X, opt_cb, tps, vel_wps,
+          acc_wps, wp_init, W_stack)`` when ``objective_function``,
+          ``_stack_base_regressors`` or ``criterion`` (of the design), or the
+          spline's ``get_full_config``/``get_active_config`` is overridden;
+        * gradient: ``n + 1`` forward differences of :meth:`objective` (step
+          :data:`FD_STEP`) in that case, or when :meth:`objective` itself is
+          overridden;
+        * constraints: ``constraint_manager.evaluate_constraints(Ns, X, opt_cb,
+          tps, vel_wps, acc_wps, wp_init)`` when the manager's
+          ``evaluate_constraints``, ``_evaluate_collision_constraints``,
+          ``clipped_distances`` or ``get_constraint_bounds``, or the spline's
+          sampling is overridden;
+        * Jacobian: dense forward differences of :meth:`constraints` in that
+          case, or when :meth:`constraints`, :meth:`get_constraint_bounds` or
+          :meth:`jacobian` is overridden (:meth:`jacobianstructure` is then
+          dense).
+        """
+        base = BaseTrajectoryIPOPTProblem
+        spline = _overridden(
+            self.opt_traj.CB, CubicSpline, ("get_full_config", "get_active_config")
+        )
+        design = _overridden(
+            self.opt_traj,
+            BaseOptimalTrajectory,
+            ("objective_function", "_stack_base_regressors", "criterion"),
+        )
+        manager = _overridden(
+            self.cm,
+            TrajectoryConstraintManager,
+            (
+                "evaluate_constraints",
+                "_evaluate_collision_constraints",
+                "clipped_distances",
+                "get_constraint_bounds",
+            ),
+        )
+        own_objective = _overridden(self, base, ("objective",))
+        own_constraints = _overridden(
+            self, base, ("constraints", "get_constraint_bounds", "jacobian")
+        )
+        self._objective_hooks = design + spline
+        self._gradient_hooks = self._objective_hooks + own_objective
+        self._constraint_hooks = manager + spline
+        self._jacobian_hooks = self._constraint_hooks + own_constraints
+        if self._gradient_hooks or self._jacobian_hooks:
+            self.logger.info(
+                "%s: overridden %s; objective, gradient, constraints and Jacobian evaluated "
+                "through them as in figaroh 1.0.2 (finite differences)",
+                self.name,
+                ", ".join(dict.fromkeys(self._gradient_hooks + self._jacobian_hooks)),
+            )
 
     def __repr__(self) -> str:
         return (
@@ -453,6 +521,23 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
     # -- functions -------------------------------------------------------------
     def objective(self, X: np.ndarray) -> float:
+        """Criterion of the segment whose free waypoints are ``X`` (1e10 on failure).
+
+        The segment evaluator, or ``opt_traj.objective_function`` when a hook
+        it stands for is overridden (see :meth:`_find_hooks`).
+        """
+        if self._objective_hooks:
+            return float(
+                self.opt_traj.objective_function(
+                    X,
+                    self.opt_cb,
+                    self.tps,
+                    self.vel_wps,
+                    self.acc_wps,
+                    self.wp_init,
+                    self.W_stack,
+                )
+            )
         try:
             return self.evaluator.evaluate(X)["f"]
         except Exception as exc:  # noqa: BLE001 - upstream contract: failures give 1e10
@@ -483,7 +568,18 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         return ev["ks"]
 
     def constraints(self, X: np.ndarray) -> np.ndarray:
+        """Constraint vector (see :mod:`figaroh.optimal.contraints` for the blocks).
+
+        Aggregated rows from the segment evaluator, or
+        ``constraint_manager.evaluate_constraints`` when a hook it stands for
+        is overridden (see :meth:`_find_hooks`).
+        """
         X = np.asarray(X, dtype=float).ravel()
+        if self._constraint_hooks:
+            g = self.cm.evaluate_constraints(
+                self.Ns, X, self.opt_cb, self.tps, self.vel_wps, self.acc_wps, self.wp_init
+            )
+            return np.asarray(g, dtype=float).ravel()
         ev = self.evaluator
         vel = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps, ev.acc_wps)[0]
         tau_max, tau_min, _, _ = self._effort(X)
@@ -494,7 +590,17 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
     # -- derivatives -----------------------------------------------------------
     def gradient(self, X: np.ndarray) -> np.ndarray:
-        """Forward-difference gradient (step 1e-6, ``n + 1`` criterion values)."""
+        """Forward-difference gradient (step 1e-6, ``n + 1`` criterion values).
+
+        Incremental (probes rebuild the affected samples only), or plain
+        forward differences of :meth:`objective` when a hook is overridden.
+        """
+        if self._gradient_hooks:
+            X = np.asarray(X, dtype=float).ravel()
+            f0 = self.objective(X)
+            return np.array(
+                [(self.objective(X + FD_STEP * e) - f0) / FD_STEP for e in np.eye(X.size)]
+            )
         return self.evaluator.derivatives(X)["grad"].copy()
 
     def _free_waypoints(self, k: int):
@@ -560,7 +666,14 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         self._jac_cols = np.concatenate(cols).astype(int)
 
     def jacobianstructure(self) -> Tuple[np.ndarray, np.ndarray]:
-        """Row and column indices of the constraint Jacobian's structural non-zeros."""
+        """Row and column indices of the constraint Jacobian's structural non-zeros.
+
+        Every entry, row-major, when a hook is overridden (the dense Jacobian of
+        figaroh 1.0.2).
+        """
+        if self._jacobian_hooks:
+            m = len(self.get_constraint_bounds()[0])
+            return np.repeat(np.arange(m), self.n_vars), np.tile(np.arange(self.n_vars), m)
         return self._jac_rows, self._jac_cols
 
     def jacobian(self, X: np.ndarray) -> np.ndarray:
@@ -568,9 +681,20 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
         Position rows: identity; peak velocities: exact; KS efforts: softmax
         weights times the forward-difference effort derivatives; collision
-        rows: analytic distance gradient.
+        rows: analytic distance gradient. With an overridden hook (see
+        :meth:`_find_hooks`): the dense (m, n) forward differences of
+        :meth:`constraints` (step :data:`FD_STEP`).
         """
         X = np.asarray(X, dtype=float).ravel()
+        if self._jacobian_hooks:
+            g0 = np.asarray(self.constraints(X), dtype=float).ravel()
+            return np.column_stack(
+                [
+                    (np.asarray(self.constraints(X + FD_STEP * e), dtype=float).ravel() - g0)
+                    / FD_STEP
+                    for e in np.eye(X.size)
+                ]
+            )
         ev = self.evaluator
         d = ev.derivatives(X)
         _, dy0, dy1 = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps, ev.acc_wps)
@@ -598,13 +722,19 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
     def dense_jacobian(self, X: np.ndarray) -> np.ndarray:
         """The constraint Jacobian as a dense (m, n) array (for checks)."""
-        J = np.zeros((self.cm.n_constraints(self.Ns), self.n_vars))
-        np.add.at(J, (self._jac_rows, self._jac_cols), self.jacobian(X))
+        rows, cols = self.jacobianstructure()
+        J = np.zeros((len(self.get_constraint_bounds()[0]), self.n_vars))
+        np.add.at(J, (rows, cols), np.asarray(self.jacobian(X), dtype=float).ravel())
         return J
 
     # -- solving ---------------------------------------------------------------
     def _is_feasible(self, X: np.ndarray, tol: float = FEASIBILITY_TOL) -> bool:
-        """Every variable and constraint within its bounds ± ``tol``."""
+        """Every variable and constraint within its bounds ± ``tol`` (hook).
+
+        :meth:`solve_with_waypoints` calls it on every candidate point (IPOPT's
+        final point, its iterates, the initial guess) before accepting one, as
+        figaroh 1.0.2 called it on an iteration-limit stop.
+        """
         return self.max_violation(X) <= tol
 
     def max_violation(self, X: np.ndarray) -> float:
@@ -622,6 +752,8 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         g = self.constraints(X)
         cl, cu = (np.asarray(b) for b in self.get_constraint_bounds())
         viol = np.maximum(cl - g, g - cu)
+        if self._jacobian_hooks:  # an overridden layout: one figure, mixed units
+            return {"constraints": float(max(0.0, viol.max())) if viol.size else 0.0}
         units = {
             "position": "rad",
             "velocity": "rad/s",
@@ -678,7 +810,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         reasons = {"infeasible": 0, "collision": 0}
         for _, k, x in candidates[:MAX_CANDIDATES]:
             tried += 1
-            if self.max_violation(x) > FEASIBILITY_TOL:
+            if not self._is_feasible(x):
                 reasons["infeasible"] += 1
                 continue
             if not self._is_collision_free(x):
@@ -686,7 +818,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
                 continue
             return x, "final" if k < 0 else f"iterate {k}"
         self.logger.debug("iterate selection: %d candidates rejected (%s)", tried, reasons)
-        if self.max_violation(self._x0) <= FEASIBILITY_TOL and self._is_collision_free(self._x0):
+        if self._is_feasible(self._x0) and self._is_collision_free(self._x0):
             return self._x0.copy(), "initial guess"
         return None, f"none of {tried} candidate points is feasible and collision-free"
 
