@@ -633,7 +633,15 @@ def test_ur10_design_is_collision_free(ur10_design, ur10_geom):
 
 
 @pytest.mark.slow
-def test_ur10_condition_number_reduced_threefold(ur10_design):
+def test_ur10_condition_number_at_least_halved(ur10_design):
+    """The designed trajectory's condition number is at most half its random guess's.
+
+    The segments are built with figaroh 1.0.2's pieces, rest-to-rest quintics: random
+    guesses are better conditioned with them than with rest-to-rest cubics (seed 0:
+    99.1 instead of 148.2 — 126.9 for the same waypoints, the rest from the smaller
+    steps the 15/8 peak speed allows), while IPOPT reaches the same optimum (44.0 vs
+    44.2; seeds 0–3: 40.7–48.8 vs 41.3–51.4). The division therefore fell from
+    2.9–3.8 to 2.1–2.5 (seeds 0–3, one OpenBLAS thread, AVX2 kernels)."""
     _, opt = ur10_design
     c0 = opt.results["initial_condition_number"][0]
     c1 = opt.results["condition_number"][0]
@@ -648,7 +656,7 @@ def test_ur10_condition_number_reduced_threefold(ur10_design):
         f"\nUR10 base-regressor condition number: initial {c0:.1f} → optimised {c1:.1f} "
         f"(÷{c0 / c1:.2f})"
     )
-    assert c1 <= c0 / 3
+    assert c1 <= c0 / 2
 
 
 def _median_rel_std(example, robot, opt, q, v, a, key="median_std_relative", seeds=range(5)):
@@ -692,12 +700,13 @@ def test_ur10_identification_is_more_precise(ur10_design, ur10_d_optimal, ur10_g
     confidence ellipsoid of the base parameters, i.e. raise ``log det(W_bᵀW_b)/n_b``
     (same number of samples; the quantity it maximises, independent of which
     representative columns the QR picked). The example's condition-number design
-    (cond weighted by exp(0.85·D), the one that divides cond by ≥ 3) trades some of
+    (cond weighted by exp(0.85·D), the one that at least halves cond) trades some of
     that volume for a lower condition number: it must keep the precision of its
-    initial guess to within 10 % (it ends at +1.5 to +1.8 % with the two OpenBLAS kernel sets; the
-    plain condition number, w = 0, loses 15–27 % on the same seed), not beat it: a
-    lower median there is a property of where IPOPT happens to stop, not of the
-    objective.
+    initial guess to within 10 %, not beat it: a lower median there is a property of
+    where IPOPT happens to stop, not of the objective (with the rest-to-rest cubic
+    pieces it ended at +1.5 to +1.8 % on two OpenBLAS kernel sets; with 1.0.2's
+    quintic pieces at −17 % on AVX2 kernels, 1.92 → 1.59 %, while the plain
+    condition number, w = 0, loses 14 %, 1.92 → 2.18 %, on the same seed).
     """
     example, opt_c = ur10_design
     (q0, v0, a0), (q1, v1, a1) = _trajectories(example, opt_c)

@@ -986,7 +986,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
 
 class BaseOptimalTrajectory:
-    """Optimal exciting trajectory: stacked cubic-spline segments optimised by IPOPT.
+    """Optimal exciting trajectory: stacked waypoint-spline segments optimised by IPOPT.
 
     Args:
         robot: Robot (with collision geometry to enforce self-collision avoidance).
