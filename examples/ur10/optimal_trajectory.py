@@ -2,9 +2,10 @@
 
 ``OptimalTrajectoryIPOPT`` is the UR10 subclass of
 :class:`figaroh.optimal.BaseOptimalTrajectory`: random waypoints (joined by
-rest-to-rest quintic pieces, as figaroh 1.0.2 builds them) are optimised by IPOPT to minimise the condition number of the base
-regressor (or, with ``--objective d_optimality``, −log det of the regularised
-information matrix) under the UR10's joint position / velocity / effort
+rest-to-rest quintic pieces, as figaroh 1.0.2 builds them) are optimised by
+IPOPT to minimise the condition number of the base regressor (or, with
+``--objective d_optimality``, −log det of the regularised information matrix)
+under the UR10's joint position / velocity / effort
 limits and self-collision avoidance (non-adjacent links; UR10 from
 example-robot-data, loaded with its collision meshes).
 
