@@ -13,8 +13,9 @@ copies them from the estimate and the residual is exactly the signed
 distance to the plane — a planar constraint residual. ``MATECalibration``
 overrides :meth:`load_data_set` (the four files, unit conversion) and uses
 world-frame residuals (``p_est − p_meas``, i.e. the plane gaps) for its cost
-with the analytic Jacobian. The jig→robot frame (6), the three joint offsets
-and the tool-tip offset (3) are estimated.
+with the analytic Jacobian (``parameters.jacobian: analytic`` in its config).
+The jig→robot frame (6), the three joint offsets and the tool-tip offset (3)
+are estimated.
 
 Run::
 

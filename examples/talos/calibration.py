@@ -6,10 +6,12 @@ stamp ``t`` (ignored) and the torso and left-arm joint angles [rad]. The
 measurement→robot base frame and the gripper→contact-point offset are
 estimated with the identifiable joint placement errors of the 9 joints.
 
-``TALOSCalibration`` overrides only the cost (upstream example): unweighted
-body-frame log-map residuals plus ``sqrt(1e-3)·var[6:-3·NbMarkers]``
-regularisation rows (a fixed coefficient, independent of the config), with
-an analytic :meth:`TALOSCalibration.cost_jacobian`.
+``TALOSCalibration`` overrides only the cost (as figaroh 1.0.2's example):
+unweighted log-map residuals of the predicted measurements
+(``calc_updated_fkm`` then ``_compute_logmap_residuals``) plus
+``sqrt(1e-3)·var[6:-3·NbMarkers]`` regularisation rows (a fixed coefficient,
+independent of the config); the solver differentiates it by finite
+differences, as 1.0.2 does.
 
 Run::
 
@@ -28,6 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from figaroh.calibration.base_calibration import BaseCalibration
+from figaroh.calibration.calibration_tools import calc_updated_fkm
 from figaroh.tools.robot import Robot
 
 HERE = Path(__file__).resolve().parent
@@ -50,13 +53,10 @@ class TALOSCalibration(BaseCalibration):
         return np.sqrt(self.regularization_coefficient) * np.eye(n)[6 : n - n_tip]
 
     def cost_function(self, var):
-        r, _ = self.measurement_residuals(var)
+        est = calc_updated_fkm(self.model, self.data, var, self.q_measured, self.calib_config)
+        r = self._compute_logmap_residuals(self.PEE_measured, est)
         var = np.asarray(var, dtype=float)
         return np.concatenate([r, self._reg(var.size) @ var])
-
-    def cost_jacobian(self, var):
-        _, J = self.measurement_residuals(var, jacobian=True)
-        return np.vstack([J, self._reg(np.asarray(var).size)])
 
 
 def make_calibrator(

@@ -5,9 +5,11 @@ markers) is measured in the mocap frame; the mocap→robot base frame (6
 parameters) and the flange→marker offset (3) are estimated together with the
 identifiable joint placement errors of the torso and arm.
 
-``TiagoCalibration`` overrides only the cost (upstream example): unweighted
-body-frame log-map residuals followed by ``sqrt(coeff_regularize)·var[6:-n_tip]``
-rows; :meth:`TiagoCalibration.cost_jacobian` keeps the Jacobian analytic.
+``TiagoCalibration`` overrides only the cost (as figaroh 1.0.2's example):
+unweighted log-map residuals of the predicted measurements
+(``calc_updated_fkm`` then ``_compute_logmap_residuals``) followed by
+``sqrt(coeff_regularize)·var[6:-n_tip]`` rows; the solver differentiates it
+by finite differences, as 1.0.2 does.
 
 Run::
 
@@ -30,6 +32,7 @@ from typing import Dict, Sequence
 import numpy as np
 
 from figaroh.calibration.base_calibration import BaseCalibration
+from figaroh.calibration.calibration_tools import calc_updated_fkm
 from figaroh.tools.robot import Robot
 
 HERE = Path(__file__).resolve().parent
@@ -47,17 +50,11 @@ class TiagoCalibration(BaseCalibration):
         return int(self.calib_config["NbMarkers"]) * int(self.calib_config["calibration_index"])
 
     def cost_function(self, var):
-        r, _ = self.measurement_residuals(var)
+        est = calc_updated_fkm(self.model, self.data, var, self.q_measured, self.calib_config)
+        r = self._compute_logmap_residuals(self.PEE_measured, est)
         var = np.asarray(var, dtype=float)
         c = float(self.calib_config.get("coeff_regularize") or 0.0)
         return np.concatenate([r, np.sqrt(c) * var[6 : var.size - self._n_tip()]])
-
-    def cost_jacobian(self, var):
-        _, J = self.measurement_residuals(var, jacobian=True)
-        var = np.asarray(var, dtype=float)
-        c = float(self.calib_config.get("coeff_regularize") or 0.0)
-        reg = np.sqrt(c) * np.eye(var.size)[6 : var.size - self._n_tip()]
-        return np.vstack([J, reg])
 
 
 def make_calibrator(
