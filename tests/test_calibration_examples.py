@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import load_example
+from figaroh.calibration import calibration_tools as ct
 
 ur10 = load_example("ur10/calibration.py", "ur10_calibration_example")
 tiago = load_example("tiago/calibration.py", "tiago_calibration_example")
@@ -59,6 +60,37 @@ def test_tiago_mocap_calibration(tiago_run, capsys):
         f"pairs {len(s['correlated_pairs'])}, RMSE {s['position_rmse_point_norm_mm']:.3f} mm "
         f"(vector norm) / {s['position_rmse_per_component_mm']:.3f} mm (per component)"
     )
+
+
+def _per_axis_rmse_mm(calib):
+    """Per-axis RMSE [mm] computed outside the report code, as figaroh 1.0.2 prints it.
+
+    measured − estimated (``calc_updated_fkm`` at the fit), split DOF-major:
+    reshape to (n_dof, n_samples) per marker, kept postures only.
+    """
+    cfg = calib.calib_config
+    n = calib.n_samples
+    est = ct.calc_updated_fkm(calib.model, calib.data, calib.var_, calib.q_measured, cfg)
+    e = (np.asarray(calib.PEE_measured) - est).reshape(cfg["NbMarkers"], 3, n)
+    kept = np.setdiff1d(np.arange(n), calib.outlier_indices)
+    return np.sqrt(np.mean(e[:, :, kept] ** 2, axis=(0, 2))) * 1e3
+
+
+def test_per_axis_table_splits_measured_minus_estimated_dof_major(tiago_run):
+    calib = tiago_run
+    expected = _per_axis_rmse_mm(calib)
+    stats = calib.evaluation_metrics["per_dof_stats"]
+    assert stats["dof_names"] == ["X (mm)", "Y (mm)", "Z (mm)"]
+    np.testing.assert_allclose(stats["rmse"], expected, rtol=1e-9)
+    report = calib.format_quality_report()
+    for name, value in zip(("X (mm)", "Y (mm)", "Z (mm)"), expected, strict=True):
+        (line,) = [ln for ln in report.splitlines() if ln.strip().startswith(name)]
+        assert float(line.split()[4]) == pytest.approx(value, abs=5e-4)  # RMSE column, 3 decimals
+    # the body-frame components (rotated into the estimated tool frame) are other numbers
+    r, _ = calib.measurement_residuals(calib.var_)
+    rotated = np.sqrt(np.mean(r.reshape(3, -1) ** 2, axis=1)) * 1e3
+    assert np.abs(rotated - expected).max() > 0.05  # [mm]
+    assert np.sqrt(np.sum(rotated**2)) == pytest.approx(np.sqrt(np.sum(expected**2)), rel=1e-9)
 
 
 def test_tiago_script(shared_data, tmp_path, capsys):
