@@ -93,6 +93,43 @@ def test_per_axis_table_splits_measured_minus_estimated_dof_major(tiago_run):
     assert np.sqrt(np.sum(rotated**2)) == pytest.approx(np.sqrt(np.sum(expected**2)), rel=1e-9)
 
 
+@pytest.mark.parametrize("robot", ["tiago", "talos", "ur10"])
+def test_example_cost_jacobians_differentiate_the_example_costs(shared_data, robot):
+    """``--analytic-jacobian``: each example's cost_jacobian is the derivative of its cost."""
+    if robot == "tiago":
+        calib = tiago.make_calibrator(
+            shared_data / "tiago" / "urdf" / "tiago_48_schunk.urdf",
+            shared_data / "tiago" / "calibration" / "qualysis_base_hand_calibration.csv",
+            analytic_jacobian=True,
+        )
+    elif robot == "talos":
+        calib = talos.make_calibrator(
+            shared_data / "talos" / "talos_full_v2.urdf",
+            shared_data / "talos" / "talos_left_arm_02_10_contact.csv",
+            analytic_jacobian=True,
+        )
+    else:
+        urdf = shared_data / "models" / "ur_description" / "urdf" / "ur10_robot.urdf"
+        calib = ur10.make_calibrator(
+            ur10.Robot(str(urdf), load_geometry=False),
+            shared_data / "ur10" / "calibration.csv",
+            analytic_jacobian=True,
+        )
+    calib.initialize()
+    x = calib._initial_vector() + 1e-3
+    J = calib.cost_jacobian(x)
+    h = 1e-6
+    Jn = np.column_stack(
+        [
+            (calib.cost_function(x + h * e) - calib.cost_function(x - h * e)) / (2 * h)
+            for e in np.eye(x.size)
+        ]
+    )
+    assert J.shape == Jn.shape
+    assert np.abs(J - Jn).max() < 1e-6 * max(1.0, np.abs(Jn).max())
+    assert calib._jacobian_mode() == "analytic (user)"
+
+
 def test_tiago_script(shared_data, tmp_path, capsys):
     code = tiago.main(
         [

@@ -9,7 +9,8 @@ identifiable joint placement errors of the torso and arm.
 unweighted log-map residuals of the predicted measurements
 (``calc_updated_fkm`` then ``_compute_logmap_residuals``) followed by
 ``sqrt(coeff_regularize)·var[6:-n_tip]`` rows; the solver differentiates it
-by finite differences, as 1.0.2 does.
+by finite differences, as 1.0.2 does (``--analytic-jacobian``: with
+:meth:`TiagoCalibration.cost_jacobian`).
 
 Run::
 
@@ -56,18 +57,34 @@ class TiagoCalibration(BaseCalibration):
         c = float(self.calib_config.get("coeff_regularize") or 0.0)
         return np.concatenate([r, np.sqrt(c) * var[6 : var.size - self._n_tip()]])
 
+    def cost_jacobian(self, var):
+        """Analytic Jacobian of :meth:`cost_function` (position-only marker).
+
+        With position-only measurements the log-map residual is
+        ``p_est − p_meas`` (world frame), differentiated by
+        ``measurement_residuals(..., position_frame="world")``.
+        """
+        _, J = self.measurement_residuals(var, jacobian=True, position_frame="world")
+        var = np.asarray(var, dtype=float)
+        c = float(self.calib_config.get("coeff_regularize") or 0.0)
+        reg = np.sqrt(c) * np.eye(var.size)[6 : var.size - self._n_tip()]
+        return np.vstack([J, reg])
+
 
 def make_calibrator(
     urdf: str | os.PathLike = DEFAULT_URDF,
     data: str | os.PathLike | None = None,
     config: str | os.PathLike = CONFIG,
     del_list: Sequence[int] | None = None,
+    analytic_jacobian: bool = False,
 ) -> TiagoCalibration:
     """A configured ``TiagoCalibration`` (base and tip frames estimated)."""
     robot = Robot(str(urdf), load_geometry=False)
     calib = TiagoCalibration(robot, str(config), del_list=del_list)
     calib.calib_config["known_baseframe"] = False
     calib.calib_config["known_tipframe"] = False
+    if analytic_jacobian:
+        calib.calib_config["jacobian"] = "analytic"
     if data is not None:
         calib.set_data_file(data)
     return calib
@@ -136,6 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--urdf", default=str(DEFAULT_URDF), help="TIAGo URDF")
     parser.add_argument("--config", default=str(CONFIG), help="unified config")
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (0: skip)")
+    parser.add_argument(
+        "--analytic-jacobian",
+        action="store_true",
+        help="analytic least-squares Jacobian (default: finite differences, as figaroh 1.0.2)",
+    )
     parser.add_argument("--output", default="results/tiago_calibration", help="output folder")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
@@ -144,7 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not Path(p).is_file():
             print(f"file not found: {p}", file=sys.stderr)
             return 2
-    calib = make_calibrator(args.urdf, args.data, args.config)
+    calib = make_calibrator(
+        args.urdf, args.data, args.config, analytic_jacobian=args.analytic_jacobian
+    )
     calib.initialize()
     calib.solve(enable_logging=args.verbose)
     s = summary(calib)
