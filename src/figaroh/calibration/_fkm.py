@@ -22,12 +22,13 @@ with every factor a Pinocchio ``SE3`` and every product Pinocchio's own
   SE3(base)⁻¹``; tip ``eeMf_k = SE3(rpyToMatrix(tip[3:6]), tip[0:3])``;
 * the pose vector is ``[translation, pin.rpy.matrixToRpy(rotation)]``.
 
-Because these are the operations and the order figaroh 1.0.2 uses, the
-predicted measurements agree with 1.0.2's bit for bit, and so does a
-least-squares fit of them (a finite-difference Jacobian amplifies any
-round-off difference). The vectorised forward model with the analytic
-parameter Jacobian (:mod:`figaroh.calibration._forward`) is the same
-function to round-off.
+These are the operations, in the order, that figaroh 1.0.2 uses. The order
+matters for reproducing 1.0.2's fits: a least-squares fit with a
+finite-difference Jacobian amplifies round-off, so the same products
+associated differently move the fitted parameters in their last digits (up to
+1e-5 relative on an ill-conditioned set). The vectorised forward model with
+the analytic parameter Jacobian (:mod:`figaroh.calibration._forward`) is the
+same function to round-off.
 """
 
 from __future__ import annotations

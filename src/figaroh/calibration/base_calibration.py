@@ -161,27 +161,42 @@ class BaseCalibration(
 ):
     """Geometric calibration of a kinematic chain from measured poses or points.
 
-    Robot-specific subclasses usually override only :meth:`cost_function`
-    (and, to keep the analytic Jacobian, :meth:`cost_jacobian`); a robot with
-    another file format overrides :meth:`load_data_set`.
+    Robot-specific subclasses usually override only :meth:`cost_function`; a
+    robot with another file format overrides :meth:`load_data_set`.
 
-    Hooks (methods the workflow calls at a fixed point; an override is used
-    there with the same arguments and return value):
+    Least squares: ``scipy.optimize.least_squares(self._objective, x,
+    method=method, max_nfev=1000)`` — figaroh 1.0.2's call, finite-difference
+    Jacobian and default tolerances. ``calib_config["jacobian"] = "analytic"``
+    (config ``parameters.jacobian: analytic``) passes the analytic Jacobian of
+    :meth:`cost_jacobian` instead (a subclass that overrides the cost then
+    overrides :meth:`cost_jacobian` too).
 
-    * :meth:`cost_function` ``(var) -> rows`` — what :meth:`solve` minimises;
-    * :meth:`_compute_logmap_residuals` ``(measured, estimated, *,
-      position_frame, n_samples) -> flat residuals`` — used by the default
-      cost when overridden, and by 1.0.2-style costs;
-    * :meth:`apply_measurement_weighting` ``(residuals, pos_weight,
-      orient_weight) -> rows`` — the last step of the default cost;
-    * :meth:`cost_jacobian` ``(var) -> (rows, n_param)`` — analytic Jacobian
-      of the cost (finite differences when a cost hook is overridden without
-      it);
-    * :meth:`load_data_set` — fills ``PEE_measured``, ``q_measured``;
-    * :meth:`create_param_list`, :meth:`eliminate_absorbed_parameters`,
-      :meth:`solve_optimisation`, :meth:`calc_stddev`,
-      :meth:`get_pose_from_measure` — called by :meth:`initialize` /
-      :meth:`solve` through the instance.
+    Hooks (methods the workflow calls through the instance, where figaroh
+    1.0.2 calls them; an override is used there with the same arguments and
+    return value):
+
+    * ``__init__`` → :meth:`load_param`;
+    * :meth:`initialize` → :meth:`load_data_set` (→ :meth:`_load_validation_data`),
+      :meth:`create_param_list` (→ :meth:`_record_full_mapping`,
+      :meth:`eliminate_absorbed_parameters`);
+    * :meth:`solve` → :meth:`solve_optimisation` (→ :meth:`initial_frame_guess`,
+      :meth:`_optimize_with_outlier_removal` → :meth:`_setup_logging` when
+      ``enable_logging``, :meth:`_objective` → :meth:`cost_function` →
+      :meth:`_compute_logmap_residuals`, :meth:`apply_measurement_weighting`;
+      :meth:`_sample_position_errors`, :meth:`_sample_rows`),
+      :meth:`_evaluate_solution` (→ :meth:`calc_stddev`),
+      :meth:`_log_iteration_results`, :meth:`_store_optimization_results` (→
+      :meth:`get_pose_from_measure`, :meth:`_compute_validation_metrics`),
+      :meth:`print_quality_report`, :meth:`plot_results` (→
+      :meth:`plot_errors_distribution`, :meth:`plot_3d_poses` without a
+      results manager), :meth:`save_results`, :meth:`export_html_report`;
+    * :meth:`joint_corrections` → :meth:`require_exportable`,
+      :meth:`redistribute_parameters`; :meth:`export_verification_report` →
+      :meth:`verify`.
+
+    The outlier exclusion, the evaluation metrics and the validation metrics
+    take their residuals from ``self._compute_logmap_residuals(measured,
+    calc_updated_fkm(...))``.
 
     Args:
         robot: Object exposing a Pinocchio ``model``, ``data`` and the neutral

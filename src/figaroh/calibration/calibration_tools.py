@@ -22,7 +22,8 @@ sample): ``index(k, c, s) = (k·n_meas + c)·NbSample + s``.
 
 The predicted measurements (:func:`calc_updated_fkm`, :func:`marker_poses`)
 are computed with Pinocchio's SE(3) products posture by posture, in the order
-figaroh 1.0.2 uses, so they are 1.0.2's bit for bit. The log-map residuals of
+figaroh 1.0.2 uses (a finite-difference fit amplifies round-off, so the order
+matters for reproducing 1.0.2's results). The log-map residuals of
 two flat measurement vectors (:func:`logmap_residuals`) are Pinocchio's
 ``log6`` of ``M_meas⁻¹ · M_est`` per point, as in 1.0.2.
 
