@@ -285,8 +285,8 @@ def test_import_figaroh_reaches_every_public_module_by_attribute():
         "figaroh.identification.base_identification.BaseIdentification.__name__)\n",
         json.dumps(names),
     )
-    # ``import figaroh`` imports only the lazy-attribute helper, no subpackage of a task
-    assert json.loads(out[0]) == ["figaroh.utils", "figaroh.utils._lazy"]
+    # ``import figaroh`` imports no figaroh module
+    assert json.loads(out[0]) == []
     assert json.loads(out[1]) == []
     assert out[2] == "figaroh.tools.robot BaseIdentification"
 
