@@ -52,7 +52,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.tools._urdf_xml",
         "figaroh.tools._linalg",
         "figaroh.tools._lm",
-        "figaroh.tools._iir",
         "figaroh.tools._timestamps",
         "figaroh.tools.exceptions",
         "figaroh.tools.robot_paths",
