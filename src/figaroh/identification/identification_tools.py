@@ -31,8 +31,8 @@ from figaroh.identification.exceptions import (
     IdentificationConfigError,
     IdentificationDataError,
 )
-from figaroh.tools._linalg import tall_qr_r
 from figaroh.tools.exceptions import RankDeficiencyError
+from figaroh.tools.qrdecomposition import tall_qr_r
 
 logger = logging.getLogger(__name__)
 
