@@ -17,8 +17,8 @@ the whole process, wall clock and CPU (user + system). The goal is a whole
 script at most **+0.5 s** over the ``python -c "import numpy, pinocchio"``
 baseline. The last row is the import of ``scipy.optimize`` alone: what the solve
 would cost more with ``FIGAROH_LM_BACKEND=scipy`` (the default path does not
-import it, nor ``scipy.linalg``: the structural base-parameter QR calls the
-``dgeqp3`` of scipy's bundled OpenBLAS directly when scipy is a pip wheel).
+import it; the structural base-parameter QR imports ``scipy.linalg`` for its
+pivoted ``scipy.linalg.qr``).
 Prints medians; no assertions.
 
     .venv/bin/python benchmarks/bench_calibration.py [--runs 7]

@@ -969,6 +969,7 @@ class BaseIdentification(RunServices, ABC):
         }
         if at_rest is not None:
             fit_metrics["coulomb_rows_at_rest"] = (at_rest["rows_at_rest"], "rows")
+            fit_metrics["coulomb_round_off_rows"] = (at_rest["round_off_rows"], "rows")
         record_stage(
             self,
             "fit",
@@ -1039,11 +1040,15 @@ class BaseIdentification(RunServices, ABC):
         processed velocity is below the dead band ``coulomb_deadband`` (if set;
         the Coulomb column is 0 there) or below
         :data:`~figaroh.identification._metrics.REST_SPEED` (the column is then
-        the sign of filtered noise, ±1 at random). Returns None without friction,
-        or without a dead band when fewer than
+        the sign of filtered noise, ±1 at random), and the samples whose
+        velocity is round-off (``|dq_j| <=``
+        :data:`~figaroh.identification._metrics.ROUND_OFF_SCALE` ``· max|dq_j|``,
+        not zeroed by the dead band), whose ``sign(dq)`` depends on the machine.
+        Returns None without friction, or when no sample is round-off, no dead
+        band is set and fewer than
         :data:`~figaroh.identification._metrics.REST_FRACTION` of the rows are at
-        rest (the zero crossings of a moving trajectory); logs a warning when
-        rows at rest keep a random sign.
+        rest (the zero crossings of a moving trajectory); logs one warning when
+        rows at rest or round-off samples keep a sign.
         """
         if not self.identif_config.get("has_friction") or self.processed_data is None:
             return None

@@ -129,8 +129,6 @@ import numpy as np
 
 from figaroh.tools.exceptions import FigarohToolsError, RankDeficiencyError
 
-from ._linalg import economic_qr, pivoted_qr_r, solve_upper, tall_qr_r
-
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -542,6 +540,42 @@ def _augmented(W: np.ndarray, tau: np.ndarray | None, start: int, stop: int) -> 
     return A
 
 
+def tall_qr_r(A: np.ndarray, *, overwrite: bool = False, block_size: int = 32) -> np.ndarray:
+    """``R`` factor of a tall matrix ``A`` (m × k, m ≫ k), without forming ``Q``.
+
+    ``scipy.linalg.lapack.dgeqrt``: LAPACK's compact-WY blocked Householder QR
+    (block size ``nb = min(block_size, k, m)``) on a Fortran-ordered copy of
+    ``A``. ``AᵀA = RᵀR``; ``R`` equals any other Householder ``R`` up to the
+    signs of its rows. On tall, narrow regressors it is about 1.5× faster
+    than ``scipy.linalg.qr(A, mode="r")`` (``dgeqrf``): 30 vs 44 ms at
+    8192 × 86, 138 vs 242 ms at 60 000 × 62, one thread.
+
+    Args:
+        A: Matrix (m, k).
+        overwrite: Allow destroying ``A`` when it is already a Fortran-ordered
+            float64 array (saves one copy of a large matrix).
+        block_size: Householder block size ``nb`` of ``dgeqrt``.
+
+    Returns:
+        Upper-triangular ``R`` of shape ``(min(m, k), k)``.
+
+    Raises:
+        numpy.linalg.LinAlgError: LAPACK reported an illegal argument.
+    """
+    from scipy.linalg import lapack  # heavy import (~0.25 s), only where used
+
+    A = np.asarray(A, dtype=float)
+    m, k = A.shape
+    if m == 0 or k == 0:
+        return np.zeros((min(m, k), k))
+    nb = max(1, min(int(block_size), k, m))
+    work = A if (overwrite and A.flags.f_contiguous) else np.array(A, order="F", copy=True)
+    factored, _, info = lapack.dgeqrt(nb, work, overwrite_a=1)
+    if info < 0:
+        raise np.linalg.LinAlgError(f"illegal value in argument {-info} of LAPACK dgeqrt")
+    return np.triu(factored[: min(m, k)])
+
+
 # ---------------------------------------------------------------------------
 # Decomposer
 # ---------------------------------------------------------------------------
@@ -721,8 +755,10 @@ class QRDecomposer:
         norms = np.sqrt(np.einsum("ij,ij->j", R0, R0))
         thr = self._threshold(norms)
         if not self.deterministic:
+            from scipy import linalg  # heavy import (~0.25 s), only where used
+
             A = R0 if W is None else W
-            R_p, P = pivoted_qr_r(A)
+            _, R_p, P = linalg.qr(A, mode="raw", pivoting=True, check_finite=False)
             rank = self._find_rank(R_p)
             chosen, rest = P[:rank].tolist(), P[rank:].tolist()
         else:
@@ -763,8 +799,12 @@ class QRDecomposer:
 
     @staticmethod
     def _solve_upper(R1: np.ndarray, B: np.ndarray) -> np.ndarray:
-        """``R1^{-1} B`` for upper-triangular ``R1`` (back substitution)."""
-        return solve_upper(R1, B)
+        """``R1^{-1} B`` for upper-triangular ``R1`` (``scipy.linalg.solve_triangular``)."""
+        from scipy import linalg  # heavy import (~0.25 s), only where used
+
+        if B.size == 0:
+            return np.zeros(B.shape)
+        return linalg.solve_triangular(R1, B, lower=False, check_finite=False)
 
     def _build_parameter_expressions(
         self, base_params: List[str], regroup_params: List[str], beta: np.ndarray
@@ -837,7 +877,9 @@ class QRDecomposer:
             beta = np.linalg.solve(R1, R2) if R2.size else np.zeros((rank, 0))
             phi_b = np.zeros(rank) if tau is None else np.linalg.solve(R1, Q_t[:, :rank].T @ tau)
         else:
-            Q_p, R_r = economic_qr(R0[:, perm])
+            from scipy import linalg  # heavy import (~0.25 s), only where used
+
+            Q_p, R_r = linalg.qr(R0[:, perm], mode="economic", check_finite=False)
             R1, R2 = R_r[:rank, :rank], R_r[:rank, rank:]
             beta = self._solve_upper(R1, R2)
             phi_b = (
@@ -1318,10 +1360,12 @@ def _min_norm_operator(M: Any) -> np.ndarray:
     A = _validate_regressor(M, "M")
     r, n = A.shape
     if r <= n:
-        Q, R = economic_qr(A.T)
+        from scipy import linalg  # heavy import (~0.25 s), only where used
+
+        Q, R = linalg.qr(A.T, mode="economic", check_finite=False)
         d = np.abs(np.diag(R))
         if d.size and d.min() > max(r, n) * np.finfo(float).eps * d.max():
-            return solve_upper(R, Q.T).T
+            return linalg.solve_triangular(R, Q.T, lower=False, check_finite=False).T
     logger.warning(
         "M (shape %s) does not have full row rank: M θ = φ only holds in the least-squares sense",
         A.shape,
