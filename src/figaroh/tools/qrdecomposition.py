@@ -145,6 +145,7 @@ __all__ = [
     "get_baseIndex",
     "build_baseRegressor",
     "cond_num",
+    "deterministic_column_pivots",
     "parse_base_param_expression",
     "redistribute_min_norm",
     "propagate_covariance_min_norm",
@@ -302,26 +303,28 @@ def _validate_regressor(W_e: Any, name: str = "W_e") -> np.ndarray:
     return W
 
 
-def _validate_params_r(params_r: Any, n: int) -> List[str]:
+def _validate_params_r(
+    params_r: Any, n: int, field: str = "params_r", matrix: str = "W_e"
+) -> List[str]:
     if isinstance(params_r, (str, bytes)) or not hasattr(params_r, "__iter__"):
         raise ValueError(
-            f"params_r must be a list of parameter names, got {type(params_r).__name__}"
+            f"{field} must be a list of parameter names, got {type(params_r).__name__}"
         )
     names = list(params_r)
     if len(names) != n:
         raise ValueError(
-            f"params_r has {len(names)} names but W_e has {n} columns; "
+            f"{field} has {len(names)} names but {matrix} has {n} columns; "
             "pass one name per regressor column (after zero-column elimination)"
         )
     for name in names:
         if not isinstance(name, str) or not name or re.search(r"[\s*]", name):
             raise ParameterNameError(
-                f"params_r contains an invalid parameter name {name!r}: names must be "
+                f"{field} contains an invalid parameter name {name!r}: names must be "
                 "non-empty strings without whitespace or '*'"
             )
     if len(set(names)) != len(names):
         dup = sorted({x for x in names if names.count(x) > 1})
-        raise ParameterNameError(f"params_r contains duplicated names: {', '.join(dup)}")
+        raise ParameterNameError(f"{field} contains duplicated names: {', '.join(dup)}")
     return names
 
 
@@ -457,6 +460,69 @@ def _greedy_columns(
             block = A[i:, i + 1 :]
             block -= np.outer(v, (2.0 / vv) * (v @ block))
     return chosen
+
+
+def deterministic_column_pivots(
+    W: Any,
+    names: Sequence[str] | None = None,
+    *,
+    tol: float = TOL_QR,
+    relative_tol: float | None = None,
+    tie_rtol: float = TIE_RTOL,
+) -> np.ndarray:
+    """Column pivot order of ``W`` that does not depend on the column order.
+
+    The order used by the pivoting QR (``QRResult.pivot_order``): at each step
+    the remaining column with the largest residual norm
+    ``rho_j = ||(I - Q_k Q_kᵀ) w_j||`` after projecting out the ``k`` columns
+    already chosen; columns with ``rho_j >= (1 - tie_rtol) max_j rho_j`` are
+    tied and the tie goes to the smallest name (Python string order). The
+    choice stops when ``max_j rho_j <= threshold`` with ``threshold = tol``, or
+    ``max(relative_tol * max_j ||w_j||, tol)`` when ``relative_tol`` is given;
+    the columns not chosen follow, sorted by name. Permuting the columns of
+    ``W`` (and ``names`` with them) permutes the result accordingly. It
+    replaces the pivots ``P`` of ``scipy.linalg.qr(W, pivoting=True)``,
+    whose ties depend on the column order and on round-off.
+
+    Args:
+        W: Matrix ``(m, n)`` (a reduced regressor), finite.
+        names: Column names, length ``n``, unique, without whitespace or
+            ``*``; None breaks ties by column index.
+        tol: Absolute threshold on the residual norm (units of the columns of
+            ``W``), ``>= 0``.
+        relative_tol: Optional threshold relative to the largest column norm.
+        tie_rtol: Relative width of a tie, ``>= 0``.
+
+    Returns:
+        The permutation, an integer array of length ``n``: the chosen
+        (independent) columns in the order chosen, then the others. The
+        number chosen is the numerical rank at ``threshold``: the leading
+        ``|R_ii|`` of the QR of ``W[:, pivots]`` above it.
+
+    Raises:
+        ValueError: ``W`` is not a finite 2-D array, ``names`` has the wrong
+            length, or a tolerance is negative or not finite.
+        ParameterNameError: a name is duplicated, empty or contains
+            whitespace or ``*``.
+    """
+    A = _validate_regressor(W, "W")
+    n = A.shape[1]
+    keys = (
+        [f"{j:09d}" for j in range(n)]
+        if names is None
+        else _validate_params_r(names, n, field="names", matrix="W")
+    )
+    tol = _check_tolerance("tol", tol)
+    relative_tol = _check_tolerance("relative_tol", relative_tol, allow_none=True)
+    tie_rtol = _check_tolerance("tie_rtol", tie_rtol)
+    R0 = QRDecomposer._factor(A)[0]
+    threshold = tol
+    if relative_tol is not None:
+        threshold = max(relative_tol * float(np.sqrt(np.einsum("ij,ij->j", R0, R0)).max()), tol)
+    chosen = _greedy_columns(R0, keys, threshold, tie_rtol)
+    taken = set(chosen)
+    rest = sorted((j for j in range(n) if j not in taken), key=keys.__getitem__)
+    return np.array(chosen + rest, dtype=int)
 
 
 #: Rows per block of the blocked tall-skinny QR (a block of 4096 × 60 floats
