@@ -17,9 +17,10 @@ Each run is a fresh ``python`` process; the script reports its own phases
 the whole process, wall clock and CPU (user + system). The goal is a whole
 script at most **+0.5 s** over the ``python -c "import numpy, pinocchio"``
 baseline, **plus** the import of ``scipy.optimize`` that the solve needs (the
-last row: that import alone). A second script row runs the same calibration
-with the analytic-Jacobian option (``calib_config["jacobian"] =
-"analytic"``). Prints medians; no assertions.
+last row: that import alone; the structural base-parameter QR imports
+``scipy.linalg`` for its pivoted ``scipy.linalg.qr``). A second script row
+runs the same calibration with the analytic-Jacobian option
+(``calib_config["jacobian"] = "analytic"``). Prints medians; no assertions.
 
     .venv/bin/python benchmarks/bench_calibration.py [--runs 7]
 

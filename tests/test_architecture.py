@@ -50,8 +50,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.tools.effort_units",
         "figaroh.tools.inertia",
         "figaroh.tools._urdf_xml",
-        "figaroh.tools._linalg",
-        "figaroh.tools._iir",
         "figaroh.tools._timestamps",
         "figaroh.tools.exceptions",
         "figaroh.tools.robot_paths",

@@ -98,7 +98,13 @@ def test_optimal_modules_match_the_102_surface(modname):
             # re-export of a function another module defines: same object as there
             assert obj is getattr(importlib.import_module(home), name)
             continue
-        if want["kind"] == "function":
+        if want["kind"] == "constant":
+            if (
+                want["type"] in ("bool", "int", "float", "str")
+                and type(obj).__name__ != want["type"]
+            ):
+                problems.append(f"{name}: a {type(obj).__name__}, expected a {want['type']}")
+        elif want["kind"] == "function":
             why = surface.incompatible(surface._params(obj), want["params"])
             if why:
                 problems.append(f"{name}: {why}")

@@ -592,14 +592,14 @@ def _pinocchio_pair(model: Any, data: Any, backend: Any, what: str) -> Tuple[Any
             obj = getter()
         except NotImplementedError:
             obj = None
-    if not isinstance(obj, pin.Model):
+    if not hasattr(obj, "jointPlacements"):
         raise NotImplementedError(
             f"{what} needs a Pinocchio model (joint placements), but backend "
             f"{type(backend).__name__}.get_model_object() returned {type(obj).__name__}; "
             "pass backend=None to compute on the model given, or a PinocchioBackend"
         )
     bdata = data if obj is model else getattr(backend, "data", None)
-    if not isinstance(bdata, pin.Data):
+    if not hasattr(bdata, "oMf"):
         bdata = obj.createData()
     return obj, bdata
 

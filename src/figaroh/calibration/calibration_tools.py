@@ -98,12 +98,17 @@ from figaroh.calibration.data_loader import get_idxq_from_jname, load_data, read
 from figaroh.calibration.parameter import (
     BASE_TPL,
     EE_TPL,
+    ELAS_TPL,
+    FULL_PARAMTPL,
+    JOINT_OFFSETTPL,
     add_base_name,
     add_eemarker_frame,
     add_pee_name,
     get_fullparam_offset,
     get_joint_offset,
 )
+from figaroh.tools.qrdecomposition import TOL_QR, QRDecomposer, build_baseRegressor
+from figaroh.tools.regressor import eliminate_non_dynaffect
 
 logger = logging.getLogger(__name__)
 
@@ -141,9 +146,16 @@ __all__ = [
     "update_joint_placement",
     "xyzquat_to_SE3",
     # Re-exported for figaroh 1.0.2 compatibility.
+    "ELAS_TPL",
+    "FULL_PARAMTPL",
+    "JOINT_OFFSETTPL",
+    "QRDecomposer",
+    "TOL_QR",
     "add_base_name",
     "add_eemarker_frame",
     "add_pee_name",
+    "build_baseRegressor",
+    "eliminate_non_dynaffect",
     "get_fullparam_offset",
     "get_idxq_from_jname",
     "get_joint_offset",

@@ -74,6 +74,7 @@ from typing import Any, Dict, List, Mapping, Tuple
 import numpy as np
 import pinocchio as pin
 
+from figaroh.optimal.config import COLLISION_DEFAULTS
 from figaroh.tools.robotcollisions import CollisionManager, add_non_adjacent_pairs
 from figaroh.utils.cubic_spline import CubicSpline, calc_torque, peak_velocities, sample_times
 
@@ -83,6 +84,7 @@ __all__ = [
     "TrajectoryConstraintManager",
     "convexify_geometry_model",
     # Re-exported for figaroh 1.0.2 compatibility.
+    "COLLISION_DEFAULTS",
     "CollisionManager",
     "add_non_adjacent_pairs",
     "calc_torque",
