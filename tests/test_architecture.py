@@ -50,7 +50,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.tools.effort_units",
         "figaroh.tools.inertia",
         "figaroh.tools._urdf_xml",
-        "figaroh.tools._lm",
         "figaroh.tools._timestamps",
         "figaroh.tools.exceptions",
         "figaroh.tools.robot_paths",
