@@ -44,6 +44,7 @@ lint: install
 bench: install
 	$(PY) benchmarks/bench_regressor.py
 	MPLBACKEND=Agg $(PY) benchmarks/bench_identification.py
+	MPLBACKEND=Agg OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/bench_tx40_identification.py
 	$(PY) benchmarks/bench_qr.py
 	$(PY) benchmarks/bench_physical_fit.py
 	$(PY) benchmarks/bench_startup.py

@@ -32,9 +32,9 @@ Reading the two CSV logs (3.2 MB each) with the example's loader costs about
 0.1 s at 10 000 + 10 000 samples (``np.loadtxt``, numpy's fastest text reader
 on this data; ``np.fromstring`` and a split-based parser measured slower, and
 it holds the GIL, so two files read in threads take as long); the whole-script
-figure includes it. The identification solve imports no
-scipy (its QR and triangular solves call the LAPACK of the scipy wheel
-directly, bit for bit the results of ``scipy.linalg``).
+figure includes it. The identification imports ``scipy.signal`` (its
+low-pass filter is ``scipy.signal``'s ``medfilt`` and ``filtfilt``) and
+``scipy.linalg`` (its QR and triangular solves) when it first calls them.
 
 The ratios depend on BLAS threading: with OpenBLAS's default two threads the
 single-threaded parts after a matrix call (e.g. the validation regressor

@@ -1,9 +1,10 @@
 """Time the QR base-parameter decomposition of a UR10 regressor against its floor.
 
 The floor is one tall-skinny QR of the reduced regressor ``[W_e | tau]``
-(``R`` only, as :func:`figaroh.tools._linalg.tall_qr_r` computes it): the
-one-pass route (:meth:`QRDecomposer.decompose`) should cost that plus
-``O(n^3)`` work on the small factor.  For comparison the legacy tuple method
+(``R`` only, as :func:`figaroh.tools.qrdecomposition.tall_qr_r` computes it
+with ``scipy.linalg.lapack.dgeqrt``): the one-pass route
+(:meth:`QRDecomposer.decompose`) should cost that plus ``O(n^3)`` work on
+the small factor.  For comparison the legacy tuple method
 :meth:`QRDecomposer.double_decomposition` redoes the second QR on the tall
 matrix (figaroh 1.0.2's arithmetic, ``Q`` formed).  Prints medians and the
 ratio to the floor; no assertions.
@@ -19,8 +20,7 @@ import time
 import numpy as np
 import pinocchio as pin
 
-from figaroh.tools._linalg import tall_qr_r
-from figaroh.tools.qrdecomposition import QRDecomposer
+from figaroh.tools.qrdecomposition import QRDecomposer, tall_qr_r
 from figaroh.tools.robot_paths import example_robot_data_dir
 
 REPEATS = 7

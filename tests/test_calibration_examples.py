@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import load_example
+from figaroh.calibration import calibration_tools as ct
 
 ur10 = load_example("ur10/calibration.py", "ur10_calibration_example")
 tiago = load_example("tiago/calibration.py", "tiago_calibration_example")
@@ -61,6 +62,74 @@ def test_tiago_mocap_calibration(tiago_run, capsys):
     )
 
 
+def _per_axis_rmse_mm(calib):
+    """Per-axis RMSE [mm] computed outside the report code, as figaroh 1.0.2 prints it.
+
+    measured − estimated (``calc_updated_fkm`` at the fit), split DOF-major:
+    reshape to (n_dof, n_samples) per marker, kept postures only.
+    """
+    cfg = calib.calib_config
+    n = calib.n_samples
+    est = ct.calc_updated_fkm(calib.model, calib.data, calib.var_, calib.q_measured, cfg)
+    e = (np.asarray(calib.PEE_measured) - est).reshape(cfg["NbMarkers"], 3, n)
+    kept = np.setdiff1d(np.arange(n), calib.outlier_indices)
+    return np.sqrt(np.mean(e[:, :, kept] ** 2, axis=(0, 2))) * 1e3
+
+
+def test_per_axis_table_splits_measured_minus_estimated_dof_major(tiago_run):
+    calib = tiago_run
+    expected = _per_axis_rmse_mm(calib)
+    stats = calib.evaluation_metrics["per_dof_stats"]
+    assert stats["dof_names"] == ["X (mm)", "Y (mm)", "Z (mm)"]
+    np.testing.assert_allclose(stats["rmse"], expected, rtol=1e-9)
+    report = calib.format_quality_report()
+    for name, value in zip(("X (mm)", "Y (mm)", "Z (mm)"), expected, strict=True):
+        (line,) = [ln for ln in report.splitlines() if ln.strip().startswith(name)]
+        assert float(line.split()[4]) == pytest.approx(value, abs=5e-4)  # RMSE column, 3 decimals
+    # the body-frame components (rotated into the estimated tool frame) are other numbers
+    r, _ = calib.measurement_residuals(calib.var_)
+    rotated = np.sqrt(np.mean(r.reshape(3, -1) ** 2, axis=1)) * 1e3
+    assert np.abs(rotated - expected).max() > 0.05  # [mm]
+    assert np.sqrt(np.sum(rotated**2)) == pytest.approx(np.sqrt(np.sum(expected**2)), rel=1e-9)
+
+
+@pytest.mark.parametrize("robot", ["tiago", "talos", "ur10"])
+def test_example_cost_jacobians_differentiate_the_example_costs(shared_data, robot):
+    """``--analytic-jacobian``: each example's cost_jacobian is the derivative of its cost."""
+    if robot == "tiago":
+        calib = tiago.make_calibrator(
+            shared_data / "tiago" / "urdf" / "tiago_48_schunk.urdf",
+            shared_data / "tiago" / "calibration" / "qualysis_base_hand_calibration.csv",
+            analytic_jacobian=True,
+        )
+    elif robot == "talos":
+        calib = talos.make_calibrator(
+            shared_data / "talos" / "talos_full_v2.urdf",
+            shared_data / "talos" / "talos_left_arm_02_10_contact.csv",
+            analytic_jacobian=True,
+        )
+    else:
+        urdf = shared_data / "models" / "ur_description" / "urdf" / "ur10_robot.urdf"
+        calib = ur10.make_calibrator(
+            ur10.Robot(str(urdf), load_geometry=False),
+            shared_data / "ur10" / "calibration.csv",
+            analytic_jacobian=True,
+        )
+    calib.initialize()
+    x = calib._initial_vector() + 1e-3
+    J = calib.cost_jacobian(x)
+    h = 1e-6
+    Jn = np.column_stack(
+        [
+            (calib.cost_function(x + h * e) - calib.cost_function(x - h * e)) / (2 * h)
+            for e in np.eye(x.size)
+        ]
+    )
+    assert J.shape == Jn.shape
+    assert np.abs(J - Jn).max() < 1e-6 * max(1.0, np.abs(Jn).max())
+    assert calib._jacobian_mode() == "analytic (user)"
+
+
 def test_tiago_script(shared_data, tmp_path, capsys):
     code = tiago.main(
         [
@@ -96,7 +165,7 @@ def test_ur10_real_data_beats_nominal(shared_data):
     assert v["pos_rmse_calibrated_mm"] < v["pos_rmse_nominal_fitted_frames_mm"]
     assert v["orient_rmse_calibrated_deg"] < v["orient_rmse_nominal_fitted_frames_deg"]
     assert v["pos_rmse_calibrated_mm"] < v["pos_rmse_nominal_mm"]
-    assert calib.evaluation_metrics["jacobian"] == "analytic (user)"
+    assert calib.evaluation_metrics["jacobian"] == "2-point"  # as figaroh 1.0.2
 
 
 def test_talos_contact_calibration(shared_data):

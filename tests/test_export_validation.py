@@ -146,9 +146,19 @@ def test_static_poses_against_pinocchio(comparison, ur10_urdf, ur10_offset):
     assert len({tuple(q) for q in Q}) == 20
 
 
+def _first_frame_of_deepest_joint(model: pin.Model) -> str:
+    """Independent rule: scan the frames, keep the first one of the deepest joint."""
+    depth = {f.name: len(model.supports[f.parentJoint]) for f in model.frames if f.parentJoint}
+    deepest = max(depth.values())
+    return next(name for name, d in depth.items() if d == deepest)
+
+
 def test_end_effector_detection_and_override(comparison, ur10_urdf, ur10_offset):
     model = comparison.model_a
     assert model.frames[comparison.ee_id_a].parentJoint == model.getJointId("wrist_3_joint")
+    # figaroh 1.0.2's frame: the one Pinocchio creates for the last joint, not the tool frame
+    assert comparison.ee_frame == "wrist_3_joint" == _first_frame_of_deepest_joint(model)
+    assert comparison.model_a.frames[comparison.ee_id_a].type == pin.FrameType.JOINT
     comp = URDFComparison(ur10_urdf, ur10_offset, ee_frame="forearm_link")
     res = comp.fk_consistency_check(n_samples=10)
     assert res.rmse_position == 0.0  # the offset is downstream of the forearm
@@ -286,13 +296,13 @@ def test_end_effector_follows_the_calibrated_chain(talos_urdf, tmp_path):
     the deepest such frame; the FK error there is the one Pinocchio gives.
     """
     model = pin.buildModelFromUrdf(str(talos_urdf))
-    same = URDFComparison(talos_urdf, talos_urdf)
+    same = URDFComparison(talos_urdf, talos_urdf, calibrated_chain=True)
     for side in ("left", "right"):
         mod = modified_copy(
             talos_urdf, tmp_path / f"{side}.urdf", f"arm_{side}_4_joint", dxyz=(2e-3, 0, 0)
         )
         mod = modified_copy(mod, mod, "torso_2_joint", drpy=(0, 1e-3, 0))
-        comp = URDFComparison(talos_urdf, mod)
+        comp = URDFComparison(talos_urdf, mod, calibrated_chain=True)
         frame = comp.model_a.frames[comp.ee_id_a]
         supports = [model.names[j] for j in model.supports[frame.parentJoint]]
         assert {f"arm_{side}_4_joint", "torso_2_joint"} <= set(supports)
@@ -314,6 +324,33 @@ def test_end_effector_follows_the_calibrated_chain(talos_urdf, tmp_path):
     assert len(model.supports[frame.parentJoint]) == max(
         len(model.supports[f.parentJoint]) for f in model.frames
     )
+
+
+def test_default_frame_is_figaroh_1_0_2s_and_its_errors_are_pinocchios(
+    ur10_urdf, talos_urdf, tmp_path
+):
+    """Default: the first frame of the deepest joint, whatever the URDFs differ in.
+
+    On the UR10 the tool frame ``tool0`` sits 0.0922 m beyond ``wrist_3_joint``: a
+    rotation of an upstream joint origin moves the two frames by different
+    amounts, and the check reports the joint frame's error (Pinocchio FK).
+    """
+    mod = modified_copy(ur10_urdf, tmp_path / "rot.urdf", "wrist_2_joint", drpy=(2e-3, 0, 0))
+    comp = URDFComparison(ur10_urdf, mod)
+    assert comp.ee_frame == "wrist_3_joint"
+    res = comp.fk_consistency_check(n_samples=40, seed=5)
+    configs = [d.q for d in res.per_sample]
+    pos, _ = direct_errors(ur10_urdf, mod, "wrist_3_joint", configs)
+    assert res.rmse_position == pytest.approx(np.sqrt(np.mean(pos**2)), rel=1e-12)
+    assert res.max_position == pytest.approx(pos.max(), rel=1e-12)
+    pos_tool, _ = direct_errors(ur10_urdf, mod, "tool0", configs)
+    assert abs(np.sqrt(np.mean(pos_tool**2)) - res.rmse_position) > 1e-5  # another frame
+    chain = URDFComparison(ur10_urdf, mod, calibrated_chain=True)
+    assert chain.ee_frame != "wrist_3_joint"
+    # Talos: the first frame of the deepest joint of the whole tree (left gripper joint)
+    talos = URDFComparison(talos_urdf, talos_urdf)
+    model = pin.buildModelFromUrdf(str(talos_urdf))
+    assert talos.ee_frame == _first_frame_of_deepest_joint(model) == "gripper_left_joint"
 
 
 def test_viewer_module_split():

@@ -84,13 +84,15 @@ def _signals(ident):
 
 
 def _problem(ident, **options):
-    return fit_rows.build_fit_problem(
+    opts = FitOptions(**{"decimate": False, **options})
+    steps = fit_rows.row_steps(
         ident.dynamic_regressor,
         ident.standard_parameter,
         _signals(ident),
         _settings(ident),
-        FitOptions(**{"decimate": False, **options}),
+        column_major=opts.decimate,
     )
+    return fit_rows.build_fit_problem(steps, opts, list(ident.standard_parameter))
 
 
 def test_conditioning_reproduces_processed_data(ident):
@@ -219,7 +221,9 @@ def test_steps_alone_recover_known_parameters(robot, tmp_path):
     loader.initialize_standard_parameters()
     W = build_regressor_basic(robot, q, v, a, cfg)
     problem = fit_rows.build_fit_problem(
-        W, loader.standard_parameter, signals, settings, FitOptions()
+        fit_rows.row_steps(W, loader.standard_parameter, signals, settings),
+        FitOptions(),
+        list(loader.standard_parameter),
     )
     fit = base_fit.qr_base_fit(problem, loader.standard_parameter, settings)
     theta = dict(loader.standard_parameter)
@@ -294,9 +298,9 @@ def test_the_ast_check_catches_violations():
         "conditioning",
         "fit_rows",
         "base_fit",
+        "export",
         "physical",
         "validation",
-        "export",
     ]
 
 
@@ -443,3 +447,77 @@ def test_training_data_checks_are_recorded_and_clean(ident):
     assert not ident.data_checks.failed
     data = next(r for r in ident.stages if r.stage == "data")
     assert data.status == "ok" and data.metrics["failed_data_checks"]["value"] == 0
+
+
+# ---------------------------------------------------------------- step order
+def test_run_steps_follows_step_order():
+    seen = []
+
+    def step(name):
+        return lambda value: seen.append((name, value)) or len(seen)
+
+    names = ["validation", "fit_rows", "export"]  # given out of order
+    out = pipeline_pkg.run_steps({n: step(n) for n in names}, value="start")
+    assert seen == [("fit_rows", "start"), ("export", 1), ("validation", 2)] and out == 3
+    with pytest.raises(ValueError, match="unknown pipeline step"):
+        pipeline_pkg.run_steps({"decimation": step("decimation")})
+
+
+# The step function each orchestrator call goes through (patched where the
+# orchestrator looks it up), and the step it belongs to.
+STEP_FUNCTIONS = {
+    "condition_kinematics": "conditioning",
+    "build_fit_problem": "fit_rows",
+    "qr_base_fit": "base_fit",
+    "custom_solver_fit": "base_fit",
+    "base_result": "export",
+    "physical_fit": "physical",
+    "select": "physical",
+    "validation_metrics": "validation",
+}
+
+
+def _spy_steps(monkeypatch):
+    from figaroh.identification import base_identification as bi
+
+    seen = []
+    for fn_name, step in STEP_FUNCTIONS.items():
+        original = getattr(bi, fn_name)
+
+        def spy(*args, _original=original, _step=step, **kwargs):
+            if not seen or seen[-1] != _step:
+                seen.append(_step)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(bi, fn_name, spy)
+    return seen
+
+
+def test_the_orchestrator_runs_the_steps_in_step_order(robot, data, monkeypatch):
+    seen = _spy_steps(monkeypatch)
+    ident = UR10Identification(robot, CONFIG, data_dir=data[0])
+    ident.initialize()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ident.solve(decimate=True, plotting=False)
+    assert seen == list(pipeline_pkg.STEP_ORDER)
+    # the custom solver: the same steps after conditioning (its validation uses
+    # the base columns of the last solve(), as in figaroh 1.0.2)
+    seen.clear()
+    ident.solve_with_custom_solver(method="ridge", alpha=1e-3, decimate=True, verbose=False)
+    assert seen == list(pipeline_pkg.STEP_ORDER[1:])
+
+
+def test_step_order_is_read_from_step_order(robot, data, monkeypatch):
+    # STEP_ORDER is the one place the order is written: swapping two steps
+    # there swaps them in solve() (validation then runs before the physical
+    # step, which changes nothing on a plain least-squares fit)
+    order = list(pipeline_pkg.STEP_ORDER)
+    i, j = order.index("physical"), order.index("validation")
+    order[i], order[j] = order[j], order[i]
+    monkeypatch.setattr(pipeline_pkg, "STEP_ORDER", tuple(order))
+    seen = _spy_steps(monkeypatch)
+    ident = UR10Identification(robot, CONFIG, data_dir=data[0])
+    ident.initialize()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ident.solve(decimate=False, plotting=False)
+    assert seen == order

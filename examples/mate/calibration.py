@@ -13,8 +13,10 @@ copies them from the estimate and the residual is exactly the signed
 distance to the plane — a planar constraint residual. ``MATECalibration``
 overrides :meth:`load_data_set` (the four files, unit conversion) and uses
 world-frame residuals (``p_est − p_meas``, i.e. the plane gaps) for its cost
-with the analytic Jacobian. The jig→robot frame (6), the three joint offsets
-and the tool-tip offset (3) are estimated.
+with its analytic Jacobian (``calib_config["jacobian"] = "analytic"``, set by
+:func:`make_calibrator`).
+The jig→robot frame (6), the three joint offsets and the tool-tip offset (3)
+are estimated.
 
 Run::
 
@@ -190,6 +192,7 @@ def make_calibrator(
     calib = MATECalibration(robot, str(config), data_dir=data_dir, datasets=datasets)
     calib.calib_config["known_baseframe"] = False
     calib.calib_config["known_tipframe"] = False
+    calib.calib_config["jacobian"] = "analytic"  # MATECalibration.cost_jacobian
     return calib
 
 

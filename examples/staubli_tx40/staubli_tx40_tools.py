@@ -14,7 +14,9 @@ does not know about this robot:
   ``T[4, 5] = n6``.
 * **Coupled-wrist parameters** ``Iam6`` [kg·m²], ``fvm6`` [N·m·s/rad] and
   ``fsm6`` [N·m]: three extra regressor columns — rows of joint 5 get
-  ``[a6, v6, sign(v5 + v6)]``, rows of joint 6 get ``[a5, v5, sign(v5 + v6)]``.
+  ``[a6, v6, sign(v5 + v6)]``, rows of joint 6 get ``[a5, v5, sign(v5 + v6)]``
+  (``sign`` is 0 where ``|v5 + v6|`` is below the optional
+  ``problem.coulomb_deadband``, as in the ``fs`` columns).
 * **Edge trimming**: ``5·nbutter`` samples are dropped at both ends
   (zero-phase filter transients).
 * **Per-joint sample selection** (overrides ``_mask_rows``): the rows of joint
@@ -49,6 +51,7 @@ from figaroh.identification.exceptions import (
     IdentificationDataError,
     IdentificationStateError,
 )
+from figaroh.tools.joint_terms import term
 from figaroh.utils.config_parser import UnifiedConfigParser
 
 logger = logging.getLogger(__name__)
@@ -291,7 +294,9 @@ class TX40Identification(BaseIdentification):
         v = self.processed_data["velocities"]
         a = self.processed_data["accelerations"]
         extra = np.zeros((nv, n, 3))
-        coupled_sign = np.sign(v[:, i5] + v[:, i6])
+        # sign(v5 + v6), 0 inside the optional Coulomb dead band, as the fs columns
+        deadband = float(self.identif_config.get("coulomb_deadband") or 0.0)
+        coupled_sign = term("fs").evaluate(v[:, i5] + v[:, i6], None, deadband)
         extra[i5] = np.column_stack([a[:, i6], v[:, i6], coupled_sign])
         extra[i6] = np.column_stack([a[:, i5], v[:, i5], coupled_sign])
         self.dynamic_regressor = np.hstack([self.dynamic_regressor, extra.reshape(nv * n, 3)])

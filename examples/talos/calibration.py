@@ -6,10 +6,13 @@ stamp ``t`` (ignored) and the torso and left-arm joint angles [rad]. The
 measurement→robot base frame and the gripper→contact-point offset are
 estimated with the identifiable joint placement errors of the 9 joints.
 
-``TALOSCalibration`` overrides only the cost (upstream example): unweighted
-body-frame log-map residuals plus ``sqrt(1e-3)·var[6:-3·NbMarkers]``
-regularisation rows (a fixed coefficient, independent of the config), with
-an analytic :meth:`TALOSCalibration.cost_jacobian`.
+``TALOSCalibration`` overrides only the cost (as figaroh 1.0.2's example):
+unweighted log-map residuals of the predicted measurements
+(``calc_updated_fkm`` then ``_compute_logmap_residuals``) plus
+``sqrt(1e-3)·var[6:-3·NbMarkers]`` regularisation rows (a fixed coefficient,
+independent of the config); the solver differentiates it by finite
+differences, as 1.0.2 does (``--analytic-jacobian``: with
+:meth:`TALOSCalibration.cost_jacobian`).
 
 Run::
 
@@ -28,6 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from figaroh.calibration.base_calibration import BaseCalibration
+from figaroh.calibration.calibration_tools import calc_updated_fkm
 from figaroh.tools.robot import Robot
 
 HERE = Path(__file__).resolve().parent
@@ -50,12 +54,19 @@ class TALOSCalibration(BaseCalibration):
         return np.sqrt(self.regularization_coefficient) * np.eye(n)[6 : n - n_tip]
 
     def cost_function(self, var):
-        r, _ = self.measurement_residuals(var)
+        est = calc_updated_fkm(self.model, self.data, var, self.q_measured, self.calib_config)
+        r = self._compute_logmap_residuals(self.PEE_measured, est)
         var = np.asarray(var, dtype=float)
         return np.concatenate([r, self._reg(var.size) @ var])
 
     def cost_jacobian(self, var):
-        _, J = self.measurement_residuals(var, jacobian=True)
+        """Analytic Jacobian of :meth:`cost_function` (position-only contact point).
+
+        With position-only measurements the log-map residual is
+        ``p_est − p_meas`` (world frame), differentiated by
+        ``measurement_residuals(..., position_frame="world")``.
+        """
+        _, J = self.measurement_residuals(var, jacobian=True, position_frame="world")
         return np.vstack([J, self._reg(np.asarray(var).size)])
 
 
@@ -63,12 +74,15 @@ def make_calibrator(
     urdf: str | os.PathLike = DEFAULT_URDF,
     data: str | os.PathLike | None = None,
     config: str | os.PathLike = CONFIG,
+    analytic_jacobian: bool = False,
 ) -> TALOSCalibration:
     """A configured ``TALOSCalibration`` (base and tip frames estimated)."""
     robot = Robot(str(urdf), load_geometry=False)
     calib = TALOSCalibration(robot, str(config))
     calib.calib_config["known_baseframe"] = False
     calib.calib_config["known_tipframe"] = False
+    if analytic_jacobian:
+        calib.calib_config["jacobian"] = "analytic"
     if data is not None:
         calib.set_data_file(data)
     return calib
@@ -79,6 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="contact CSV")
     parser.add_argument("--urdf", default=str(DEFAULT_URDF), help="TALOS URDF")
     parser.add_argument("--config", default=str(CONFIG), help="unified config")
+    parser.add_argument(
+        "--analytic-jacobian",
+        action="store_true",
+        help="analytic least-squares Jacobian (default: finite differences, as figaroh 1.0.2)",
+    )
     parser.add_argument("--output", default="results/talos_calibration", help="output folder")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
@@ -87,7 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not Path(p).is_file():
             print(f"file not found: {p}", file=sys.stderr)
             return 2
-    calib = make_calibrator(args.urdf, args.data, args.config)
+    calib = make_calibrator(
+        args.urdf, args.data, args.config, analytic_jacobian=args.analytic_jacobian
+    )
     calib.initialize()
     calib.solve(enable_logging=args.verbose)
     v = calib.results_data["validation_metrics"]

@@ -5,9 +5,12 @@ markers) is measured in the mocap frame; the mocap→robot base frame (6
 parameters) and the flange→marker offset (3) are estimated together with the
 identifiable joint placement errors of the torso and arm.
 
-``TiagoCalibration`` overrides only the cost (upstream example): unweighted
-body-frame log-map residuals followed by ``sqrt(coeff_regularize)·var[6:-n_tip]``
-rows; :meth:`TiagoCalibration.cost_jacobian` keeps the Jacobian analytic.
+``TiagoCalibration`` overrides only the cost (as figaroh 1.0.2's example):
+unweighted log-map residuals of the predicted measurements
+(``calc_updated_fkm`` then ``_compute_logmap_residuals``) followed by
+``sqrt(coeff_regularize)·var[6:-n_tip]`` rows; the solver differentiates it
+by finite differences, as 1.0.2 does (``--analytic-jacobian``: with
+:meth:`TiagoCalibration.cost_jacobian`).
 
 Run::
 
@@ -30,6 +33,7 @@ from typing import Dict, Sequence
 import numpy as np
 
 from figaroh.calibration.base_calibration import BaseCalibration
+from figaroh.calibration.calibration_tools import calc_updated_fkm
 from figaroh.tools.robot import Robot
 
 HERE = Path(__file__).resolve().parent
@@ -47,13 +51,20 @@ class TiagoCalibration(BaseCalibration):
         return int(self.calib_config["NbMarkers"]) * int(self.calib_config["calibration_index"])
 
     def cost_function(self, var):
-        r, _ = self.measurement_residuals(var)
+        est = calc_updated_fkm(self.model, self.data, var, self.q_measured, self.calib_config)
+        r = self._compute_logmap_residuals(self.PEE_measured, est)
         var = np.asarray(var, dtype=float)
         c = float(self.calib_config.get("coeff_regularize") or 0.0)
         return np.concatenate([r, np.sqrt(c) * var[6 : var.size - self._n_tip()]])
 
     def cost_jacobian(self, var):
-        _, J = self.measurement_residuals(var, jacobian=True)
+        """Analytic Jacobian of :meth:`cost_function` (position-only marker).
+
+        With position-only measurements the log-map residual is
+        ``p_est − p_meas`` (world frame), differentiated by
+        ``measurement_residuals(..., position_frame="world")``.
+        """
+        _, J = self.measurement_residuals(var, jacobian=True, position_frame="world")
         var = np.asarray(var, dtype=float)
         c = float(self.calib_config.get("coeff_regularize") or 0.0)
         reg = np.sqrt(c) * np.eye(var.size)[6 : var.size - self._n_tip()]
@@ -65,12 +76,15 @@ def make_calibrator(
     data: str | os.PathLike | None = None,
     config: str | os.PathLike = CONFIG,
     del_list: Sequence[int] | None = None,
+    analytic_jacobian: bool = False,
 ) -> TiagoCalibration:
     """A configured ``TiagoCalibration`` (base and tip frames estimated)."""
     robot = Robot(str(urdf), load_geometry=False)
     calib = TiagoCalibration(robot, str(config), del_list=del_list)
     calib.calib_config["known_baseframe"] = False
     calib.calib_config["known_tipframe"] = False
+    if analytic_jacobian:
+        calib.calib_config["jacobian"] = "analytic"
     if data is not None:
         calib.set_data_file(data)
     return calib
@@ -139,6 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--urdf", default=str(DEFAULT_URDF), help="TIAGo URDF")
     parser.add_argument("--config", default=str(CONFIG), help="unified config")
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (0: skip)")
+    parser.add_argument(
+        "--analytic-jacobian",
+        action="store_true",
+        help="analytic least-squares Jacobian (default: finite differences, as figaroh 1.0.2)",
+    )
     parser.add_argument("--output", default="results/tiago_calibration", help="output folder")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
@@ -147,7 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not Path(p).is_file():
             print(f"file not found: {p}", file=sys.stderr)
             return 2
-    calib = make_calibrator(args.urdf, args.data, args.config)
+    calib = make_calibrator(
+        args.urdf, args.data, args.config, analytic_jacobian=args.analytic_jacobian
+    )
     calib.initialize()
     calib.solve(enable_logging=args.verbose)
     s = summary(calib)

@@ -1,10 +1,14 @@
 """UR10 geometric calibration: real pose data, or a simulated case with known errors.
 
-``UR10Calibration`` overrides only the cost: body-frame log-map residuals
-weighted ``pos_weight = 1.0``, ``orient_weight = 0.5`` (upstream example),
-or ``1/σ`` when ``calib_config["measurement_std"]`` is set, followed by the
-(deprecated) regularisation rows ``sqrt(coeff_regularize)·var[6:-n_tip]``.
-Its :meth:`cost_jacobian` keeps the Jacobian analytic.
+``UR10Calibration`` overrides the cost as figaroh 1.0.2's example does:
+log-map residuals of the predicted poses (``calc_updated_fkm`` then
+``_compute_logmap_residuals``) weighted ``pos_weight = 1.0``,
+``orient_weight = 0.5``, or ``1/σ`` when ``calib_config["measurement_std"]``
+is set, followed by the (deprecated) regularisation rows
+``sqrt(coeff_regularize)·var[6:-n_tip]``. The solver differentiates it by
+finite differences, as 1.0.2 does; ``--analytic-jacobian`` (config
+``parameters.jacobian: analytic``) uses :meth:`UR10Calibration.cost_jacobian`
+instead.
 
 Real data (default)::
 
@@ -75,13 +79,15 @@ class UR10Calibration(BaseCalibration):
         return slice(6, n - n_tip)
 
     def cost_function(self, var):
-        r, _ = self.measurement_residuals(var)
+        est = ct.calc_updated_fkm(self.model, self.data, var, self.q_measured, self.calib_config)
+        r = self._compute_logmap_residuals(self.PEE_measured, est)
         r = self.apply_measurement_weighting(r, *self._weights())
         c = float(self.calib_config.get("coeff_regularize") or 0.0)
         var = np.asarray(var, dtype=float)
         return np.concatenate([r, np.sqrt(c) * var[self._reg_slice(var.size)]])
 
     def cost_jacobian(self, var):
+        """Analytic Jacobian of :meth:`cost_function` (6-DoF measurements)."""
         r, J = self.measurement_residuals(var, jacobian=True)
         w = self.apply_measurement_weighting(np.ones_like(r), *self._weights())
         c = float(self.calib_config.get("coeff_regularize") or 0.0)
@@ -91,12 +97,17 @@ class UR10Calibration(BaseCalibration):
 
 
 def make_calibrator(
-    robot: Robot, data: str | os.PathLike | None = None, config: str | os.PathLike = CONFIG
+    robot: Robot,
+    data: str | os.PathLike | None = None,
+    config: str | os.PathLike = CONFIG,
+    analytic_jacobian: bool = False,
 ) -> UR10Calibration:
     """A configured ``UR10Calibration`` (frames estimated) reading ``data``."""
     calib = UR10Calibration(robot, str(config))
     calib.calib_config["known_baseframe"] = False
     calib.calib_config["known_tipframe"] = False
+    if analytic_jacobian:
+        calib.calib_config["jacobian"] = "analytic"
     if data is not None:
         calib.set_data_file(data)
     return calib
@@ -250,10 +261,11 @@ def run(
     config: str | os.PathLike = CONFIG,
     validation: str | os.PathLike | None = None,
     measurement_std: Tuple[float, float] | None = None,
+    analytic_jacobian: bool = False,
 ) -> UR10Calibration:
     """Calibrate on ``data`` (optionally validating on ``validation``) and print the report."""
     robot = Robot(urdf or ur10_urdf(), load_geometry=False)
-    calib = make_calibrator(robot, data, config)
+    calib = make_calibrator(robot, data, config, analytic_jacobian)
     if measurement_std is not None:
         calib.calib_config["measurement_std"] = {
             "position": measurement_std[0],
@@ -275,6 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--simulate", action="store_true", help="simulated case with known errors")
     parser.add_argument("--noise-mm", type=float, default=0.5, help="simulated position noise [mm]")
     parser.add_argument("--noise-deg", type=float, default=0.1, help="simulated angle noise [deg]")
+    parser.add_argument(
+        "--analytic-jacobian",
+        action="store_true",
+        help="analytic least-squares Jacobian (default: finite differences, as figaroh 1.0.2)",
+    )
     parser.add_argument("--output", default="results/ur10_calibration", help="output folder")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
@@ -290,6 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.config,
             validation=test,
             measurement_std=(max(sp, 1e-6), max(sr, 1e-6)),
+            analytic_jacobian=args.analytic_jacobian,
         )
         est = dict(zip(calib.calib_config["param_name"], calib.var_, strict=True))
         err = np.array([est[k] - v for k, v in truth.items()])
@@ -300,7 +318,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not Path(args.data).is_file():
             print(f"data file not found: {args.data}", file=sys.stderr)
             return 2
-        calib = run(args.data, args.urdf, args.config, args.validation_data)
+        calib = run(
+            args.data,
+            args.urdf,
+            args.config,
+            args.validation_data,
+            analytic_jacobian=args.analytic_jacobian,
+        )
     v = calib.results_data["validation_metrics"]
     print(
         f"position RMSE (per-point vector norm): nominal joints with fitted frames "

@@ -24,11 +24,33 @@ scripts), ``viz`` (viser, yourdfpy, trimesh), ``fast`` (clarabel),
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 from figaroh.errors import MissingDependencyError
 
-__all__ = ["MissingDependencyError", "missing_message", "require"]
+__all__ = ["MissingDependencyError", "is_installed", "missing_message", "require"]
+
+
+def is_installed(module_name: str) -> bool:
+    """Whether ``module_name`` can be found on the import path, without importing it.
+
+    Uses :func:`importlib.util.find_spec`, so answering costs a path lookup,
+    not the import of the package (``is_installed("matplotlib")`` does not
+    load matplotlib; for a dotted name the parent packages are imported, as
+    ``find_spec`` needs their path). A broken installation whose spec cannot
+    be read counts as absent.
+
+    Args:
+        module_name: Module name (``"mujoco"``, ``"matplotlib"``).
+
+    Returns:
+        True when the module is installed.
+    """
+    try:
+        return importlib.util.find_spec(module_name) is not None
+    except (ImportError, ValueError):  # a parent package is missing or has no spec
+        return False
 
 
 def missing_message(

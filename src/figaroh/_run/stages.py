@@ -166,15 +166,23 @@ def stages_as_dicts(obj: Any) -> List[Dict[str, Any]]:
     return [dataclasses.asdict(r) for r in _records(obj)]
 
 
-def with_schema(obj: Any, verdict_dict: Mapping[str, Any]) -> Dict[str, Any]:
+def with_schema(obj: Any, verdict: Mapping[str, Any]) -> Dict[str, Any]:
     """Verdict dict with the schema version and the stage records.
 
-    Returns ``{"schema_version": 1, **verdict_dict, "stage_records": [...]}``;
-    the verdict's own ``stages`` key (the per-stage status map) is kept.
+    Args:
+        obj: The run object holding ``stages`` (a missing attribute counts as
+            no records).
+        verdict: The verdict as a mapping (``dataclasses.asdict`` of a
+            verdict).
+
+    Returns:
+        ``{"schema_version": SCHEMA_VERSION, **verdict, "stage_records":
+        stages_as_dicts(obj)}`` (a new dict); the verdict's own ``stages``
+        key (the per-stage status map) is kept.
     """
     return {
         "schema_version": SCHEMA_VERSION,
-        **dict(verdict_dict),
+        **dict(verdict),
         "stage_records": stages_as_dicts(obj),
     }
 

@@ -14,13 +14,18 @@ missing).
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import Any
 
+from figaroh._optional import is_installed
 from figaroh.utils._lazy import lazy_reexports
 
 from .base import DynamicsBackend
-from .pinocchio import PinocchioBackend
+from .pinocchio import PINOCCHIO_AVAILABLE, PinocchioBackend
+
+#: Whether the ``mujoco`` package is installed (looked up with
+#: :func:`importlib.util.find_spec` when this package is imported; MuJoCo itself
+#: is not imported). :func:`list_backends` looks again at each call.
+MUJOCO_AVAILABLE: bool = is_installed("mujoco")
 
 __getattr__, __dir__ = lazy_reexports(
     __name__, {"MuJoCoBackend": "figaroh.backends.mujoco"}, globals()
@@ -80,16 +85,9 @@ _INFO = {
 }
 
 
-def _installed(package: str) -> bool:
-    try:
-        return importlib.util.find_spec(package) is not None
-    except (ImportError, ValueError):  # pragma: no cover - broken installs
-        return False
-
-
 def list_backends() -> dict[str, bool]:
     """Availability of every known backend name (no backend is imported)."""
-    return {name: name in _REGISTRY and _installed(_REGISTRY[name][2]) for name in _INFO}
+    return {name: name in _REGISTRY and is_installed(_REGISTRY[name][2]) for name in _INFO}
 
 
 def get_backend_info(backend: str) -> dict:
@@ -130,7 +128,7 @@ def get_backend(
     if key not in _REGISTRY:
         raise ValueError(f"Backend '{backend}' not available. Available backends: {available}")
     module_name, class_name, package, install = _REGISTRY[key]
-    if not _installed(package):
+    if not is_installed(package):
         raise ValueError(
             f"Backend '{backend}' not available: the '{package}' package is not installed. "
             f"Install with: {install}. Available backends: {available}"
@@ -142,6 +140,8 @@ def get_backend(
 
 
 __all__ = [
+    "MUJOCO_AVAILABLE",
+    "PINOCCHIO_AVAILABLE",
     "DynamicsBackend",
     "PinocchioBackend",
     "MuJoCoBackend",

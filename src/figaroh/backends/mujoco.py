@@ -54,11 +54,19 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from figaroh._optional import require
+from figaroh._optional import is_installed, require
 
 from .base import DynamicsBackend
 
 logger = logging.getLogger(__name__)
+
+#: Whether the ``mujoco`` package is installed (looked up with
+#: :func:`importlib.util.find_spec`; this module imports MuJoCo only when a
+#: :class:`MuJoCoBackend` is created).
+MUJOCO_AVAILABLE: bool = is_installed("mujoco")
+#: Whether the ``pinocchio`` package is installed (the regressor of this
+#: backend computes through a Pinocchio mirror of the MuJoCo model).
+PINOCCHIO_AVAILABLE: bool = is_installed("pinocchio")
 
 INSTALL_HINT = 'pip install "figaroh[mujoco]"  (or: pip install "mujoco>=3.0")'
 
@@ -745,4 +753,11 @@ def _random_quaternion(rng: np.random.Generator) -> np.ndarray:
     return quat / np.linalg.norm(quat)
 
 
-__all__ = ["INSTALL_HINT", "MuJoCoBackend", "detect_model_format", "urdf_for_mujoco"]
+__all__ = [
+    "INSTALL_HINT",
+    "MUJOCO_AVAILABLE",
+    "PINOCCHIO_AVAILABLE",
+    "MuJoCoBackend",
+    "detect_model_format",
+    "urdf_for_mujoco",
+]

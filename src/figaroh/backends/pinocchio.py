@@ -13,9 +13,15 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from figaroh._optional import is_installed
+
 from .base import DynamicsBackend
 
 logger = logging.getLogger(__name__)
+
+#: Whether the ``pinocchio`` package is installed. It is a core dependency that
+#: this module imports, so the flag is True wherever the module imports.
+PINOCCHIO_AVAILABLE: bool = is_installed("pinocchio")
 
 
 class PinocchioBackend(DynamicsBackend):

@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
-from figaroh.calibration._measurements import _meas_mask, _pose_vector, _to_flat
+from figaroh.calibration._measurements import _meas_mask, _to_flat
 from figaroh.calibration._se3 import (
     _compose,
     _inv,
@@ -43,7 +43,7 @@ from figaroh.calibration._se3 import (
 )
 from figaroh.calibration.parameter import parse_param_name
 
-__all__ = ["PoseEvaluation", "calc_updated_fkm", "evaluate_poses", "measurement_jacobian"]
+__all__ = ["PoseEvaluation", "evaluate_poses", "measurement_jacobian_analytic"]
 
 
 @dataclass
@@ -592,105 +592,32 @@ def _pinocchio_pair(model: Any, data: Any, backend: Any, what: str) -> Tuple[Any
             obj = getter()
         except NotImplementedError:
             obj = None
-    if not isinstance(obj, pin.Model):
+    if not hasattr(obj, "jointPlacements"):
         raise NotImplementedError(
             f"{what} needs a Pinocchio model (joint placements), but backend "
             f"{type(backend).__name__}.get_model_object() returned {type(obj).__name__}; "
             "pass backend=None to compute on the model given, or a PinocchioBackend"
         )
     bdata = data if obj is model else getattr(backend, "data", None)
-    if not isinstance(bdata, pin.Data):
+    if not hasattr(bdata, "oMf"):
         bdata = obj.createData()
     return obj, bdata
 
 
-def calc_updated_fkm(
-    model: Any,
-    data: Any,
-    var: Sequence[float],
-    q: np.ndarray,
-    calib_config: Mapping[str, Any],
-    verbose: int = 0,
-    backend: Any = None,
+def measurement_jacobian_analytic(
+    model: Any, data: Any, var: Sequence[float], q: np.ndarray, calib_config: Mapping[str, Any]
 ) -> np.ndarray:
-    """Predicted flat measurement vector for postures ``q``.
+    """Analytic Jacobian of the predicted measurements (``NbSample = len(q)``).
 
-    Only the first ``calib_config["NbSample"]`` rows of ``q`` are used. The
-    model is unchanged afterwards. A parameter-free call is plain nominal FK.
-
-    Args:
-        model: ``pinocchio.Model``.
-        data: ``pinocchio.Data``.
-        var: Values of ``calib_config["param_name"]`` [m, rad].
-        q: (≥ NbSample, nq) configurations.
-        calib_config: Calibration config.
-        verbose: Unused (kept for call compatibility).
-        backend: Optional :class:`~figaroh.backends.base.DynamicsBackend`
-            wrapping a Pinocchio model: the poses are computed on that model
-            (its joint placements are modified during the call and restored).
-
-    Returns:
-        Flat ``[x, y, z, φx, φy, φz]`` measured components, layout
-        ``(k·n_meas + c)·NbSample + s`` [m, rad].
-
-    Raises:
-        ValueError: size mismatches, unknown parameter names.
-        NotImplementedError: a backend that wraps no Pinocchio model.
-    """
-    del verbose
-    model, data = _pinocchio_pair(model, data, backend, "calc_updated_fkm")
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    N = int(calib_config.get("NbSample", q.shape[0]))
-    if q.shape[0] < N:
-        raise ValueError(f"q has {q.shape[0]} rows but calib_config['NbSample'] = {N}")
-    ev = evaluate_poses(model, data, var, q[:N], calib_config)
-    return _pose_vector(ev.R, ev.p, calib_config)
-
-
-def measurement_jacobian(
-    model: Any,
-    data: Any,
-    var: Sequence[float],
-    q: np.ndarray,
-    calib_config: Mapping[str, Any],
-    step: float = 1e-6,
-    method: str = "analytic",
-) -> np.ndarray:
-    """Jacobian of :func:`calc_updated_fkm` w.r.t. the parameters (``NbSample = len(q)``).
-
-    Args:
-        model, data: Pinocchio model and data.
-        var: Parameter values [m, rad].
-        q: (N, nq) configurations.
-        calib_config: Calibration config (``param_name`` gives the columns).
-        step: Central-difference step (``method="central"`` only).
-        method: ``"analytic"`` (default: position ``dp = R·v``, angles
-            ``dφ = J_rpy⁻¹·ω``) or ``"central"`` (finite differences).
+    Position rows ``dp = R·v``, angle rows ``dφ = J_rpy⁻¹·ω`` with ``(v, ω)``
+    the body twist of each measured frame per unit parameter.
 
     Returns:
         (K·n_meas·N, n) matrix, rows in the flat measurement layout.
     """
     q = np.atleast_2d(np.asarray(q, dtype=float))
-    var = np.asarray(var, dtype=float).ravel()
     cfg = dict(calib_config)
     cfg["NbSample"] = q.shape[0]
-    if method == "central":
-        cols = []
-        for i in range(var.size):
-            dv = np.zeros_like(var)
-            dv[i] = step
-            cols.append(
-                (
-                    calc_updated_fkm(model, data, var + dv, q, cfg)
-                    - calc_updated_fkm(model, data, var - dv, q, cfg)
-                )
-                / (2 * step)
-            )
-        return np.column_stack(cols) if cols else np.zeros((0, 0))
-    if method != "analytic":
-        raise ValueError(
-            f"measurement_jacobian: method must be 'analytic' or 'central', not {method!r}"
-        )
     ev = evaluate_poses(model, data, var, q, cfg, jacobian=True)
     mask = _meas_mask(cfg)
     rpy = matrix_to_rpy(ev.R)

@@ -7,9 +7,8 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
-from figaroh.calibration._forward import evaluate_poses
+from figaroh.calibration._fkm import marker_poses
 from figaroh.calibration._measurements import _meas_mask, measured_values
-from figaroh.calibration._se3 import rpy_to_matrix
 from figaroh.calibration.parameter import BASE_TPL, EE_TPL
 
 __all__ = ["estimate_frames_closed_form", "frame_names"]
@@ -75,8 +74,8 @@ def estimate_frames_closed_form(
         return {}
     cfg = dict(calib_config)
     cfg["param_name"] = []
-    ev = evaluate_poses(model, data, [], q, cfg)
-    R_i, p_i = ev.R[:, 0], ev.p[:, 0]  # nominal start→end (no tip)
+    R_nom, p_nom = marker_poses(model, data, [], q, cfg)
+    R_i, p_i = R_nom[:, 0], p_nom[:, 0]  # nominal start→end (no tip)
     tip_pos = [all(f"{t}_{k + 1}" in names for t in EE_TPL[:3]) for k in range(K)]
     tip_rot = K == 1 and any(f"{t}_1" in names for t in EE_TPL[3:])
     full_orient = K == 1 and mask.all()
@@ -84,9 +83,9 @@ def estimate_frames_closed_form(
     R_tip = np.eye(3)
     R_b, t_b = np.eye(3), np.zeros(3)
     P = meas[..., :3]  # (N,K,3)
+    R_meas = np.array([pin.rpy.rpyToMatrix(a) for a in meas[:, 0, 3:]]) if full_orient else None
     for _ in range(max(1, n_iter)):
         if full_orient:
-            R_meas = rpy_to_matrix(meas[:, 0, 3:])
             R_b = _chordal_mean(R_meas @ np.swapaxes(R_i @ R_tip, -1, -2))
             if tip_rot:
                 R_tip = _chordal_mean(np.swapaxes(R_b @ R_i, -1, -2) @ R_meas)

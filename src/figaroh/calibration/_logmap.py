@@ -143,12 +143,19 @@ def logmap_residuals(
     position_frame: str = "body",
     n_samples: int | None = None,
 ) -> np.ndarray:
-    """Log-map residuals between two flat measurement vectors.
+    """Log-map residuals between two flat measurement vectors, as figaroh 1.0.2 computes them.
 
-    Both vectors hold only the measured components; unmeasured components
-    of both poses are taken as 0 (identity rotation with position-only data,
-    so the body and world frames coincide). Use :func:`pose_residuals` with
-    full estimated poses for the exact body-frame residual.
+    For each marker and posture the measured components fill two 6-vectors
+    ``[x, y, z, φx, φy, φz]``: the estimate's unmeasured components are 0,
+    the measurement's unmeasured (or NaN) components are copied from the
+    estimate. With ``M = SE3(pin.rpy.rpyToMatrix(φ), [x, y, z])`` the
+    residual is ``ξ = pin.log6(M_meas⁻¹ · M_est)`` (Pinocchio's products,
+    point by point); ``position_frame="world"`` replaces its linear part by
+    ``p_est − p_meas``. The measured rows are kept. With position-only data
+    both rotations are the identity, so the body and world frames coincide
+    (``ξ = p_est − p_meas`` exactly). Use :func:`pose_residuals` with full
+    estimated poses for the body-frame residual that rotates with the
+    estimated orientation (the analytic-Jacobian path).
 
     Args:
         measured_flat, estimated_flat: Flat vectors (same layout) [m, rad].
@@ -158,13 +165,27 @@ def logmap_residuals(
 
     Returns:
         Flat residual vector [m, rad].
+
+    Raises:
+        ValueError: unknown ``position_frame`` or vectors of the wrong size.
     """
+    if position_frame not in ("body", "world"):
+        raise ValueError(f"position_frame must be 'body' or 'world', got {position_frame!r}")
     n = int(n_samples if n_samples is not None else calib_config["NbSample"])
     mask = _meas_mask(calib_config)
-    m = measured_values(measured_flat, calib_config, n)
+    m = measured_values(measured_flat, calib_config, n)  # (n, K, 6), NaN where not measured
     e = measured_values(estimated_flat, calib_config, n)
-    e = np.where(np.isnan(e), 0.0, e)
-    res, _ = pose_residuals(
-        rpy_to_matrix(e[..., 3:]), e[..., :3], m, mask, position_frame=position_frame
-    )
-    return _to_flat(res)
+    N, K = m.shape[:2]
+    out = np.empty((N, K, int(mask.sum())))
+    world = position_frame == "world"
+    for s in range(N):
+        for k in range(K):
+            e6 = np.where(mask, e[s, k], 0.0)
+            m6 = np.where(mask & np.isfinite(m[s, k]), m[s, k], e6)
+            M_meas = pin.SE3(pin.rpy.rpyToMatrix(m6[3:]), m6[:3])
+            M_est = pin.SE3(pin.rpy.rpyToMatrix(e6[3:]), e6[:3])
+            xi = pin.log6(M_meas.inverse() * M_est).vector
+            if world:
+                xi[:3] = e6[:3] - m6[:3]
+            out[s, k] = xi[mask]
+    return _to_flat(out)

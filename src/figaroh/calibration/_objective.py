@@ -2,9 +2,18 @@
 
 The cost hooks (:meth:`cost_function`, :meth:`_compute_logmap_residuals`,
 :meth:`apply_measurement_weighting`, :meth:`cost_jacobian`), the objective the
-solver minimises (cost rows with excluded rows zeroed, plus prior rows) and
-the :class:`~figaroh.calibration._pipeline.records.ResidualModel` the
-estimators see, built over these hooks.
+solver minimises (cost rows with excluded rows zeroed, plus prior rows), the
+least-squares call and the
+:class:`~figaroh.calibration._pipeline.records.ResidualModel` the estimators
+see, built over these hooks.
+
+Least squares: ``scipy.optimize.least_squares`` with figaroh 1.0.2's
+arguments — its default finite-difference Jacobian (``jac="2-point"``) and
+default tolerances. ``calib_config["jacobian"] = "analytic"`` (config
+``parameters.jacobian: analytic``) passes the analytic Jacobian of
+:meth:`cost_jacobian` instead: fewer objective evaluations, a fit that stops
+at a slightly different point (the two Jacobians differ by the
+finite-difference error).
 """
 
 from __future__ import annotations
@@ -19,12 +28,15 @@ import numpy as np
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._pipeline import residuals as _residuals
 from figaroh.calibration._pipeline.records import FitOutcome, MeasurementSpec, ResidualModel
-from figaroh.tools._lm import least_squares_lm, lm_backend
+from figaroh.calibration.config import JACOBIAN_CHOICES
 from figaroh.utils.error_handling import CalibrationError
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["CalibrationObjective"]
+
+#: Cost hooks whose override the default analytic Jacobian does not follow.
+_COST_HOOKS = ("cost_function", "_compute_logmap_residuals", "apply_measurement_weighting")
 
 
 class CalibrationObjective:
@@ -95,8 +107,10 @@ class CalibrationObjective:
     ) -> FitOutcome:
         """Least-squares fit of ``names`` (optionally on the postures ``samples``).
 
-        ``"lm"`` with the analytic Jacobian uses figaroh's MINPACK port (same numbers
-        as scipy; ``FIGAROH_LM_BACKEND=scipy`` forces scipy), otherwise scipy.
+        ``scipy.optimize.least_squares(self._objective, x0, method=…,
+        max_nfev=max_nfev)`` with ``method="lm"`` when there are at least as
+        many rows as parameters, else ``"trf"`` (figaroh 1.0.2's preliminary
+        fit); the analytic Jacobian when ``calib_config["jacobian"]`` asks for it.
         """
         if samples is not None:
             ctx_data = self._temporary_data(*self._split_samples(samples))
@@ -105,17 +119,36 @@ class CalibrationObjective:
         with ctx_data, self._temporary_params(list(names), prior_weights):
             n_rows = len(self._objective(x0))
             method = "lm" if n_rows >= len(names) else "trf"
-            mode = self._jacobian_mode()
-            jac = "2-point" if mode == "2-point" else self._objective_jacobian
-            if method == "lm" and mode != "2-point" and lm_backend() == "figaroh":
-                res = least_squares_lm(self._objective, x0, jac, max_nfev=max_nfev)
-            else:
-                from scipy.optimize import least_squares
-
-                res = least_squares(self._objective, x0, jac=jac, method=method, max_nfev=max_nfev)
+            res = self._least_squares(x0, method, max_nfev)
             n_meas = len(self.PEE_measured)
             J = res.jac[:n_meas] if res.jac is not None else None
         return FitOutcome(res.x, res.fun, J)
+
+    def _least_squares(self, x0: np.ndarray, method: str = "lm", max_nfev: int = 1000):
+        """One ``scipy.optimize.least_squares`` fit of :meth:`_objective` from ``x0``.
+
+        Default (``calib_config["jacobian"]`` absent or ``"2-point"``): the call
+        figaroh 1.0.2 makes, ``least_squares(self._objective, x0, method=method,
+        max_nfev=max_nfev)`` — finite-difference Jacobian, default tolerances
+        (``ftol = xtol = gtol = 1e-8``). With ``"analytic"``: the same call with
+        ``jac=`` the analytic Jacobian of :meth:`cost_jacobian` (excluded rows
+        zeroed, prior rows appended).
+
+        Returns:
+            The ``scipy.optimize.OptimizeResult``.
+
+        Raises:
+            CalibrationError: an invalid ``calib_config["jacobian"]``, or the
+                analytic Jacobian asked for a cost it cannot differentiate.
+        """
+        from scipy.optimize import least_squares
+
+        mode = self._jacobian_mode()
+        if mode == "2-point":
+            return least_squares(self._objective, x0, method=method, max_nfev=max_nfev)
+        return least_squares(
+            self._objective, x0, jac=self._objective_jacobian, method=method, max_nfev=max_nfev
+        )
 
     def _score_subset(self, names: Sequence[str], x: np.ndarray, samples: np.ndarray) -> float:
         """RMS of the cost's measurement rows at ``x`` on the postures ``samples``."""
@@ -212,20 +245,22 @@ class CalibrationObjective:
     ) -> np.ndarray:
         """Hook: log-map residuals between two flat measurement vectors.
 
-        ``ξ = log6(M_meas⁻¹ · M_est)`` per marker and posture, restricted to
-        the measured components [m, rad]; ``position_frame="world"`` replaces
-        the linear part by ``p_est − p_meas``. Components that are not
-        measured are taken as 0 in both poses (the flat vectors do not carry
-        them): with position-only data the body and world frames then
-        coincide.
+        ``ξ = log6(M_meas⁻¹ · M_est)`` per marker and posture (Pinocchio's
+        ``log6``, as figaroh 1.0.2), restricted to the measured components
+        [m, rad]; ``position_frame="world"`` replaces the linear part by
+        ``p_est − p_meas``. The flat vectors carry only the measured
+        components: the estimate's others are 0, the measurement's others (and
+        its NaN entries) are copied from the estimate. With position-only data
+        the body and world frames therefore coincide (``ξ = p_est − p_meas``).
+        See :func:`~figaroh.calibration.calibration_tools.logmap_residuals`.
 
-        Robot subclasses call it from :meth:`cost_function`; a subclass that
-        overrides it (same arguments, same flat return layout) changes the
-        default :meth:`cost_function` too, which then predicts with
-        :func:`~figaroh.calibration.calibration_tools.calc_updated_fkm` and
-        passes the result through this method (finite-difference Jacobian).
-        The default cost without overrides uses the full estimated poses
-        (:meth:`measurement_residuals`), which gives the same per-point norms.
+        Called through the instance by the default :meth:`cost_function`, by
+        the outlier exclusion, the evaluation metrics (per-DOF table) and the
+        validation metrics, always as
+        ``self._compute_logmap_residuals(measured, calc_updated_fkm(...))``
+        with ``calib_config["NbSample"]`` the number of postures compared. An
+        override (same arguments, same flat return layout) is used at all
+        these points.
         """
         return ct.logmap_residuals(
             measured_flat,
@@ -248,10 +283,8 @@ class CalibrationObjective:
         (1/0.001 m) and ``1/measurement_std.orientation`` (1/0.01 rad).
 
         The default :meth:`cost_function` returns
-        ``apply_measurement_weighting(residuals)``; a subclass override (same
-        arguments, an array of rows in return) is what the solver minimises
-        (finite-difference Jacobian, since an arbitrary weighting has no
-        known derivative).
+        ``self.apply_measurement_weighting(residuals)``: an override (same
+        arguments, an array of rows in return) is what the solver minimises.
         """
         r = np.asarray(residuals, dtype=float)
         n = r.size // max(1, self._rows_per_sample())
@@ -269,20 +302,23 @@ class CalibrationObjective:
     def cost_function(self, var: Sequence[float]) -> np.ndarray:
         """Hook: the residual rows the solver minimises (override per robot).
 
-        Default: ``apply_measurement_weighting(r)`` with ``r`` the
-        body-frame log-map residuals of the predicted poses (the same per-point
-        norms as ``_compute_logmap_residuals(PEE_measured,
-        calc_updated_fkm(var))``). When a subclass overrides
-        :meth:`_compute_logmap_residuals`, ``r`` is exactly
-        ``self._compute_logmap_residuals(self.PEE_measured,
-        calc_updated_fkm(self.model, self.data, var, self.q_measured,
-        self.calib_config))``.
+        Default (figaroh 1.0.2's)::
+
+            est = calc_updated_fkm(self.model, self.data, var, self.q_measured, self.calib_config)
+            r = self._compute_logmap_residuals(self.PEE_measured, est)
+            return self.apply_measurement_weighting(r)
+
+        (``r`` unweighted when the weighting raises ``KeyError`` /
+        ``AttributeError``). With ``calib_config["jacobian"] = "analytic"``
+        and no cost hook overridden, ``r`` is the body-frame residual of the
+        full estimated poses (:meth:`measurement_residuals`, the residual
+        :meth:`cost_jacobian` differentiates): the same per-point norms, the
+        components of a position-only measurement rotated into the estimated
+        end-effector frame.
 
         :meth:`solve` minimises whatever this method returns (outlier rows
-        zeroed, prior rows appended); overriding it without
-        :meth:`cost_jacobian` makes the solver use finite differences.
-
-        Emits a ``UserWarning`` (once per instance) naming the class.
+        zeroed, prior rows appended). Emits a ``UserWarning`` (once per
+        instance) naming the class.
 
         Args:
             var: Parameter values in ``calib_config["param_name"]`` order [m, rad].
@@ -298,38 +334,75 @@ class CalibrationObjective:
                 stacklevel=2,
             )
             self._warned_default_cost = True
-        if self._overridden("_compute_logmap_residuals"):
+        if self._jacobian_mode() == "analytic":
+            r, _ = self.measurement_residuals(var)
+        else:
             est = ct.calc_updated_fkm(
                 self.model, self.data, var, self.q_measured, self.calib_config
             )
             r = np.asarray(self._compute_logmap_residuals(self.PEE_measured, est), dtype=float)
-        else:
-            r, _ = self.measurement_residuals(var)
         try:
             return self.apply_measurement_weighting(r)
         except (KeyError, AttributeError):
             return r
 
     def cost_jacobian(self, var: Sequence[float]) -> np.ndarray:
-        """Analytic Jacobian of the default :meth:`cost_function`.
+        """Analytic Jacobian of the default :meth:`cost_function` (``jacobian: analytic``).
 
-        A subclass that overrides :meth:`cost_function` (or one of its hooks
-        :meth:`_compute_logmap_residuals`, :meth:`apply_measurement_weighting`)
-        should override this too to keep an analytic Jacobian (see
-        :meth:`measurement_residuals`); otherwise the solver falls back to
-        finite differences.
+        Rows ``w_i · ∂r_i/∂θ`` of the weighted body-frame log-map residuals
+        (:meth:`measurement_residuals` with ``jacobian=True``, weights of
+        :meth:`apply_measurement_weighting`). Used only when
+        ``calib_config["jacobian"]`` is ``"analytic"``; a subclass that
+        overrides :meth:`cost_function` (or one of its hooks) and wants the
+        analytic option overrides this too, returning the Jacobian of its own
+        rows.
         """
         r, J = self.measurement_residuals(var, jacobian=True)
         w = ct.measurement_weights(self.calib_config, r.size // max(1, self._rows_per_sample()))
         return J * w[:, None]
 
+    def _jacobian_option(self) -> str:
+        """``calib_config["jacobian"]`` (default ``"2-point"``), checked."""
+        value = self.calib_config.get("jacobian", "2-point")
+        if value is None:
+            return "2-point"
+        if value not in JACOBIAN_CHOICES:
+            raise CalibrationError(
+                f"calib_config['jacobian'] (config parameters.jacobian) is {value!r}: use "
+                "'2-point' (finite differences, figaroh 1.0.2's default) or 'analytic'"
+            )
+        return str(value)
+
+    def _has_analytic_jacobian(self) -> bool:
+        """Whether :meth:`cost_jacobian` differentiates :meth:`cost_function`.
+
+        True when :meth:`cost_jacobian` is overridden or no cost hook is (for
+        the default cost it is the Jacobian of the body-frame residuals, whose
+        per-point norms are those of the default cost).
+        """
+        if self._overridden("cost_jacobian"):
+            return True
+        return not any(self._overridden(h) for h in _COST_HOOKS)
+
     def _jacobian_mode(self) -> str:
+        """Jacobian of the fit: ``"2-point"``, ``"analytic"`` or ``"analytic (user)"``.
+
+        Raises:
+            CalibrationError: ``jacobian: analytic`` with a cost hook
+                overridden but not :meth:`cost_jacobian`.
+        """
+        if self._jacobian_option() == "2-point":
+            return "2-point"
         if self._overridden("cost_jacobian"):
             return "analytic (user)"
-        hooks = ("cost_function", "_compute_logmap_residuals", "apply_measurement_weighting")
-        if not any(self._overridden(h) for h in hooks):
-            return "analytic"
-        return "2-point"
+        hooks = [h for h in _COST_HOOKS if self._overridden(h)]
+        if hooks:
+            raise CalibrationError(
+                f"calib_config['jacobian'] is 'analytic' but {type(self).__name__} overrides "
+                f"{', '.join(hooks)} without cost_jacobian: override cost_jacobian(var) with the "
+                "Jacobian of your cost rows, or set parameters.jacobian: 2-point"
+            )
+        return "analytic"
 
     def get_pose_from_measure(self, res_: Sequence[float]) -> np.ndarray:
         """Poses predicted by a parameter vector, in the layout of the measurements.
@@ -401,8 +474,35 @@ class CalibrationObjective:
         """Flat rows of the given samples (rows whose index modulo NbSample is listed)."""
         return _residuals.sample_rows(samples, len(self.PEE_measured), self.n_samples)
 
+    def _logmap_residuals_at(
+        self, var: Sequence[float], q: np.ndarray | None = None, measured=None
+    ) -> np.ndarray:
+        """Unweighted flat residuals at ``var``, as figaroh 1.0.2 evaluates a fit [m, rad].
+
+        ``self._compute_logmap_residuals(measured, calc_updated_fkm(var, q))``
+        with ``calib_config["NbSample"] = len(q)`` during the call (default:
+        the loaded postures and ``PEE_measured``).
+        """
+        if q is None:
+            if self.q_measured is None or self.PEE_measured is None:
+                raise CalibrationError("Call load_data_set() first")
+            q, measured, n = self.q_measured, self.PEE_measured, self.n_samples
+        else:
+            q = np.atleast_2d(np.asarray(q, dtype=float))
+            n = len(q)
+        cfg = self.calib_config
+        saved = cfg.get("NbSample")
+        cfg["NbSample"] = n
+        try:
+            est = ct.calc_updated_fkm(self.model, self.data, var, q, cfg)
+            r = self._compute_logmap_residuals(measured, est)
+        finally:
+            cfg["NbSample"] = saved
+        return np.asarray(r, dtype=float).ravel()
+
     def _residual_array(self, var: np.ndarray, q=None, measured=None) -> np.ndarray:
-        r, _ = self.measurement_residuals(var, q=q, measured=measured)
+        """(N, K, n_meas) residuals of :meth:`_logmap_residuals_at` [m, rad]."""
+        r = self._logmap_residuals_at(var, q=q, measured=measured)
         n = len(q) if q is not None else self.n_samples
         return _residuals.residual_array(r, self._spec(n))
 

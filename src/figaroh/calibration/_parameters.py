@@ -18,6 +18,7 @@ import numpy as np
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration import estimation
 from figaroh.calibration._pipeline.estimators import estimate
+from figaroh.calibration._pipeline.layout import base_frame_rows
 from figaroh.calibration._pipeline.priors import joint_candidates, prior_group
 from figaroh.calibration._pipeline.records import (
     EstimationProblem,
@@ -37,7 +38,11 @@ class CalibrationParameters:
     """Mixin of :class:`~figaroh.calibration.base_calibration.BaseCalibration`."""
 
     def _apply_layout(self, layout: StructuralLayout) -> None:
-        """Write a structural layout into ``calib_config`` (1.0.2 keys)."""
+        """Write a structural layout into ``calib_config`` (1.0.2 keys).
+
+        Sets ``param_name`` and the ``base_mapping_*`` keys of the layout, then
+        calls the :meth:`_record_full_mapping` hook.
+        """
         cfg = self.calib_config
         for k in [k for k in cfg if k.startswith("base_mapping")]:
             del cfg[k]
@@ -47,9 +52,28 @@ class CalibrationParameters:
         cfg["base_mapping_param_names"] = list(layout.param_names)
         cfg["base_mapping_row_names"] = list(layout.row_names)
         cfg["base_mapping_slice"] = layout.slice
-        cfg["base_mapping_matrix_full"] = np.array(layout.matrix, copy=True)
-        cfg["base_mapping_row_names_full"] = list(layout.row_names)
-        cfg["base_frame_row_names"] = list(layout.base_frame_row_names)
+        self._record_full_mapping()
+
+    def _record_full_mapping(self) -> None:
+        """Hook: copies of the structural base mapping before any row is dropped.
+
+        Called by :meth:`create_param_list` (structural method) after the
+        frame names are added and before
+        :meth:`eliminate_absorbed_parameters` drops rows. Sets
+        ``base_mapping_matrix_full`` and ``base_mapping_row_names_full``
+        (copies of ``base_mapping_matrix`` / ``base_mapping_row_names``) and
+        ``base_frame_row_names``: the representative rows the estimated base
+        frame replaces (``full_params`` with an unknown base frame: the first
+        ``max(0, 6 − start)`` rows of ``base_mapping_slice``), else ``[]``.
+        :meth:`redistribute_parameters` lifts the fit through these copies.
+        """
+        cfg = self.calib_config
+        rows = list(cfg["base_mapping_row_names"])
+        cfg["base_mapping_matrix_full"] = np.array(cfg["base_mapping_matrix"], copy=True)
+        cfg["base_mapping_row_names_full"] = rows
+        cfg["base_frame_row_names"] = list(
+            base_frame_rows(cfg, rows, int(cfg["base_mapping_slice"][0]))
+        )
 
     def _configure_estimation(self) -> Dict[str, Any]:
         """Run the non-structural estimator and write its result into ``calib_config``.
@@ -132,10 +156,10 @@ class CalibrationParameters:
 
     def _dependent_parameters(self, x0: np.ndarray, tol: float = 1e-6) -> List[str]:
         names = list(self.calib_config["param_name"])
-        if self._jacobian_mode() == "2-point":
-            J = _finite_difference(self._objective, x0)
-        else:
+        if self._has_analytic_jacobian():
             J = self._objective_jacobian(x0)
+        else:
+            J = _finite_difference(self._objective, x0)
         J = J[: len(self.PEE_measured)]
         _, dependent = ct.select_identifiable_parameters(J, names, tol=tol)
         return dependent

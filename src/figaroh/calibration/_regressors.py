@@ -17,7 +17,6 @@ import pinocchio as pin
 from figaroh.calibration._forward import _pinocchio_pair
 from figaroh.calibration._measurements import _meas_mask
 from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
-from figaroh.tools._linalg import pivoted_qr_r
 from figaroh.tools.exceptions import RankDeficiencyError
 from figaroh.tools.qrdecomposition import QRDecomposer
 from figaroh.tools.regressor import eliminate_non_dynaffect
@@ -341,7 +340,8 @@ def calculate_base_kinematics_regressor(
 def _structural_base_columns(W: np.ndarray, tol_qr: float) -> List[int]:
     """Base columns of a structural kinematic regressor, ascending.
 
-    LAPACK's column-pivoted QR (``dgeqp3``: at each step the remaining
+    LAPACK's column-pivoted QR (``scipy.linalg.qr(W, pivoting=True)``,
+    ``dgeqp3``: at each step the remaining
     column of largest residual norm, the first in its current position on a
     tie) of the stacked regressor ``W`` itself; the rank is the number of
     leading ``|R_ii| > tol_qr``. This is figaroh 1.0.2's selection for
@@ -355,7 +355,9 @@ def _structural_base_columns(W: np.ndarray, tol_qr: float) -> List[int]:
     Raises:
         RankDeficiencyError: no column above ``tol_qr``.
     """
-    R, P = pivoted_qr_r(np.asarray(W, dtype=float))
+    from scipy import linalg  # heavy import (~0.25 s), only where used
+
+    _, R, P = linalg.qr(np.asarray(W, dtype=float), mode="raw", pivoting=True)
     diag = np.abs(np.diag(R))
     below = np.flatnonzero(diag <= tol_qr)
     rank = int(below[0]) if below.size else int(diag.size)

@@ -10,9 +10,11 @@ Workflow:
    joint parameters, base/tip frame names, frame-absorbed parameters removed
    on the measured data — or one of the non-structural estimation methods of
    :mod:`figaroh.calibration.estimation`);
-3. :meth:`solve` — Levenberg–Marquardt on the weighted log-map residuals
-   with an **analytic** Jacobian, outlier exclusion, evaluation metrics,
-   uncertainty, held-out validation and the quality report;
+3. :meth:`solve` — ``scipy.optimize.least_squares`` (Levenberg–Marquardt,
+   finite-difference Jacobian, figaroh 1.0.2's arguments; the analytic
+   Jacobian is an option, ``parameters.jacobian: analytic``) on the weighted
+   log-map residuals, outlier exclusion, evaluation metrics, uncertainty,
+   held-out validation and the quality report;
 4. reports and exports — :meth:`print_quality_report`,
    :meth:`export_html_report`, :meth:`verify`,
    :meth:`export_verification_report`, :meth:`archive_run`,
@@ -84,7 +86,6 @@ from figaroh.calibration.calibration_tools import (
 )
 from figaroh.calibration.config import load_calibration_config, unified_to_legacy_config
 from figaroh.calibration.parameter import BASE_TPL, EE_TPL, add_base_name, add_pee_name
-from figaroh.tools._lm import least_squares_lm, lm_backend
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.report import generate_calibration_report
 from figaroh.tools.run_archive import archive_run as _archive_run
@@ -160,27 +161,42 @@ class BaseCalibration(
 ):
     """Geometric calibration of a kinematic chain from measured poses or points.
 
-    Robot-specific subclasses usually override only :meth:`cost_function`
-    (and, to keep the analytic Jacobian, :meth:`cost_jacobian`); a robot with
-    another file format overrides :meth:`load_data_set`.
+    Robot-specific subclasses usually override only :meth:`cost_function`; a
+    robot with another file format overrides :meth:`load_data_set`.
 
-    Hooks (methods the workflow calls at a fixed point; an override is used
-    there with the same arguments and return value):
+    Least squares: ``scipy.optimize.least_squares(self._objective, x,
+    method=method, max_nfev=1000)`` — figaroh 1.0.2's call, finite-difference
+    Jacobian and default tolerances. ``calib_config["jacobian"] = "analytic"``
+    (config ``parameters.jacobian: analytic``) passes the analytic Jacobian of
+    :meth:`cost_jacobian` instead (a subclass that overrides the cost then
+    overrides :meth:`cost_jacobian` too).
 
-    * :meth:`cost_function` ``(var) -> rows`` — what :meth:`solve` minimises;
-    * :meth:`_compute_logmap_residuals` ``(measured, estimated, *,
-      position_frame, n_samples) -> flat residuals`` — used by the default
-      cost when overridden, and by 1.0.2-style costs;
-    * :meth:`apply_measurement_weighting` ``(residuals, pos_weight,
-      orient_weight) -> rows`` — the last step of the default cost;
-    * :meth:`cost_jacobian` ``(var) -> (rows, n_param)`` — analytic Jacobian
-      of the cost (finite differences when a cost hook is overridden without
-      it);
-    * :meth:`load_data_set` — fills ``PEE_measured``, ``q_measured``;
-    * :meth:`create_param_list`, :meth:`eliminate_absorbed_parameters`,
-      :meth:`solve_optimisation`, :meth:`calc_stddev`,
-      :meth:`get_pose_from_measure` — called by :meth:`initialize` /
-      :meth:`solve` through the instance.
+    Hooks (methods the workflow calls through the instance, where figaroh
+    1.0.2 calls them; an override is used there with the same arguments and
+    return value):
+
+    * ``__init__`` → :meth:`load_param`;
+    * :meth:`initialize` → :meth:`load_data_set` (→ :meth:`_load_validation_data`),
+      :meth:`create_param_list` (→ :meth:`_record_full_mapping`,
+      :meth:`eliminate_absorbed_parameters`);
+    * :meth:`solve` → :meth:`solve_optimisation` (→ :meth:`initial_frame_guess`,
+      :meth:`_optimize_with_outlier_removal` → :meth:`_setup_logging` when
+      ``enable_logging``, :meth:`_objective` → :meth:`cost_function` →
+      :meth:`_compute_logmap_residuals`, :meth:`apply_measurement_weighting`;
+      :meth:`_sample_position_errors`, :meth:`_sample_rows`),
+      :meth:`_evaluate_solution` (→ :meth:`calc_stddev`),
+      :meth:`_log_iteration_results`, :meth:`_store_optimization_results` (→
+      :meth:`get_pose_from_measure`, :meth:`_compute_validation_metrics`),
+      :meth:`print_quality_report`, :meth:`plot_results` (→
+      :meth:`plot_errors_distribution`, :meth:`plot_3d_poses` without a
+      results manager), :meth:`save_results`, :meth:`export_html_report`;
+    * :meth:`joint_corrections` → :meth:`require_exportable`,
+      :meth:`redistribute_parameters`; :meth:`export_verification_report` →
+      :meth:`verify`.
+
+    The outlier exclusion, the evaluation metrics and the validation metrics
+    take their residuals from ``self._compute_logmap_residuals(measured,
+    calc_updated_fkm(...))``.
 
     Args:
         robot: Object exposing a Pinocchio ``model``, ``data`` and the neutral
@@ -481,30 +497,6 @@ class BaseCalibration(
             raise CalibrationError(f"Optimization failed: {exc}") from exc
         return result, excluded
 
-    def _least_squares(self, x0: np.ndarray, method: str):
-        """One least-squares fit of the objective from ``x0`` (at most 1000 evaluations).
-
-        ``method="lm"`` with the analytic Jacobian runs figaroh's port of MINPACK
-        ``lmder`` (:func:`figaroh.tools._lm.least_squares_lm`: the iterates, ``nfev``,
-        ``njev`` and ``status`` of ``scipy.optimize.least_squares(method="lm")``
-        without importing ``scipy.optimize``). Set the environment variable
-        ``FIGAROH_LM_BACKEND=scipy`` to force scipy. ``"trf"``/``"dogbox"`` and the
-        finite-difference Jacobian (``cost_function`` overridden without
-        ``cost_jacobian``) always use scipy.
-        """
-        mode = self._jacobian_mode()
-        jac = "2-point" if mode == "2-point" else self._objective_jacobian
-        if mode == "2-point":
-            logger.info(
-                "%s overrides cost_function without cost_jacobian: finite-difference Jacobian",
-                type(self).__name__,
-            )
-        elif method == "lm" and lm_backend() == "figaroh":
-            return least_squares_lm(self._objective, x0, jac, max_nfev=1000)
-        from scipy.optimize import least_squares
-
-        return least_squares(self._objective, x0, jac=jac, method=method, max_nfev=1000)
-
     def _optimize_with_outlier_removal(
         self,
         x0: np.ndarray,
@@ -513,6 +505,20 @@ class BaseCalibration(
         outlier_threshold: float | None = None,
         enable_logging: bool = False,
     ):
+        """Hook: the fits with iterative exclusion of outlier postures.
+
+        Each fit is ``scipy.optimize.least_squares(self._objective, x,
+        method=method, max_nfev=1000)``; after each one the unweighted
+        residuals ``self._compute_logmap_residuals(PEE_measured,
+        calc_updated_fkm(x))`` give the per-posture position errors
+        (:meth:`_sample_position_errors`); postures above the threshold [m]
+        are excluded (their rows, :meth:`_sample_rows`, zeroed in the
+        objective) and the fit repeated from the last solution, at most
+        ``max_iterations`` fits.
+
+        Returns:
+            ``(result, excluded_sample_indices, residuals)``.
+        """
         threshold = (
             outlier_threshold
             if outlier_threshold is not None
@@ -520,6 +526,7 @@ class BaseCalibration(
         )
         self._outlier_threshold = threshold
         self._excluded_rows = np.zeros(0, dtype=int)
+        log = self._setup_logging() if enable_logging else None
 
         def fit(x: np.ndarray, rows: np.ndarray):
             self._excluded_rows = rows
@@ -528,12 +535,15 @@ class BaseCalibration(
         out = fit_with_outlier_exclusion(
             x0,
             fit,
-            lambda x: self.measurement_residuals(x)[0],
+            self._logmap_residuals_at,
             self.PEE_measured,
             self._spec(),
             threshold,
             max_iterations,
             enable_logging,
+            position_errors=self._sample_position_errors,
+            rows_of=self._sample_rows,
+            log=log,
         )
         self._excluded_rows = out.excluded_rows
         return out.result, out.excluded, out.residuals
@@ -676,6 +686,15 @@ class BaseCalibration(
 
     # ------------------------------------------------------------------ logging helpers
     def _setup_logging(self) -> logging.Logger:
+        """Hook: the logger of the per-fit messages (called when ``enable_logging``).
+
+        :meth:`_optimize_with_outlier_removal` calls it once per
+        :meth:`solve_optimisation` with ``enable_logging=True`` and logs each
+        fit (cost, evaluations, exclusions) through the returned logger.
+
+        Returns:
+            ``logging.getLogger("calibration")``.
+        """
         return logging.getLogger("calibration")
 
     def _log_iteration_results(self, result, evaluation) -> None:

@@ -20,19 +20,29 @@ convention ``R = Rz(φz)·Ry(φy)·Rx(φx)``.
 Flat measurement layout (marker-major, then measured component, then
 sample): ``index(k, c, s) = (k·n_meas + c)·NbSample + s``.
 
-Jacobians are **analytic**: a parameter perturbation is mapped to a body
-twist of each measured frame with Pinocchio placements and SE(3) adjoints
-(the same construction as Pinocchio's kinematic regressor), then through the
-exact derivative of the residual (``Jlog6`` for log-map residuals, the RPY
-Jacobian for the ``[x, y, z, φ]`` measurement vector); the elastic
-cross-term ``k·∂g/∂θ_geom`` (gravity-torque change caused by a geometric
-error) comes from the subtree gravity wrenches. Samples are processed in
-vectorised numpy; Python loops run only around Pinocchio calls (forward
-kinematics, ``log6``).
+The predicted measurements (:func:`calc_updated_fkm`, :func:`marker_poses`)
+are computed with Pinocchio's SE(3) products posture by posture, in the order
+figaroh 1.0.2 uses (a finite-difference fit amplifies round-off, so the order
+matters for reproducing 1.0.2's results). The log-map residuals of
+two flat measurement vectors (:func:`logmap_residuals`) are Pinocchio's
+``log6`` of ``M_meas⁻¹ · M_est`` per point, as in 1.0.2.
+
+The analytic Jacobians (:func:`evaluate_poses`, :func:`pose_residuals`,
+``measurement_jacobian(method="analytic")``) serve the optional analytic
+least-squares Jacobian and the identifiability checks: a parameter
+perturbation is mapped to a body twist of each measured frame with Pinocchio
+placements and SE(3) adjoints (the same construction as Pinocchio's
+kinematic regressor), then through the exact derivative of the residual
+(``Jlog6`` for log-map residuals, the RPY Jacobian for the
+``[x, y, z, φ]`` measurement vector); the elastic cross-term
+``k·∂g/∂θ_geom`` (gravity-torque change caused by a geometric error) comes
+from the subtree gravity wrenches. There the samples are processed in
+vectorised numpy, which agrees with the Pinocchio products to round-off.
 
 This module is the public (figaroh 1.0.2) path of these functions; they are
 implemented one concept per private module: ``_se3`` (SO(3)/SE(3) helpers),
-``_measurements`` (flat layout, weights), ``_forward`` (forward model and
+``_measurements`` (flat layout, weights), ``_fkm`` (predicted measurements
+as 1.0.2 computes them), ``_forward`` (vectorised forward model and its
 Jacobian), ``_logmap`` (residuals), ``_regressors`` (kinematic regressors,
 structural selection) and ``_frames`` (closed-form frames).
 """
@@ -45,15 +55,14 @@ from typing import Any, Mapping, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
+from figaroh.calibration._fkm import calc_updated_fkm, marker_poses, measurement_jacobian
 from figaroh.calibration._forward import (
     PoseEvaluation,
     _frame_ids,
     _layout,
     _pinocchio_pair,
     _values,
-    calc_updated_fkm,
     evaluate_poses,
-    measurement_jacobian,
 )
 from figaroh.calibration._frames import estimate_frames_closed_form, frame_names
 from figaroh.calibration._logmap import logmap_residuals, pose_residuals
@@ -89,12 +98,17 @@ from figaroh.calibration.data_loader import get_idxq_from_jname, load_data, read
 from figaroh.calibration.parameter import (
     BASE_TPL,
     EE_TPL,
+    ELAS_TPL,
+    FULL_PARAMTPL,
+    JOINT_OFFSETTPL,
     add_base_name,
     add_eemarker_frame,
     add_pee_name,
     get_fullparam_offset,
     get_joint_offset,
 )
+from figaroh.tools.qrdecomposition import TOL_QR, QRDecomposer, build_baseRegressor
+from figaroh.tools.regressor import eliminate_non_dynaffect
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +132,7 @@ __all__ = [
     "initialize_variables",
     "jexp3_right",
     "logmap_residuals",
+    "marker_poses",
     "matrix_to_rpy",
     "measured_values",
     "measurement_jacobian",
@@ -131,9 +146,16 @@ __all__ = [
     "update_joint_placement",
     "xyzquat_to_SE3",
     # Re-exported for figaroh 1.0.2 compatibility.
+    "ELAS_TPL",
+    "FULL_PARAMTPL",
+    "JOINT_OFFSETTPL",
+    "QRDecomposer",
+    "TOL_QR",
     "add_base_name",
     "add_eemarker_frame",
     "add_pee_name",
+    "build_baseRegressor",
+    "eliminate_non_dynaffect",
     "get_fullparam_offset",
     "get_idxq_from_jname",
     "get_joint_offset",

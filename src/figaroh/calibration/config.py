@@ -280,6 +280,21 @@ def _pose(value: Any, key: str) -> List[float] | None:
     return arr.tolist()
 
 
+#: Values of ``parameters.jacobian`` (``calib_config["jacobian"]``).
+JACOBIAN_CHOICES = ("2-point", "analytic")
+
+
+def _jacobian_option(value: Any) -> str:
+    """``parameters.jacobian``: ``"2-point"`` (figaroh 1.0.2) or ``"analytic"``."""
+    if value not in JACOBIAN_CHOICES:
+        raise ConfigurationError(
+            f"parameters.jacobian is {value!r}: use '2-point' (finite differences, the "
+            "figaroh 1.0.2 default) or 'analytic' (faster; the fit stops at a slightly "
+            "different point)"
+        )
+    return str(value)
+
+
 def _optional_path(value: Any) -> str | None:
     if value is None:
         return None
@@ -456,6 +471,8 @@ def _unified_data(
     for key in ("measurement_std", "eliminate_absorbed_parameters"):
         if key in params:
             cfg[key] = params[key]
+    if "jacobian" in params:
+        cfg["jacobian"] = _jacobian_option(params["jacobian"])
 
 
 def _legacy_files(cfg: dict, calib_data: Mapping[str, Any]) -> None:

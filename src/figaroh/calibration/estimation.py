@@ -49,13 +49,27 @@ from figaroh.calibration.calibration_tools import (
     measurement_jacobian,
     select_identifiable_parameters,
 )
-from figaroh.calibration.parameter import add_pee_name, get_fullparam_offset, get_joint_offset
+from figaroh.calibration.parameter import (
+    BASE_TPL,
+    add_pee_name,
+    get_fullparam_offset,
+    get_joint_offset,
+)
 
 logger = logging.getLogger(__name__)
 
+#: Default prior standard deviation of each group (``DEFAULTS["priors"]``, the
+#: same dict): translation [m], rotation [rad], joint offset [rad], prismatic
+#: offset [m].
+DEFAULT_PRIORS: Dict[str, float] = DEFAULTS["priors"]
+#: The prior groups of the joint parameters (:data:`PRIOR_GROUPS`).
+GROUPS: Tuple[str, ...] = PRIOR_GROUPS
+
 __all__ = [
     "DEFAULTS",
+    "DEFAULT_PRIORS",
     "EstimationError",
+    "GROUPS",
     "METHODS",
     "PRIOR_GROUPS",
     "configure",
@@ -67,6 +81,7 @@ __all__ = [
     "prior_std",
     "settings",
     # Re-exported for figaroh 1.0.2 compatibility.
+    "BASE_TPL",
     "add_pee_name",
     "calc_updated_fkm",
     "get_fullparam_offset",

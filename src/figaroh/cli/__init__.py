@@ -19,4 +19,9 @@ Importing this package is cheap: nothing heavy is imported until a command runs.
 
 from __future__ import annotations
 
+from figaroh.utils._lazy import lazy_reexports
+
 __all__: list[str] = []
+
+# The modules above are imported when first reached (``figaroh.cli.main``).
+__getattr__, __dir__ = lazy_reexports(__name__, {}, globals())

@@ -227,6 +227,16 @@ REST_SPEED = 1e-3
 #: reported as affected (below it, the rows are zero crossings of the motion).
 REST_FRACTION = 0.01
 
+#: Relative round-off scale of a velocity: a sample of joint ``j`` with
+#: ``|dq_j| <= ROUND_OFF_SCALE · max|dq_j|`` is treated as round-off. A joint
+#: at rest (constant encoder reading) gets filtered and differentiated
+#: velocities of about 1e-16 to 1e-13 of its largest speed (the round-off of
+#: the zero-phase filter and of the finite differences; up to ~1e-10 for a
+#: high-order filter at a low cut-off), whose sign depends on the order of the
+#: floating-point operations (the BLAS kernels of the CPU, the library
+#: versions). 1e-9 sits above that round-off and far below any measured motion.
+ROUND_OFF_SCALE = 1e-9
+
 
 def coulomb_at_rest(
     velocities: np.ndarray, joint_names: Sequence[str], deadband: float = 0.0
@@ -238,24 +248,37 @@ def coulomb_at_rest(
     Coulomb column are 0), else :data:`REST_SPEED`. Without a dead band the
     column holds ``sign(dq)`` of filtered noise there: ±1 at random.
 
+    A sample is *round-off* when ``|dq_j| <= ROUND_OFF_SCALE · max_k |dq_j[k]|``
+    (:data:`ROUND_OFF_SCALE`) and the dead band does not zero it
+    (``|dq_j| >= deadband``): its Coulomb entry ``sign(dq_j)`` is the sign of
+    round-off, so the fit can change with the machine that runs it.
+
     Args:
         velocities: (N, n) joint velocities of the fitted joints [rad/s or m/s].
         joint_names: The n joint names.
         deadband: The configured ``coulomb_deadband`` [rad/s or m/s] (0: none).
 
     Returns:
-        ``{"rows_at_rest", "rows", "threshold", "deadband", "per_joint": {joint: count}}``
+        ``{"rows_at_rest", "rows", "threshold", "deadband", "per_joint": {joint: count},
+        "round_off_rows", "round_off_scale", "round_off_per_joint": {joint: count}}``
         (``rows`` = N·n effort rows).
     """
     v = np.abs(np.asarray(velocities, dtype=float))
     threshold = float(deadband) if deadband > 0 else REST_SPEED
     counts = (v < threshold).sum(axis=0)
+    peak = v.max(axis=0) if v.shape[0] else np.zeros(v.shape[1])
+    round_off = ((v <= ROUND_OFF_SCALE * peak) & (v >= deadband)).sum(axis=0)
     return {
         "rows_at_rest": int(counts.sum()),
         "rows": int(v.size),
         "threshold": threshold,
         "deadband": float(deadband),
         "per_joint": {name: int(c) for name, c in zip(joint_names, counts, strict=True)},
+        "round_off_rows": int(round_off.sum()),
+        "round_off_scale": ROUND_OFF_SCALE,
+        "round_off_per_joint": {
+            name: int(c) for name, c in zip(joint_names, round_off, strict=True) if c
+        },
     }
 
 
@@ -263,11 +286,23 @@ def coulomb_at_rest_message(summary: Mapping) -> str:
     """One line describing :func:`coulomb_at_rest` for logs and reports."""
     n, rows, thr = summary["rows_at_rest"], summary["rows"], summary["threshold"]
     if summary["deadband"] > 0:
-        return (
+        text = (
             f"{n} of {rows} effort rows inside the Coulomb dead band |dq| < {thr:g} rad/s "
             "(Coulomb sign set to 0 there)"
         )
-    return (
-        f"{n} of {rows} effort rows at rest (|dq| < {thr:g} rad/s): the Coulomb sign is "
-        "undefined there (set problem.coulomb_deadband to zero it)"
-    )
+    else:
+        text = (
+            f"{n} of {rows} effort rows at rest (|dq| < {thr:g} rad/s): the Coulomb sign is "
+            "undefined there (set problem.coulomb_deadband to zero it)"
+        )
+    round_off = summary.get("round_off_rows", 0)
+    if round_off:
+        per_joint = ", ".join(f"{k}: {c}" for k, c in summary["round_off_per_joint"].items())
+        text += (
+            f"; {round_off} samples ({per_joint}) have round-off velocities "
+            f"(|dq| <= {summary['round_off_scale']:g}·max|dq| of the joint) whose sign(dq) "
+            "depends on the machine's floating-point kernels, so the identified parameters "
+            "may differ between machines: set problem.coulomb_deadband (e.g. 1e-6 rad/s) "
+            "above them"
+        )
+    return text

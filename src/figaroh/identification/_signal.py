@@ -11,8 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from figaroh.tools import _iir
-
 logger = logging.getLogger(__name__)
 
 DIFFERENTIATION_METHODS = ("gradient", "forward", "backward", "central")
@@ -63,36 +61,39 @@ def low_pass(
 ) -> np.ndarray:
     """Median filter then zero-phase Butterworth low-pass, column by column.
 
-    For each column ``x_k``:
+    figaroh 1.0.2's kinematic filter, with its ``scipy.signal`` calls and
+    arguments. With ``(b, a) = scipy.signal.butter(nbutter, f_butter /
+    (f_sample / 2), "low")``, each column ``x_k`` becomes
 
-    1. a running median over ``med_fil`` samples. With ``median_padding="zero"``
-       (figaroh 1.0.2) it is ``scipy.signal.medfilt(x_k, med_fil)``: the signal
-       is padded with **zeros** beyond both ends, so the first and last
-       ``med_fil // 2`` samples of a moving signal far from zero are replaced
-       by a neighbour's value (a step that the differentiated velocities and
-       accelerations turn into a spike). ``"nearest"`` repeats the edge
-       samples instead (a constant or monotonic edge is kept);
-    2. ``scipy.signal.filtfilt(b, a, ·, padtype="odd", padlen=3·(max(len(b),
-       len(a)) − 1))`` with the transfer function ``(b, a) = butter(nbutter,
-       f_butter / (f_sample / 2))``: forward and backward, so no phase lag and
-       the same number of samples (``padlen = 3·nbutter``).
+    .. code-block:: python
 
-    This is the filter of figaroh 1.0.2's identification pipeline. By default
-    the three steps are computed by :mod:`figaroh.tools._iir` in numpy (no
-    ``scipy.signal`` import, which costs 0.3–1 s): the same Butterworth
-    coefficients, the same median, and a filtfilt that agrees with scipy's to
-    its round-off (the ``(b, a)`` recursion of a low cut-off, high order filter
-    amplifies round-off by about the square of its transient growth: ~1e-13 of
-    the signal's range for order 4 at ``f_butter / (f_sample/2) = 0.1``, ~1e-10
-    at 0.025 for order 5, in scipy's own result as in this one). The
-    environment variable ``FIGAROH_FILTER_BACKEND=scipy`` computes the three
-    steps with ``scipy.signal`` instead.
+        y_k = scipy.signal.filtfilt(
+            b, a, scipy.signal.medfilt(x_k, med_fil),
+            padtype="odd", padlen=3 * (max(len(b), len(a)) - 1),
+        )
+
+    1. ``medfilt`` is a running median over ``med_fil`` samples. It pads the
+       signal with **zeros** beyond both ends (``median_padding="zero"``, figaroh
+       1.0.2), so the first and last ``med_fil // 2`` samples of a signal far
+       from zero are replaced by a neighbour's value (a step that the
+       differentiated velocities and accelerations turn into a spike).
+       ``median_padding="nearest"`` runs the same ``medfilt`` on the column
+       extended by ``med_fil // 2`` copies of its edge samples, then drops
+       them (a constant or monotonic edge is kept);
+    2. ``filtfilt`` runs the transfer function ``(b, a)`` forward and
+       backward: no phase lag, the same number of samples, odd extension of
+       ``padlen = 3·nbutter`` samples at both ends.
+
+    The result is ``scipy.signal``'s bit for bit, including the round-off
+    values (~1e-14 of the signal's range) of a signal at rest, whose signs
+    the Coulomb-friction column ``sign(dq)`` reads.
 
     Args:
         x: Signal (N,) or (N, n).
         nbutter: Butterworth order.
-        f_butter: Cut-off frequency [Hz]; must be below the Nyquist frequency.
-        med_fil: Median window length [samples] (odd; 1 disables it).
+        f_butter: Cut-off frequency [Hz]; must be below the Nyquist frequency
+            ``f_sample / 2``.
+        med_fil: Median window length [samples] (odd; 1 leaves the signal as is).
         f_sample: Sampling frequency [Hz].
         median_padding: ``"zero"`` (figaroh 1.0.2) or ``"nearest"``.
 
@@ -122,23 +123,17 @@ def low_pass_many(
     f_sample: float = 100.0,
     median_padding: str = "zero",
 ) -> list[np.ndarray]:
-    """:func:`low_pass` of each signal, the signals of one length filtered together.
+    """:func:`low_pass` of each signal, with one filter design.
 
-    Each result equals :func:`low_pass` of that signal alone, bit for bit:
-    the signals are checked one after the other (the first failing one
-    raises, as a loop over :func:`low_pass` would), then with the numpy
-    backend and a median window > 1 the signals of one length ``N`` are
-    stacked column-wise and go through one
-    :func:`figaroh.tools._iir.median_filtfilt_columns` call (column-wise
-    median, one shared extended-precision recursion, the double-precision
-    matrix products of each signal as if it were alone), which costs little
-    more than filtering one of them.
+    The signals are checked one after the other (the first failing one
+    raises, as a loop over :func:`low_pass` would) before any is filtered;
+    ``scipy.signal`` is imported by the first call.
 
     Args:
         signals: Signals (N,) or (N, n_i).
         nbutter: Butterworth order.
         f_butter: Cut-off frequency [Hz]; must be below the Nyquist frequency.
-        med_fil: Median window length [samples] (odd; 1 disables it).
+        med_fil: Median window length [samples] (odd; 1 leaves the signal as is).
         f_sample: Sampling frequency [Hz].
         median_padding: ``"zero"`` (figaroh 1.0.2) or ``"nearest"``.
 
@@ -148,60 +143,38 @@ def low_pass_many(
     Raises:
         ValueError: Cut-off at or above Nyquist, bad parameters or too few samples.
     """
-    columns: list[tuple[np.ndarray, bool]] = []
-    design = None
-    for x in signals:
-        if median_padding not in ("zero", "nearest"):
-            raise ValueError(
-                "filter_params.median_padding must be 'zero' (figaroh 1.0.2) or 'nearest', "
-                f"got {median_padding!r}"
-            )
-        arr, was_1d = _as_columns(x, "signal")
-        if design is None:
-            order, wn, med_fil = _checked_filter_params(nbutter, f_butter, med_fil, f_sample)
-            fns = _iir.lowpass_functions()
-            b, a = fns.butter(order, wn)
-            padlen = 3 * (max(len(b), len(a)) - 1)
-            design = (fns, b, a, padlen)
-        fns, b, a, padlen = design
+    if not signals:
+        return []
+    if median_padding not in ("zero", "nearest"):
+        raise ValueError(
+            "filter_params.median_padding must be 'zero' (figaroh 1.0.2) or 'nearest', "
+            f"got {median_padding!r}"
+        )
+    order, wn, med_fil = _checked_filter_params(nbutter, f_butter, med_fil, f_sample)
+    columns = [_as_columns(x, "signal") for x in signals]
+    from scipy import signal  # heavy import (0.3-1 s), only where used
+
+    b, a = signal.butter(order, wn, "low")
+    padlen = 3 * (max(len(b), len(a)) - 1)
+    for arr, _ in columns:
         if arr.shape[0] <= padlen:
             raise ValueError(
                 f"the low-pass filter needs more than {padlen} samples, got {arr.shape[0]}: "
                 "record a longer trajectory or lower filter_params.nbutter"
             )
-        columns.append((arr, was_1d))
-    if design is None:
-        return []
-    arrays = [arr for arr, _ in columns]
-    if fns.backend == "numpy" and med_fil > 1 and len({arr.shape[0] for arr in arrays}) == 1:
-        # Without a median (med_fil = 1) filtfilt sees each signal's own memory
-        # layout, which can change BLAS's last bits: those go one by one.
-        padding = "zero" if median_padding == "zero" else "edge"
-        outs = _iir.median_filtfilt_columns(arrays, med_fil, padding, b, a, padlen=padlen)
-    else:
-        outs = [_low_pass_one(fns, arr, b, a, med_fil, median_padding, padlen) for arr in arrays]
-    return [out[:, 0] if was_1d else out for out, (_, was_1d) in zip(outs, columns, strict=True)]
-
-
-def _low_pass_one(
-    fns: _iir.LowPassFunctions,
-    arr: np.ndarray,
-    b: np.ndarray,
-    a: np.ndarray,
-    med_fil: int,
-    median_padding: str,
-    padlen: int,
-) -> np.ndarray:
-    """Median then filtfilt of one checked (N, n) signal with the functions ``fns``."""
     half = med_fil // 2
-    if med_fil == 1:
-        med = arr
-    elif median_padding == "zero":
-        med = fns.medfilt(arr, med_fil)
-    else:
-        padded = np.pad(arr, ((half, half), (0, 0)), mode="edge")
-        med = fns.medfilt(padded, med_fil)[half : half + arr.shape[0]]
-    return fns.filtfilt(b, a, med, axis=0, padlen=padlen)
+    outs = []
+    for arr, was_1d in columns:
+        out = np.empty_like(arr)
+        for k in range(arr.shape[1]):
+            if median_padding == "zero":
+                med = signal.medfilt(arr[:, k], med_fil)
+            else:
+                padded = np.pad(arr[:, k], half, mode="edge")
+                med = signal.medfilt(padded, med_fil)[half : half + arr.shape[0]]
+            out[:, k] = signal.filtfilt(b, a, med, padtype="odd", padlen=padlen)
+        outs.append(out[:, 0] if was_1d else out)
+    return outs
 
 
 def differentiate(t: np.ndarray, x: np.ndarray, method: str = "gradient") -> np.ndarray:

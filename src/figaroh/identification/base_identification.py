@@ -39,7 +39,27 @@ points and with fixed arguments, so an override takes effect exactly there:
   ``_calculate_joint_variances(W_b, tau, n_active)`` →
   ``(sig_ro_joint, diag_SIGMA)``,
   ``_solve_weighted_least_squares(W_b, tau, diag_SIGMA)`` → ``(phi_wls, C_X)``
-  and ``_compute_wls_standard_deviations(C_X, phi_wls)`` → ``std_wls`` [%].
+  and ``_compute_wls_standard_deviations(C_X, phi_wls)`` → ``std_wls`` [%];
+* and every other method figaroh 1.0.2 calls through ``self``, where it calls
+  it: in :meth:`process_data` ``_adopt_trajectory``, ``_truncate_data``,
+  ``_trajectory_mask``, ``_build_full_configuration``, ``_record_data_stage``,
+  and in :meth:`filter_kinematics_data` ``_apply_filters(signal,
+  **filter_params)`` (once per present signal) and
+  ``_differentiate_signal(t, x, method=…)``; in :meth:`initialize`
+  ``calculate_full_regressor``, ``initialize_standard_parameters``,
+  ``compute_reference_torque``, ``_load_validation_data(data_source)``; in
+  both solves, in the order of the pipeline steps
+  (:data:`~figaroh.identification._pipeline.STEP_ORDER`),
+  ``_validate_prerequisites``, ``_eliminate_zero_columns(zero_tolerance)``,
+  ``_apply_decimation(W_red, factor)`` (→ ``_decimate_regressor_matrix(W_red,
+  factor)``) or ``_prepare_undecimated_data(W_red)``, ``_mask_rows(tau, W,
+  factor)`` (:meth:`solve` only), ``_select_fit_rows(tau, W)`` (→
+  ``_fit_blocks()`` → :meth:`fit_joints`), ``_reset_solve_state(tau, W,
+  active_params)``, ``_calculate_base_parameters(tau, W, active_params)``
+  (:meth:`solve`; its returned dict is stored), ``_compute_quality_metrics()``,
+  ``_store_results(identif_results)`` (→ the ``_apply_*_if_enabled`` physical
+  hooks, ``_compute_validation_metrics``, ``_record_physical_stage``), then
+  the report methods.
 
 Efforts are stacked joint-major (row ``j·N + i`` is joint ``j``, sample ``i``);
 units are N·m for revolute and N for prismatic joints.
@@ -53,7 +73,7 @@ import os
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -65,6 +85,7 @@ from figaroh.data.adoption import (
     trajectory_mask,
 )
 from figaroh.identification import _metrics, _signal
+from figaroh.identification._pipeline import run_steps
 from figaroh.identification._pipeline.base_fit import (
     coulomb_at_rest,
     custom_solver_fit,
@@ -94,11 +115,14 @@ from figaroh.identification._pipeline.data_checks import (
 )
 from figaroh.identification._pipeline.export import base_result
 from figaroh.identification._pipeline.fit_rows import (
-    active_blocks,
-    decimated_rows,
+    RowSteps,
+    build_fit_problem,
+    check_decimated_rows,
+    decimate_regressor,
+    decimate_torques,
     eliminate_zero_columns,
-    fit_blocks,
     fit_joint_names,
+    joint_blocks,
     mask_fit_rows,
     select_fit_joint_rows,
     undecimated_rows,
@@ -123,6 +147,7 @@ from figaroh.identification._pipeline.records import (
     IdentificationRun,
     PhysicalInputs,
     PhysicalOutcome,
+    Quality,
     Settings,
 )
 from figaroh.identification._pipeline.validation import (
@@ -213,6 +238,15 @@ SOLVE_DEFAULTS = MappingProxyType(
 
 #: Key under which the fit-results dict remembers its reconstruction.
 _RECON_DONE = "_reconstruction_done"
+
+
+class _Fitted(NamedTuple):
+    """Output of the ``base_fit`` step of a solve."""
+
+    results: dict
+    wls_std: np.ndarray | None
+    at_rest: dict | None
+
 
 _DEFAULT_FILTER_CONFIG = {
     "differentiation_method": "gradient",
@@ -446,9 +480,12 @@ class BaseIdentification(RunServices, ABC):
         """Filter the kinematic signals and differentiate the missing derivatives.
 
         Positions, then velocities, then accelerations: a signal present in the
-        raw data is filtered (:meth:`_apply_filters`: median + zero-phase
-        Butterworth); an absent one is the time derivative of the already
-        processed previous signal (not filtered again).
+        raw data is filtered by the hook :meth:`_apply_filters` (median +
+        zero-phase Butterworth), called once per signal as
+        ``_apply_filters(signal, **filter_config["filter_params"])``; an absent
+        one is the time derivative of the already processed previous signal
+        (not filtered again), by the hook :meth:`_differentiate_signal` called as
+        ``_differentiate_signal(timestamps, previous, method=differentiation_method)``.
 
         Args:
             filter_config: ``{"differentiation_method", "filter_params": {nbutter,
@@ -459,18 +496,21 @@ class BaseIdentification(RunServices, ABC):
             ValueError: Missing timestamps/positions or bad filter parameters.
         """
         self.processed_data = condition_kinematics(
-            self.raw_data, filter_config or self.filter_config
+            self.raw_data,
+            filter_config or self.filter_config,
+            low_pass=self._apply_filters,
+            derivative=self._differentiate_signal,
         )
 
     @staticmethod
     def _apply_filters(
         *signals, nbutter=4, f_butter=2, med_fil=5, f_sample=100, median_padding="zero"
     ):
-        """Median + zero-phase Butterworth low-pass of each signal, column by column.
+        """Hook: median + zero-phase Butterworth low-pass of each signal, column by column.
 
-        The figaroh 1.0.2 method; the filter, its arguments and defaults are
-        documented at
-        :func:`~figaroh.identification._pipeline.conditioning.apply_filters`.
+        Called by :meth:`filter_kinematics_data` for each kinematic signal the
+        raw data holds. The filter, its arguments and defaults are documented
+        at :func:`~figaroh.identification._pipeline.conditioning.apply_filters`.
         """
         return apply_filters(
             *signals,
@@ -483,6 +523,17 @@ class BaseIdentification(RunServices, ABC):
 
     @staticmethod
     def _differentiate_signal(time_vector, signal, method="gradient"):
+        """Hook: time derivative of ``signal`` (N, n) sampled at ``time_vector`` [s].
+
+        Called by :meth:`filter_kinematics_data` for each kinematic signal the
+        raw data lacks (velocities from positions, accelerations from
+        velocities). ``method``: ``"gradient"``, ``"forward"``, ``"backward"``
+        or ``"central"`` (see
+        :func:`~figaroh.identification._signal.differentiate`).
+
+        Returns:
+            d signal / dt, shape of ``signal`` [unit of signal per second].
+        """
         return differentiate(time_vector, signal, method)
 
     def process_torque_data(self, **kwargs):
@@ -649,13 +700,31 @@ class BaseIdentification(RunServices, ABC):
         return fit_joint_names(self._settings())
 
     def _fit_blocks(self):
-        return fit_blocks(self._settings())
+        """Active-block index (0-based, active order) of each joint of :meth:`fit_joints`."""
+        return joint_blocks(self.identif_config.get("active_joints", []), self.fit_joints())
 
     def _select_fit_rows(self, tau, W):
-        return select_fit_joint_rows(tau, W, self._settings())
+        """Hook: keep the row blocks of the fitted joints (:meth:`_fit_blocks`).
+
+        Called by :meth:`solve` and :meth:`solve_with_custom_solver` on the
+        (masked) rows, split into ``n_active`` equal blocks; unchanged when
+        every active joint is fitted.
+
+        Returns:
+            ``(tau, W)`` of the fitted joints, stacked joint-major.
+        """
+        n_active = len(self.identif_config.get("act_idxv", []))
+        return select_fit_joint_rows(tau, W, n_active, self._fit_blocks())
 
     # ------------------------------------------------------------------ solve
     def _validate_prerequisites(self):
+        """Hook: raise unless :meth:`initialize` ran (first call of both solves).
+
+        Raises:
+            IdentificationDataError: A fatal data check (no meaningful fit exists).
+            IdentificationStateError: No processed data, regressor or standard
+                parameters (an ``AssertionError``, as in figaroh 1.0.2).
+        """
         checks = getattr(self, "data_checks", None)
         if isinstance(checks, DataChecks):
             checks.raise_fatal()
@@ -671,79 +740,134 @@ class BaseIdentification(RunServices, ABC):
             )
 
     def _eliminate_zero_columns(self, zero_tolerance):
+        """Hook: drop the regressor columns whose squared norm is under ``zero_tolerance``.
+
+        Sets ``regressor_reduced``, ``active_parameters`` (the kept parameter
+        names) and ``_idx_eliminated``. When the rows are about to be
+        decimated the reduced regressor is laid out column-major (the layout
+        the decimation filters along; same values).
+
+        Returns:
+            ``(regressor_reduced, active_parameters)``.
+        """
+        options = getattr(self, "_fit_options", None)
         W_red, params_r, idx_e = eliminate_zero_columns(
-            self.dynamic_regressor, self.standard_parameter, zero_tolerance
+            self.dynamic_regressor,
+            self.standard_parameter,
+            zero_tolerance,
+            column_major=bool(options is not None and options.decimate),
         )
         self.regressor_reduced = W_red
         self.active_parameters = params_r
         self._idx_eliminated = idx_e
         return self.regressor_reduced, self.active_parameters
 
-    def _active_blocks(self, W: np.ndarray, n: int) -> np.ndarray:
-        """(n_active, n, p) array of the active DOF blocks of a stacked regressor."""
-        return active_blocks(W, n, self._settings())
-
     def _apply_decimation(self, regressor_reduced, decimation_factor):
-        tau, W = decimated_rows(
-            self.processed_data["torques"],
-            regressor_reduced,
-            self.num_samples,
-            decimation_factor,
-            self._settings(),
-        )
+        """Hook: low-pass and down-sample the efforts and the active regressor blocks.
+
+        The efforts of each active joint go through
+        ``scipy.signal.decimate(·, decimation_factor, zero_phase=True)``; the
+        regressor through the hook :meth:`_decimate_regressor_matrix`. Sets
+        ``tau_decimated`` and ``regressor_decimated``.
+
+        Returns:
+            ``(tau, W)``: ``n_active·ceil(N/decimation_factor)`` rows, stacked
+            joint-major.
+
+        Raises:
+            ValueError: The decimated regressor and efforts disagree in length.
+        """
+        tau = decimate_torques(self.processed_data["torques"], self.num_samples, decimation_factor)
+        W = self._decimate_regressor_matrix(regressor_reduced, decimation_factor)
+        check_decimated_rows(tau, W)
         self.tau_decimated, self.regressor_decimated = tau, W
         return tau, W
 
     def _decimate_regressor_matrix(self, regressor_reduced, decimation_factor):
-        blocks = self._active_blocks(regressor_reduced, self.num_samples)  # (n_active, N, p)
-        dec = _signal.decimate_blocks(blocks, decimation_factor, axis=1)
-        return dec.reshape(-1, dec.shape[2])
+        """Hook: decimate every column of every active joint block of the reduced regressor.
+
+        Each column of the rows ``act_idxv[j]·N … (act_idxv[j]+1)·N`` gets
+        ``scipy.signal.decimate(·, decimation_factor, zero_phase=True)``
+        (order-8 Chebyshev I, forward-backward: decimated sample ``k`` is
+        sample ``k·decimation_factor``), exactly the result of a call on that
+        column alone (see
+        :func:`~figaroh.identification._pipeline.fit_rows.decimate_regressor`).
+
+        Returns:
+            ``(n_active·ceil(N/decimation_factor), p)`` array, blocks in active order.
+        """
+        return decimate_regressor(
+            regressor_reduced, self.num_samples, decimation_factor, self._settings()
+        )
 
     def _prepare_undecimated_data(self, regressor_reduced):
+        """Hook: efforts and regressor rows of the active joint blocks, every sample.
+
+        Returns:
+            ``(tau, W)``: the efforts transposed to joint-major order and the
+            matching regressor rows.
+        """
         return undecimated_rows(
             self.processed_data["torques"], regressor_reduced, self.num_samples, self._settings()
         )
 
     def _mask_rows(self, tau, regressor, factor=1):
+        """Hook: drop the rows of masked samples (decimated sample ``k`` is sample ``k·factor``).
+
+        Called by :meth:`solve` only (``solve_with_custom_solver`` keeps every
+        row, as in figaroh 1.0.2), with ``factor`` the decimation factor, or 1.
+
+        Returns:
+            ``(tau, regressor)`` without the rows of samples the mask excludes.
+        """
         return mask_fit_rows(tau, regressor, self._sample_mask, self._settings(), factor)
 
-    def _build_fit_problem(self, options: FitOptions) -> FitProblem:
-        """Fit rows of ``solve`` and ``solve_with_custom_solver`` (one place for both).
-
-        Runs the sub-steps of
-        :func:`~figaroh.identification._pipeline.fit_rows.build_fit_problem`
-        in its order, through the overridable methods (a subclass may
-        override e.g. :meth:`_mask_rows`): :meth:`_eliminate_zero_columns`,
-        :meth:`_apply_decimation` or :meth:`_prepare_undecimated_data`,
-        :meth:`_mask_rows` (when ``options.apply_mask``), :meth:`_select_fit_rows`.
-        """
-        W_red, active_params = self._eliminate_zero_columns(options.zero_tolerance)
-        tau_dec = W_dec = None
-        if options.decimate:
-            tau, W = self._apply_decimation(W_red, options.decimation_factor)
-            tau_dec, W_dec = tau, W
-        else:
-            tau, W = self._prepare_undecimated_data(W_red)
-        if options.apply_mask:
-            tau, W = self._mask_rows(tau, W, options.decimation_factor if options.decimate else 1)
-        tau, W = self._select_fit_rows(tau, W)
-        problem = FitProblem(
-            tau=tau,
-            W=W,
-            W_reduced=W_red,
-            active_params=tuple(active_params),
-            idx_eliminated=tuple(self._idx_eliminated),
-            tau_decimated=tau_dec,
-            W_decimated=W_dec,
+    def _row_hooks(self) -> RowSteps:
+        """The fit-rows sub-steps: this object's overridable methods."""
+        return RowSteps(
+            eliminate_zero_columns=self._eliminate_zero_columns,
+            apply_decimation=self._apply_decimation,
+            prepare_undecimated_data=self._prepare_undecimated_data,
+            mask_rows=self._mask_rows,
+            select_fit_rows=self._select_fit_rows,
         )
-        self._reset_solve_state(problem)
+
+    def _fit_rows(self, options: FitOptions) -> FitProblem:
+        """Pipeline step ``fit_rows`` of both solves, through the row hooks.
+
+        :func:`~figaroh.identification._pipeline.fit_rows.build_fit_problem`
+        runs :meth:`_eliminate_zero_columns`, :meth:`_apply_decimation` or
+        :meth:`_prepare_undecimated_data`, :meth:`_mask_rows` (when
+        ``options.apply_mask``) and :meth:`_select_fit_rows`, in that order;
+        then :meth:`_reset_solve_state` receives the fitted rows.
+        """
+        self._fit_options = options
+        try:
+            problem = build_fit_problem(self._row_hooks(), options, list(self.standard_parameter))
+        finally:
+            self._fit_options = None
+        self._problem = problem
+        self._idx_eliminated = list(problem.idx_eliminated)  # the columns the fit lacks
+        self._run = None
+        self._quality = None
+        self._reset_solve_state(problem.tau, problem.W, list(problem.active_params))
         return problem
 
-    def _reset_solve_state(self, problem: FitProblem):
-        self._problem = problem
-        self._run = None
-        self._solve_tau = problem.tau
-        self._solve_W = problem.W
+    def _reset_solve_state(self, tau, W, active_params):
+        """Hook: start a new fit on the rows ``(tau, W)`` (both solves, just before the fit).
+
+        Stores the fitted rows (``_solve_tau``, ``_solve_W``) and clears what
+        the previous fit produced (WLS row weights, reconstruction, physical
+        fit, selection, and the ``export``/``physical``/``validation`` stage
+        records).
+
+        Args:
+            tau: (rows,) fitted efforts [N·m or N], stacked joint-major.
+            W: (rows, p) reduced regressor of those rows.
+            active_params: Names of the ``p`` kept standard parameters.
+        """
+        self._solve_tau = tau
+        self._solve_W = W
         self._wls_row_weight = None
         self._recon_result = None
         self._physical_fit = None
@@ -766,6 +890,23 @@ class BaseIdentification(RunServices, ABC):
         self.tau_noised = fit.tau_noised
 
     def _calculate_base_parameters(self, tau, W, active_params) -> dict:
+        """Hook: base parameters by QR decomposition and their least-squares estimate.
+
+        Called by :meth:`solve` on the fitted rows. Sets
+        ``dynamic_regressor_base``, ``phi_base``, ``params_base``,
+        ``tau_identif``, ``tau_noised`` and the QR products (``_M_matrix``,
+        ``_base_indices``). Its return value is the fit-results dict
+        :meth:`solve` refines (WLS) and hands to :meth:`_store_results`.
+
+        Args:
+            tau: (rows,) fitted efforts [N·m or N].
+            W: (rows, p) reduced regressor of the fitted rows.
+            active_params: Names of the ``p`` columns.
+
+        Returns:
+            ``{"base_regressor", "base_param_dict", "base_parameters",
+            "phi_base", "tau_estimated", "tau_processed", "M", "params_r"}``.
+        """
         problem = FitProblem(
             tau=tau,
             W=W,
@@ -918,29 +1059,65 @@ class BaseIdentification(RunServices, ABC):
         self._run_started_at = datetime.now(timezone.utc).isoformat()
         self._decimate_used = bool(decimate)
         self._validate_prerequisites()
-        problem = self._build_fit_problem(
-            FitOptions(bool(decimate), decimation_factor, zero_tolerance, apply_mask=True)
+        options = FitOptions(bool(decimate), decimation_factor, zero_tolerance, apply_mask=True)
+        fitted = run_steps(
+            {
+                "fit_rows": lambda _: self._fit_rows(options),
+                "base_fit": lambda problem: self._least_squares_fit(problem, wls),
+            }
         )
+        self._store_results(fitted.results)
+        if fitted.wls_std is not None:
+            self.result["wls_std_deviations"] = fitted.wls_std
+        if fitted.at_rest is not None:
+            self.result["coulomb_at_rest"] = fitted.at_rest
+        self._report_solution(verbose, plotting, save_plots, save_results, html_report)
+        return self.phi_base
+
+    def _least_squares_fit(self, problem: FitProblem, wls: bool) -> _Fitted:
+        """Pipeline step ``base_fit`` of :meth:`solve`, through its hooks.
+
+        :meth:`_calculate_base_parameters` (a failure records stage ``fit``
+        failed and propagates), then with ``wls``
+        :meth:`_apply_weighted_least_squares` (its estimate replaces
+        ``phi_base``), then :meth:`_compute_quality_metrics` and stage ``fit``.
+        """
         try:
-            self._calculate_base_parameters(problem.tau, problem.W, problem.active_params)
+            results = self._calculate_base_parameters(
+                problem.tau, problem.W, list(problem.active_params)
+            )
         except Exception as exc:
             record_stage(self, "fit", "failed", f"{type(exc).__name__}: {exc}")
             raise
         wls_std = None
         if wls:
             phi_wls, wls_std = self._apply_weighted_least_squares()
-            self._publish_fit(with_estimate(self._fit, phi_wls))
+            self._use_estimate(results, phi_wls)
         self._run_finished_at = datetime.now(timezone.utc).isoformat()
         self._compute_quality_metrics()
         at_rest = self._coulomb_at_rest()
         self._record_fit_stage(at_rest, wls)
-        self._store_results(fit_results(self._fit))
-        if wls_std is not None:
-            self.result["wls_std_deviations"] = wls_std
-        if at_rest is not None:
-            self.result["coulomb_at_rest"] = at_rest
-        self._report_solution(verbose, plotting, save_plots, save_results, html_report)
-        return self.phi_base
+        return _Fitted(results, wls_std, at_rest)
+
+    def _use_estimate(self, results: dict, phi_base) -> None:
+        """Make ``phi_base`` (e.g. the WLS estimate) the estimate of ``self`` and of ``results``.
+
+        ``tau_identif = dynamic_regressor_base @ phi_base``; the dict's
+        ``phi_base``, ``tau_estimated`` and ``base_param_dict`` follow.
+        """
+        fit = getattr(self, "_fit", None)
+        if fit is not None and fit.W_b is self.dynamic_regressor_base:
+            self._fit = with_estimate(fit, phi_base)
+            tau_estimated = self._fit.tau_identif
+        else:
+            tau_estimated = self.dynamic_regressor_base @ phi_base
+        self.phi_base = phi_base
+        self.tau_identif = tau_estimated
+        results["phi_base"] = phi_base
+        results["tau_estimated"] = tau_estimated
+        results["base_param_dict"] = dict(
+            zip(self.params_base, np.asarray(phi_base).tolist(), strict=True)
+        )
 
     def _report_solution(
         self,
@@ -969,6 +1146,7 @@ class BaseIdentification(RunServices, ABC):
         }
         if at_rest is not None:
             fit_metrics["coulomb_rows_at_rest"] = (at_rest["rows_at_rest"], "rows")
+            fit_metrics["coulomb_round_off_rows"] = (at_rest["round_off_rows"], "rows")
         record_stage(
             self,
             "fit",
@@ -1008,9 +1186,7 @@ class BaseIdentification(RunServices, ABC):
         """
         logger.info("Starting %s identification with custom solver...", self.__class__.__name__)
         self._validate_prerequisites()
-        problem = self._build_fit_problem(
-            FitOptions(bool(decimate), decimation_factor, zero_tolerance, apply_mask=False)
-        )
+        options = FitOptions(bool(decimate), decimation_factor, zero_tolerance, apply_mask=False)
         solver = _solvers.LinearSolver(
             method=method,
             regularization=regularization,
@@ -1021,15 +1197,29 @@ class BaseIdentification(RunServices, ABC):
             **solver_kwargs,
         )
         extra = {"solver_method": method, "regularization": regularization, "alpha": alpha}
-        fit = custom_solver_fit(problem, self.standard_parameter, solver, extra)
-        fit = dataclasses.replace(fit, extra={"solver_info": solver.solver_info, **extra})
-        self._publish_fit(fit)
-        self._compute_quality_metrics()
-        self._store_results(fit_results(fit))
+        fitted = run_steps(
+            {
+                "fit_rows": lambda _: self._fit_rows(options),
+                "base_fit": lambda problem: self._solver_fit(problem, solver, extra),
+            }
+        )
+        self._store_results(fitted.results)
         self._report_solution(False, plotting, save_plots, save_results, False)
         logger.info("  RMSE: %.6f", self.rms_error)
         logger.info("  Correlation: %.6f", self.correlation)
         return self.phi_base
+
+    def _solver_fit(self, problem: FitProblem, solver: Any, extra: dict) -> _Fitted:
+        """Pipeline step ``base_fit`` of :meth:`solve_with_custom_solver`.
+
+        Base columns by QR (default tolerance), values by ``solver.solve(W_b,
+        tau)``, then :meth:`_compute_quality_metrics`.
+        """
+        fit = custom_solver_fit(problem, self.standard_parameter, solver, extra)
+        fit = dataclasses.replace(fit, extra={"solver_info": solver.solver_info, **extra})
+        self._publish_fit(fit)
+        self._compute_quality_metrics()
+        return _Fitted(fit_results(fit), None, None)
 
     # ------------------------------------------------------------------ metrics
     def _coulomb_at_rest(self) -> dict | None:
@@ -1039,20 +1229,33 @@ class BaseIdentification(RunServices, ABC):
         processed velocity is below the dead band ``coulomb_deadband`` (if set;
         the Coulomb column is 0 there) or below
         :data:`~figaroh.identification._metrics.REST_SPEED` (the column is then
-        the sign of filtered noise, ±1 at random). Returns None without friction,
-        or without a dead band when fewer than
+        the sign of filtered noise, ±1 at random), and the samples whose
+        velocity is round-off (``|dq_j| <=``
+        :data:`~figaroh.identification._metrics.ROUND_OFF_SCALE` ``· max|dq_j|``,
+        not zeroed by the dead band), whose ``sign(dq)`` depends on the machine.
+        Returns None without friction, or when no sample is round-off, no dead
+        band is set and fewer than
         :data:`~figaroh.identification._metrics.REST_FRACTION` of the rows are at
-        rest (the zero crossings of a moving trajectory); logs a warning when
-        rows at rest keep a random sign.
+        rest (the zero crossings of a moving trajectory); logs one warning when
+        rows at rest or round-off samples keep a sign.
         """
         if not self.identif_config.get("has_friction") or self.processed_data is None:
             return None
         settings = self._settings()
-        blocks = fit_blocks(settings)
+        blocks = self._fit_blocks()
         names = [settings.active_joints[b] for b in blocks]
         return coulomb_at_rest(self.processed_data["velocities"], settings, blocks, names)
 
     def _compute_quality_metrics(self):
+        """Hook: relative std-devs [%], effort RMSE [N·m or N] and correlation of the fit.
+
+        Called by both solves after the estimate is final (WLS included); sets
+        ``std_relative``, ``rms_error`` and ``correlation`` from
+        ``dynamic_regressor_base``, ``phi_base``, ``tau_noised`` and
+        ``tau_identif`` (see
+        :func:`~figaroh.identification._pipeline.base_fit.fit_quality`);
+        :meth:`_store_results` reports these attributes.
+        """
         fit = BaseFit(
             W_b=self.dynamic_regressor_base,
             phi_base=self.phi_base,
@@ -1067,22 +1270,62 @@ class BaseIdentification(RunServices, ABC):
         self.correlation = self._quality.correlation
 
     def _condition_number(self) -> float:
-        return self._quality.condition_number
+        """2-norm condition number of ``dynamic_regressor_base``.
+
+        The QR's ``cond(R1)`` when :meth:`_compute_quality_metrics` computed it
+        for this fit, else ``np.linalg.cond``.
+        """
+        quality = getattr(self, "_quality", None)
+        if quality is not None:
+            return quality.condition_number
+        return float(np.linalg.cond(self.dynamic_regressor_base))
 
     def _store_results(self, identif_results):
-        """Build ``result`` and run the physical, validation and provenance steps."""
-        self.result = base_result(
-            identif_results, self._quality, self.num_samples, self.identif_config
+        """Hook: build ``result`` from the fit, then run the physical and validation steps.
+
+        Pipeline steps ``export`` (the documented ``result`` dict from
+        ``identif_results`` and the quality attributes ``std_relative``,
+        ``rms_error``, ``correlation``), ``physical`` (the
+        ``_apply_*_if_enabled`` hooks, physical fit and selection) and
+        ``validation`` (:meth:`_compute_validation_metrics` →
+        ``result["validation_metrics"]``), in that order; then the stage records,
+        the run provenance and the results manager.
+
+        Args:
+            identif_results: The fit-results dict of the base fit (see
+                :meth:`_calculate_base_parameters`).
+        """
+        validation = run_steps(
+            {
+                "export": lambda _: self._export_result(identif_results),
+                "physical": lambda _: self._store_physical_results(identif_results),
+                "validation": lambda _: self._store_validation_metrics(),
+            }
         )
-        self._store_physical_results(identif_results)
-        validation = self._compute_validation_metrics()
-        if validation is not None:
-            self.result["validation_metrics"] = validation
         self._record_physical_stage()
         self._run = self._run_record(validation)
         self.result["stages"] = stages_as_dicts(self)
         self._run_provenance = collect_run_provenance(self, "identification")
         self.results_manager = self._make_results_manager()
+
+    def _export_result(self, identif_results) -> None:
+        """Pipeline step ``export``: ``result`` from the fit results and the quality attributes."""
+        self._quality = Quality(
+            std_relative=self.std_relative,
+            rms_error=self.rms_error,
+            correlation=self.correlation,
+            condition_number=self._condition_number(),
+        )
+        self.result = base_result(
+            identif_results, self._quality, self.num_samples, self.identif_config
+        )
+
+    def _store_validation_metrics(self) -> dict | None:
+        """Pipeline step ``validation``: ``result["validation_metrics"]`` (None: not computed)."""
+        validation = self._compute_validation_metrics()
+        if validation is not None:
+            self.result["validation_metrics"] = validation
+        return validation
 
     def _run_record(self, validation) -> IdentificationRun | None:
         """The :class:`~figaroh.identification._pipeline.records.IdentificationRun` of ``solve``."""
@@ -1261,7 +1504,7 @@ class BaseIdentification(RunServices, ABC):
             np.fromiter(self.standard_parameter.values(), dtype=float),
             x,
             settings,
-            fit_blocks(settings),
+            self._fit_blocks(),
             source,
             estimate_stage,
         )

@@ -31,9 +31,9 @@ from figaroh.identification.exceptions import (
     IdentificationConfigError,
     IdentificationDataError,
 )
-from figaroh.tools import _iir
-from figaroh.tools._linalg import tall_qr_r
 from figaroh.tools.exceptions import RankDeficiencyError
+from figaroh.tools.qrdecomposition import tall_qr_r
+from figaroh.utils._lazy import lazy_reexports
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,24 @@ __all__ = [
     "calculate_first_second_order_differentiation",
     "low_pass_filter_data",
 ]
+
+# figaroh 1.0.2 scripts import these from this module (``from
+# figaroh.identification.identification_tools import get_standard_parameters``);
+# they are the objects of their defining modules, resolved on first access so
+# that importing this module does not import the configuration chain.
+_PARAMETER = "figaroh.identification.parameter"
+__getattr__, __dir__ = lazy_reexports(
+    __name__,
+    {
+        "add_custom_parameters": _PARAMETER,
+        "add_standard_additional_parameters": _PARAMETER,
+        "get_parameter_info": _PARAMETER,
+        "get_standard_parameters": _PARAMETER,
+        "reorder_inertial_parameters": _PARAMETER,
+        "unified_to_legacy_identif_config": "figaroh.identification.config",
+    },
+    globals(),
+)
 
 # ---------------------------------------------------------------------------
 # Base-parameter expressions
@@ -757,9 +775,9 @@ def low_pass_filter_data(
     Wn)`` and applies it forward and backward (``scipy.signal.filtfilt``, odd
     padding of ``3·(max(len(b), len(a)) − 1) = 3·nbutter`` samples), so the
     output has no phase lag; each column is filtered independently along axis 0.
-    Then ``5·nbutter`` samples are trimmed at each end.
-    ``FIGAROH_FILTER_BACKEND=numpy`` computes it without ``scipy.signal``
-    (:mod:`figaroh.tools._iir`, equal to scipy's result to round-off).
+    Then ``5·nbutter`` samples are trimmed at each end. These are figaroh
+    1.0.2's ``scipy.signal`` calls with its arguments:
+    ``filtfilt(b, a, data, axis=0, padtype="odd", padlen=padlen)``.
 
     The normalised cut-off is figaroh 1.0.2's by default:
     ``Wn = ts · f_c / 2`` with ``f_c = cut_off_frequency_butterworth`` [Hz].
@@ -808,8 +826,9 @@ def low_pass_filter_data(
         raise ValueError(f"data must be 1-D or 2-D (n_samples, n), got shape {values.shape}")
     if not np.all(np.isfinite(values)):
         raise ValueError("data contains NaN or inf; clean the data before filtering")
-    fns = _iir.lowpass_functions(default="scipy")
-    b, a = fns.butter(nbutter, wn)
+    from scipy import signal  # heavy import (0.3-1 s), only where used
+
+    b, a = signal.butter(nbutter, wn, "low")
     padlen = 3 * (max(len(b), len(a)) - 1)
     nbord = 5 * nbutter
     n_samples = values.shape[0]
@@ -819,5 +838,5 @@ def low_pass_filter_data(
             f"data has {n_samples} samples; a Butterworth filter of order {nbutter} needs at "
             f"least {minimum} (padding {padlen} and {nbord} border samples trimmed at each end)"
         )
-    filtered = fns.filtfilt(b, a, values, axis=0, padlen=padlen)
+    filtered = signal.filtfilt(b, a, values, axis=0, padtype="odd", padlen=padlen)
     return filtered[nbord : n_samples - nbord]

@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "INERTIAL_KEYS",
+    "MASS_BOUND_RTOL",
     "ProjectionReport",
     "RobotProjectionReport",
     "check_p10_feasibility",
@@ -133,14 +134,19 @@ def pseudo_inertia_vec_map() -> np.ndarray:
 # ---------------------------------------------------------------------------
 # Feasibility
 # ---------------------------------------------------------------------------
+#: Relative slack of :func:`mass_bound_tolerance` (a mass this close to its
+#: lower bound, relative to ``max(1, |mass_min|)``, counts as on the bound).
+MASS_BOUND_RTOL: float = 1e-9
+
+
 def mass_bound_tolerance(mass_min: float) -> float:
     """Slack [kg] below ``mass_min`` accepted when judging a solver's output.
 
-    ``1e-9·max(1, |mass_min|)``: a mass on its bound up to solver accuracy is
-    accepted (``0.5 − 1e-12`` for ``mass_min = 0.5``), a real violation
-    (``0.5 − 1e-6``) is not.
+    ``MASS_BOUND_RTOL·max(1, |mass_min|)`` with ``MASS_BOUND_RTOL = 1e-9``: a
+    mass on its bound up to solver accuracy is accepted (``0.5 − 1e-12`` for
+    ``mass_min = 0.5``), a real violation (``0.5 − 1e-6``) is not.
     """
-    return 1e-9 * max(1.0, abs(float(mass_min)))
+    return MASS_BOUND_RTOL * max(1.0, abs(float(mass_min)))
 
 
 #: Relative feasibility accuracy of the interior-point solvers (CVXOPT ``feastol``).

@@ -59,8 +59,7 @@ from figaroh.identification.physical_consistency import (
     pseudo_inertia_vec_map,
 )
 from figaroh.identification.reconstruction import reconstruct_full_parameters
-from figaroh.tools._linalg import tall_qr_r
-from figaroh.tools.qrdecomposition import QRDecomposer
+from figaroh.tools.qrdecomposition import QRDecomposer, tall_qr_r
 
 logger = logging.getLogger(__name__)
 

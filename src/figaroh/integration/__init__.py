@@ -3,6 +3,10 @@
 See :mod:`figaroh.integration.api`.
 """
 
+from figaroh.utils._lazy import lazy_reexports
+
 from .api import IdentificationResult, RobotIdentificationSystem
 
 __all__ = ["IdentificationResult", "RobotIdentificationSystem"]
+
+__getattr__, __dir__ = lazy_reexports(__name__, {}, globals())

@@ -12,6 +12,8 @@
 * :func:`load_param` — ``(trajectory_config, identif_config)`` from a configuration.
 """
 
+from figaroh.utils._lazy import lazy_reexports
+
 from .base_optimal_calibration import (
     BaseOptimalCalibration,
     Detmax,
@@ -47,3 +49,6 @@ __all__ = [
     "detroot",
     "log_det_information",
 ]
+
+# Other submodules (``figaroh.optimal.base_parameter``…) are imported when first reached.
+__getattr__, __dir__ = lazy_reexports(__name__, {}, globals())

@@ -29,6 +29,10 @@ class RegressorShapeError(FigarohToolsError, ValueError):
     """Joint positions, velocities or accelerations have the wrong shape or values."""
 
 
+class RegressorConfigError(FigarohToolsError, ValueError):
+    """A regressor setting (e.g. the Coulomb dead band) is out of its valid range."""
+
+
 class RankDeficiencyError(FigarohToolsError, ValueError):
     """A regressor has no identifiable column left (rank zero) or is unusable."""
 

@@ -179,14 +179,20 @@ class URDFComparison(ComparisonViewerMixin):
     Args:
         nominal_urdf: Path of the original/reference URDF.
         modified_urdf: Path of the URDF after parameter application.
-        ee_frame: Frame compared in both models. Default: the end of the
-            calibrated chain — among the frames below the most joint origins
-            (or fixed-frame placements) that differ between the two URDFs, the
-            deepest one (most joints above it, then the longest chain of fixed
-            frames); for a left-arm calibration of a humanoid that is a
-            left-gripper frame. When the two URDFs have the same origins, the
-            deepest frame of the tree. Frames fixed to the universe are
-            skipped.
+        ee_frame: Frame compared in both models. Default (figaroh 1.0.2's
+            choice): the first frame, in the model's frame order, attached to
+            the deepest joint (the joint with the most joints above it);
+            frames fixed to the universe are skipped. That is the frame
+            Pinocchio creates for that joint, e.g. ``wrist_3_joint`` on a
+            UR10, not the tool frame below it.
+        calibrated_chain: Pick the end of the calibrated chain instead (when
+            ``ee_frame`` is None): among the frames below the most joint
+            origins (or fixed-frame placements) that differ between the two
+            URDFs, the deepest one (most joints above it, then the longest
+            chain of fixed frames) — for a left-arm calibration of a humanoid
+            a left-gripper frame; when the two URDFs have the same origins,
+            the deepest frame of the tree. Off by default: it changes the
+            compared frame, hence the figures, from figaroh 1.0.2's.
         package_dirs: Extra folders in which ``package://`` mesh packages are
             searched (viewers only; the folders of both URDFs and the
             example-robot-data wheel are always searched).
@@ -204,6 +210,7 @@ class URDFComparison(ComparisonViewerMixin):
         *,
         ee_frame: str | None = None,
         package_dirs: Sequence[Union[str, Path]] | None = None,
+        calibrated_chain: bool = False,
     ):
         self.nominal_path = Path(nominal_urdf)
         self.modified_path = Path(modified_urdf)
@@ -221,8 +228,10 @@ class URDFComparison(ComparisonViewerMixin):
         self.data_b = self.model_b.createData()
         self._check_compatible()
 
-        if ee_frame is None:
+        if ee_frame is None and calibrated_chain:
             self.ee_frame_a, self.ee_id_a = self._detect_ee(self.model_a, self.model_b)
+        elif ee_frame is None:
+            self.ee_frame_a, self.ee_id_a = self._deepest_joint_frame(self.model_a)
         else:
             self.ee_frame_a, self.ee_id_a = self._frame_by_name(self.model_a, ee_frame, "nominal")
         self.ee_frame_b, self.ee_id_b = self._frame_by_name(
@@ -290,6 +299,27 @@ class URDFComparison(ComparisonViewerMixin):
                 if fa.name == fb.name and not fa.placement.isApprox(fb.placement, tol):
                     frames.add(fid)
         return joints, frames
+
+    @staticmethod
+    def _deepest_joint_frame(model: pin.Model) -> Tuple[str, int]:
+        """End-effector frame ``(name, id)`` as figaroh 1.0.2 picks it.
+
+        The first frame, in frame order, whose parent joint has the most
+        supporting joints; frames attached to the universe are skipped.
+        """
+        best: Tuple[int, int] | None = None  # (depth, frame id)
+        for fid, frame in enumerate(model.frames):
+            if frame.parentJoint == 0:
+                continue
+            depth = len(model.supports[frame.parentJoint])
+            if best is None or depth > best[0]:
+                best = (depth, fid)
+        if best is None:
+            raise ValueError(
+                "The model has no frame attached to a moving joint: nothing to compare "
+                "(does the URDF have any non-fixed joint?)"
+            )
+        return model.frames[best[1]].name, best[1]
 
     @staticmethod
     def _detect_ee(model: pin.Model, modified: pin.Model | None = None) -> Tuple[str, int]:

@@ -129,8 +129,6 @@ import numpy as np
 
 from figaroh.tools.exceptions import FigarohToolsError, RankDeficiencyError
 
-from ._linalg import economic_qr, pivoted_qr_r, solve_upper, tall_qr_r
-
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -147,6 +145,7 @@ __all__ = [
     "get_baseIndex",
     "build_baseRegressor",
     "cond_num",
+    "deterministic_column_pivots",
     "parse_base_param_expression",
     "redistribute_min_norm",
     "propagate_covariance_min_norm",
@@ -304,26 +303,28 @@ def _validate_regressor(W_e: Any, name: str = "W_e") -> np.ndarray:
     return W
 
 
-def _validate_params_r(params_r: Any, n: int) -> List[str]:
+def _validate_params_r(
+    params_r: Any, n: int, field: str = "params_r", matrix: str = "W_e"
+) -> List[str]:
     if isinstance(params_r, (str, bytes)) or not hasattr(params_r, "__iter__"):
         raise ValueError(
-            f"params_r must be a list of parameter names, got {type(params_r).__name__}"
+            f"{field} must be a list of parameter names, got {type(params_r).__name__}"
         )
     names = list(params_r)
     if len(names) != n:
         raise ValueError(
-            f"params_r has {len(names)} names but W_e has {n} columns; "
+            f"{field} has {len(names)} names but {matrix} has {n} columns; "
             "pass one name per regressor column (after zero-column elimination)"
         )
     for name in names:
         if not isinstance(name, str) or not name or re.search(r"[\s*]", name):
             raise ParameterNameError(
-                f"params_r contains an invalid parameter name {name!r}: names must be "
+                f"{field} contains an invalid parameter name {name!r}: names must be "
                 "non-empty strings without whitespace or '*'"
             )
     if len(set(names)) != len(names):
         dup = sorted({x for x in names if names.count(x) > 1})
-        raise ParameterNameError(f"params_r contains duplicated names: {', '.join(dup)}")
+        raise ParameterNameError(f"{field} contains duplicated names: {', '.join(dup)}")
     return names
 
 
@@ -461,6 +462,69 @@ def _greedy_columns(
     return chosen
 
 
+def deterministic_column_pivots(
+    W: Any,
+    names: Sequence[str] | None = None,
+    *,
+    tol: float = TOL_QR,
+    relative_tol: float | None = None,
+    tie_rtol: float = TIE_RTOL,
+) -> np.ndarray:
+    """Column pivot order of ``W`` that does not depend on the column order.
+
+    The order used by the pivoting QR (``QRResult.pivot_order``): at each step
+    the remaining column with the largest residual norm
+    ``rho_j = ||(I - Q_k Q_kᵀ) w_j||`` after projecting out the ``k`` columns
+    already chosen; columns with ``rho_j >= (1 - tie_rtol) max_j rho_j`` are
+    tied and the tie goes to the smallest name (Python string order). The
+    choice stops when ``max_j rho_j <= threshold`` with ``threshold = tol``, or
+    ``max(relative_tol * max_j ||w_j||, tol)`` when ``relative_tol`` is given;
+    the columns not chosen follow, sorted by name. Permuting the columns of
+    ``W`` (and ``names`` with them) permutes the result accordingly. It
+    replaces the pivots ``P`` of ``scipy.linalg.qr(W, pivoting=True)``,
+    whose ties depend on the column order and on round-off.
+
+    Args:
+        W: Matrix ``(m, n)`` (a reduced regressor), finite.
+        names: Column names, length ``n``, unique, without whitespace or
+            ``*``; None breaks ties by column index.
+        tol: Absolute threshold on the residual norm (units of the columns of
+            ``W``), ``>= 0``.
+        relative_tol: Optional threshold relative to the largest column norm.
+        tie_rtol: Relative width of a tie, ``>= 0``.
+
+    Returns:
+        The permutation, an integer array of length ``n``: the chosen
+        (independent) columns in the order chosen, then the others. The
+        number chosen is the numerical rank at ``threshold``: the leading
+        ``|R_ii|`` of the QR of ``W[:, pivots]`` above it.
+
+    Raises:
+        ValueError: ``W`` is not a finite 2-D array, ``names`` has the wrong
+            length, or a tolerance is negative or not finite.
+        ParameterNameError: a name is duplicated, empty or contains
+            whitespace or ``*``.
+    """
+    A = _validate_regressor(W, "W")
+    n = A.shape[1]
+    keys = (
+        [f"{j:09d}" for j in range(n)]
+        if names is None
+        else _validate_params_r(names, n, field="names", matrix="W")
+    )
+    tol = _check_tolerance("tol", tol)
+    relative_tol = _check_tolerance("relative_tol", relative_tol, allow_none=True)
+    tie_rtol = _check_tolerance("tie_rtol", tie_rtol)
+    R0 = QRDecomposer._factor(A)[0]
+    threshold = tol
+    if relative_tol is not None:
+        threshold = max(relative_tol * float(np.sqrt(np.einsum("ij,ij->j", R0, R0)).max()), tol)
+    chosen = _greedy_columns(R0, keys, threshold, tie_rtol)
+    taken = set(chosen)
+    rest = sorted((j for j in range(n) if j not in taken), key=keys.__getitem__)
+    return np.array(chosen + rest, dtype=int)
+
+
 #: Rows per block of the blocked tall-skinny QR (a block of 4096 × 60 floats
 #: is about 2 MB, cache-sized).
 _CHUNK_ROWS = 4096
@@ -474,6 +538,42 @@ def _augmented(W: np.ndarray, tau: np.ndarray | None, start: int, stop: int) -> 
     if tau is not None:
         A[:, n] = tau[start:stop]
     return A
+
+
+def tall_qr_r(A: np.ndarray, *, overwrite: bool = False, block_size: int = 32) -> np.ndarray:
+    """``R`` factor of a tall matrix ``A`` (m × k, m ≫ k), without forming ``Q``.
+
+    ``scipy.linalg.lapack.dgeqrt``: LAPACK's compact-WY blocked Householder QR
+    (block size ``nb = min(block_size, k, m)``) on a Fortran-ordered copy of
+    ``A``. ``AᵀA = RᵀR``; ``R`` equals any other Householder ``R`` up to the
+    signs of its rows. On tall, narrow regressors it is about 1.5× faster
+    than ``scipy.linalg.qr(A, mode="r")`` (``dgeqrf``): 30 vs 44 ms at
+    8192 × 86, 138 vs 242 ms at 60 000 × 62, one thread.
+
+    Args:
+        A: Matrix (m, k).
+        overwrite: Allow destroying ``A`` when it is already a Fortran-ordered
+            float64 array (saves one copy of a large matrix).
+        block_size: Householder block size ``nb`` of ``dgeqrt``.
+
+    Returns:
+        Upper-triangular ``R`` of shape ``(min(m, k), k)``.
+
+    Raises:
+        numpy.linalg.LinAlgError: LAPACK reported an illegal argument.
+    """
+    from scipy.linalg import lapack  # heavy import (~0.25 s), only where used
+
+    A = np.asarray(A, dtype=float)
+    m, k = A.shape
+    if m == 0 or k == 0:
+        return np.zeros((min(m, k), k))
+    nb = max(1, min(int(block_size), k, m))
+    work = A if (overwrite and A.flags.f_contiguous) else np.array(A, order="F", copy=True)
+    factored, _, info = lapack.dgeqrt(nb, work, overwrite_a=1)
+    if info < 0:
+        raise np.linalg.LinAlgError(f"illegal value in argument {-info} of LAPACK dgeqrt")
+    return np.triu(factored[: min(m, k)])
 
 
 # ---------------------------------------------------------------------------
@@ -655,8 +755,10 @@ class QRDecomposer:
         norms = np.sqrt(np.einsum("ij,ij->j", R0, R0))
         thr = self._threshold(norms)
         if not self.deterministic:
+            from scipy import linalg  # heavy import (~0.25 s), only where used
+
             A = R0 if W is None else W
-            R_p, P = pivoted_qr_r(A)
+            _, R_p, P = linalg.qr(A, mode="raw", pivoting=True, check_finite=False)
             rank = self._find_rank(R_p)
             chosen, rest = P[:rank].tolist(), P[rank:].tolist()
         else:
@@ -697,8 +799,12 @@ class QRDecomposer:
 
     @staticmethod
     def _solve_upper(R1: np.ndarray, B: np.ndarray) -> np.ndarray:
-        """``R1^{-1} B`` for upper-triangular ``R1`` (back substitution)."""
-        return solve_upper(R1, B)
+        """``R1^{-1} B`` for upper-triangular ``R1`` (``scipy.linalg.solve_triangular``)."""
+        from scipy import linalg  # heavy import (~0.25 s), only where used
+
+        if B.size == 0:
+            return np.zeros(B.shape)
+        return linalg.solve_triangular(R1, B, lower=False, check_finite=False)
 
     def _build_parameter_expressions(
         self, base_params: List[str], regroup_params: List[str], beta: np.ndarray
@@ -771,7 +877,9 @@ class QRDecomposer:
             beta = np.linalg.solve(R1, R2) if R2.size else np.zeros((rank, 0))
             phi_b = np.zeros(rank) if tau is None else np.linalg.solve(R1, Q_t[:, :rank].T @ tau)
         else:
-            Q_p, R_r = economic_qr(R0[:, perm])
+            from scipy import linalg  # heavy import (~0.25 s), only where used
+
+            Q_p, R_r = linalg.qr(R0[:, perm], mode="economic", check_finite=False)
             R1, R2 = R_r[:rank, :rank], R_r[:rank, rank:]
             beta = self._solve_upper(R1, R2)
             phi_b = (
@@ -1252,10 +1360,12 @@ def _min_norm_operator(M: Any) -> np.ndarray:
     A = _validate_regressor(M, "M")
     r, n = A.shape
     if r <= n:
-        Q, R = economic_qr(A.T)
+        from scipy import linalg  # heavy import (~0.25 s), only where used
+
+        Q, R = linalg.qr(A.T, mode="economic", check_finite=False)
         d = np.abs(np.diag(R))
         if d.size and d.min() > max(r, n) * np.finfo(float).eps * d.max():
-            return solve_upper(R, Q.T).T
+            return linalg.solve_triangular(R, Q.T, lower=False, check_finite=False).T
     logger.warning(
         "M (shape %s) does not have full row rank: M θ = φ only holds in the least-squares sense",
         A.shape,

@@ -32,6 +32,7 @@ takes the kernel's first-touch page zeroing off the loop's path.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -40,7 +41,7 @@ import numpy as np
 
 from ..backends.pinocchio import PinocchioBackend
 from . import joint_terms
-from .exceptions import RegressorShapeError
+from .exceptions import RegressorConfigError, RegressorShapeError
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,9 @@ class RegressorConfig:
             at rest); 0 keeps ``sign(dq)`` everywhere.
         extra_flags: ``{enable_key: bool}`` for joint-term rows whose flag is
             not one of the attributes above.
+
+    Raises:
+        RegressorConfigError: ``coulomb_deadband`` negative, not finite or not a number.
     """
 
     has_friction: bool = False
@@ -84,6 +88,19 @@ class RegressorConfig:
     additional_columns: int = 0
     coulomb_deadband: float = 0.0
     extra_flags: Mapping[str, bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        band = self.coulomb_deadband
+        if (
+            isinstance(band, bool)
+            or not isinstance(band, (int, float))
+            or not (math.isfinite(band) and band >= 0.0)
+        ):
+            raise RegressorConfigError(
+                "coulomb_deadband (problem.coulomb_deadband) must be a finite speed >= 0 "
+                "[rad/s or m/s] under which the Coulomb column sign(dq) is set to 0 "
+                f"(0 disables it), got {band!r}"
+            )
 
     def _flag(self, key: str) -> bool:
         if key in _NAMED_FLAGS:
@@ -368,6 +385,23 @@ class RegressorBuilder:
         return W.reshape(6 * N, ncols)
 
 
+def _deadband_value(value) -> float:
+    """``identif_config["coulomb_deadband"]`` as a float (None: 0, no dead band).
+
+    Raises:
+        RegressorConfigError: Not a number (checked again by :class:`RegressorConfig`).
+    """
+    if value is None:
+        return 0.0
+    try:
+        return float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        raise RegressorConfigError(
+            "coulomb_deadband (problem.coulomb_deadband) must be a finite speed >= 0 "
+            f"[rad/s or m/s], got {value!r}"
+        ) from None
+
+
 def build_regressor_basic(robot, q, v, a, identif_config, tau=None) -> np.ndarray:
     """Build the regressor from an ``identif_config`` dict (legacy entry point).
 
@@ -387,6 +421,9 @@ def build_regressor_basic(robot, q, v, a, identif_config, tau=None) -> np.ndarra
 
     Returns:
         The regressor (see :meth:`RegressorBuilder.build_basic_regressor`).
+
+    Raises:
+        RegressorConfigError: ``coulomb_deadband`` negative, not finite or not a number.
     """
     identif_config = identif_config or {}
     flags = {key: bool(identif_config.get(key, False)) for key in joint_terms.enable_keys()}
@@ -396,7 +433,7 @@ def build_regressor_basic(robot, q, v, a, identif_config, tau=None) -> np.ndarra
         is_external_wrench=bool(identif_config.get("is_external_wrench", False)),
         force_torque=identif_config.get("force_torque", None),
         additional_columns=len(joint_terms.enabled_terms(flags)),
-        coulomb_deadband=float(identif_config.get("coulomb_deadband") or 0.0),
+        coulomb_deadband=_deadband_value(identif_config.get("coulomb_deadband")),
         extra_flags={k: v for k, v in flags.items() if k not in _NAMED_FLAGS},
     )
     return RegressorBuilder(robot, config).build_basic_regressor(q, v, a, identif_config)

@@ -106,9 +106,10 @@ class CollisionManager:
 
     def __init__(self, robot, geom_model=None, geom_data=None, viz=None):
         model = getattr(robot, "model", None)
-        if not isinstance(model, pin.Model):
+        if not callable(getattr(model, "createData", None)):
             raise TypeError(
-                "robot must expose a Pinocchio model as robot.model (e.g. a figaroh Robot), "
+                "robot must expose a Pinocchio model as robot.model (a figaroh Robot, a "
+                "RobotWrapper or any object holding a pinocchio.Model), "
                 f"got {type(robot).__name__}"
             )
         self.robot = robot

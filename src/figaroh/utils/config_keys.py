@@ -193,6 +193,7 @@ _CALIBRATION: dict[str, Schema] = {
             "tolerance",
             "measurement_std",
             "eliminate_absorbed_parameters",
+            "jacobian",
             "number_of_samples",  # figaroh 1.0.2 example variants (not read)
         ),
         "estimation": {

@@ -68,6 +68,8 @@ LEGACY_CONFIG_MESSAGE = (
     "accepted by load_param(); convert the file to the unified format with: "
     f"{MIGRATION_COMMAND}"
 )
+#: The same message under the name figaroh 1.0.2 gives it.
+LEGACY_CONFIG_REMOVED_MESSAGE: str = LEGACY_CONFIG_MESSAGE
 
 __all__ = [
     "ConfigMetadata",
@@ -77,6 +79,7 @@ __all__ = [
     "parse_configuration",
     "get_param_from_yaml",  # noqa: F822 - lazy re-export (below)
     "is_unified_config",
+    "legacy_config_error",
     "require_unified_config",
     "deep_merge",
     "get_calibration_param_from_yaml",  # noqa: F822 - lazy re-export (below)
@@ -777,7 +780,7 @@ def load_unified_config(
         raise ConfigurationError(f"Configuration file not found: {path}")
     data = _load_yaml_mapping(path)
     if not _has_unified_marker(data):
-        _raise_legacy(path)
+        raise legacy_config_error(path)
     return UnifiedConfigParser(path, variant, strict=strict)._parse(data)
 
 
@@ -840,15 +843,33 @@ def require_unified_config(config_file: str | os.PathLike) -> None:
     if is_unified_config(path):
         return
     _load_yaml_mapping(path)  # raises a precise error for bad YAML / non-mapping
-    _raise_legacy(path)
+    raise legacy_config_error(path)
 
 
-def _raise_legacy(path: Path) -> None:
-    """Refuse the legacy flat file ``path`` (message quotes the migration command)."""
+def legacy_config_error(config_file: str | os.PathLike | None = None) -> ConfigurationError:
+    """The error refusing a legacy flat configuration (returned, for ``raise``).
+
+    Args:
+        config_file: The refused file, or None when it is not known.
+
+    Returns:
+        A :class:`~figaroh.utils.error_handling.ConfigurationError` whose
+        message is :data:`LEGACY_CONFIG_REMOVED_MESSAGE` (which quotes
+        ``python -m figaroh.utils.config_migration --input <legacy.yaml>
+        --output <unified.yaml>``), preceded by the file name and followed by
+        the command for that file (``--output <stem>_unified.yaml`` beside it)
+        when ``config_file`` is given.
+
+    Example:
+        ``raise legacy_config_error("robot.yaml")``.
+    """
+    if config_file is None:
+        return ConfigurationError(LEGACY_CONFIG_REMOVED_MESSAGE)
+    path = Path(config_file)
     suggestion = path.with_name(f"{path.stem}_unified.yaml")
-    raise ConfigurationError(
+    return ConfigurationError(
         f"{path} uses the legacy flat configuration format, which is no longer supported. "
-        f"{LEGACY_CONFIG_MESSAGE} "
+        f"{LEGACY_CONFIG_REMOVED_MESSAGE} "
         f"(here: python -m figaroh.utils.config_migration --input {path} --output {suggestion})"
     )
 

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from figaroh._optional import is_installed
 from figaroh._run.result_plots import ResultPlots
 from figaroh._run.result_plots import _import_pyplot as _import_pyplot
 from figaroh._run.result_plots import _is_headless as _is_headless
@@ -99,6 +100,11 @@ TASK_TYPES: tuple[str, ...] = (
 
 #: File formats accepted by :meth:`ResultsManager.save_results`.
 SUPPORTED_FORMATS: tuple[str, ...] = ("yaml", "csv", "json", "npz")
+
+#: Whether matplotlib is installed (looked up with :func:`importlib.util.find_spec`
+#: when this module is imported; matplotlib itself is imported by the first
+#: plot). Without it a plotting call logs a warning and draws nothing.
+HAS_MATPLOTLIB: bool = is_installed("matplotlib")
 
 _EXTENSIONS = {"yaml": ".yaml", "csv": ".csv", "json": ".json", "npz": ".npz"}
 _WRITERS: dict[str, Callable[[Path, Mapping[str, Any]], str | None]] = {

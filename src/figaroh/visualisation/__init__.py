@@ -10,13 +10,12 @@ Importing this package needs neither meshcat nor ``pinocchio.visualize``:
 
 from __future__ import annotations
 
-from . import visualizer
+from figaroh.utils._lazy import lazy_reexports
 
-__all__ = ["MeshcatVisualizer"]
+__all__ = ["MeshcatVisualizer"]  # noqa: F822 - created by .visualizer on first access
 
-
-def __getattr__(name: str):
-    """``MeshcatVisualizer``, created by :mod:`.visualizer` on first access."""
-    if name == "MeshcatVisualizer":
-        return visualizer.MeshcatVisualizer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ``MeshcatVisualizer`` is created by :mod:`.visualizer` on first access; the
+# submodules (``visualizer``, ``colors``) are imported when first reached.
+__getattr__, __dir__ = lazy_reexports(
+    __name__, {"MeshcatVisualizer": "figaroh.visualisation.visualizer"}, globals()
+)

@@ -12,7 +12,7 @@ when excluding them would leave no more rows than parameters.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Sequence
 
 import numpy as np
 
@@ -41,6 +41,10 @@ def fit_with_outlier_exclusion(
     threshold: float | None,
     max_iterations: int = 3,
     enable_logging: bool = False,
+    *,
+    position_errors: Callable[[np.ndarray], np.ndarray | None] | None = None,
+    rows_of: Callable[[Sequence[int]], np.ndarray] | None = None,
+    log: logging.Logger | None = None,
 ) -> OutlierFit:
     """Fit, exclude outlier postures, refit.
 
@@ -54,10 +58,27 @@ def fit_with_outlier_exclusion(
         threshold: Per-posture position error threshold [m], or None (one fit).
         max_iterations: Maximum number of fits.
         enable_logging: Log every fit.
+        position_errors: ``residuals -> (N,) per-posture position error [m]``
+            (or None when not available); default
+            :func:`~figaroh.calibration._pipeline.residuals.sample_position_errors`.
+        rows_of: ``postures -> flat rows`` of those postures; default
+            :func:`~figaroh.calibration._pipeline.residuals.sample_rows`.
+        log: Logger of the per-fit messages (default this module's).
 
     Returns:
         The :class:`OutlierFit`.
     """
+    log = log if log is not None else logger
+    if position_errors is None:
+
+        def position_errors(r):
+            return sample_position_errors(r, spec)
+
+    if rows_of is None:
+
+        def rows_of(samples):
+            return sample_rows(samples, len(measured), spec.n_samples)
+
     excluded: List[int] = []
     rows_ex = np.zeros(0, dtype=int)
     x = np.asarray(x0, dtype=float)
@@ -66,7 +87,7 @@ def fit_with_outlier_exclusion(
     for it in range(n_fits):
         result = fit(x, rows_ex)
         if enable_logging:
-            logger.info(
+            log.info(
                 "fit %d: cost %.6g, %d evaluations, %s",
                 it + 1,
                 result.cost,
@@ -74,28 +95,28 @@ def fit_with_outlier_exclusion(
                 result.message,
             )
         if not result.success:
-            logger.warning("least squares did not converge: %s", result.message)
+            log.warning("least squares did not converge: %s", result.message)
             break
         res = residuals(result.x)
         if threshold is None:
             break
-        errors = sample_position_errors(res, spec)
+        errors = position_errors(res)
         if errors is None:
             break
-        new = _new_outliers(errors, threshold, excluded)
+        new = _new_outliers(np.asarray(errors, dtype=float), threshold, excluded)
         if not new:
             break
         if it == n_fits - 1:
-            logger.warning(
+            log.warning(
                 "max_iterations is reached: %d sample(s) above %.4g m kept in the fit (%s)",
                 len(new),
                 threshold,
                 new,
             )
             break
-        rows = sample_rows(sorted(set(excluded) | set(new)), len(measured), spec.n_samples)
+        rows = np.asarray(rows_of(sorted(set(excluded) | set(new))), dtype=int)
         if n_observations(measured, rows) <= len(result.x):
-            logger.warning(
+            log.warning(
                 "excluding samples %s would leave too few rows for %d parameters: kept",
                 new,
                 len(result.x),
@@ -103,7 +124,7 @@ def fit_with_outlier_exclusion(
             break
         excluded = sorted(set(excluded) | set(new))
         rows_ex = rows
-        logger.info("excluding %d outlier sample(s) above %.4g m: %s", len(new), threshold, new)
+        log.info("excluding %d outlier sample(s) above %.4g m: %s", len(new), threshold, new)
         x = result.x
     if res is None:
         res = residuals(result.x)

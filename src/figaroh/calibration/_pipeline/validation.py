@@ -18,7 +18,6 @@ import numpy as np
 
 from figaroh.calibration._measurements import _to_flat
 from figaroh.calibration._pipeline.metrics import DOF_SCALE
-from figaroh.tools._lm import least_squares_lm, lm_backend
 
 logger = logging.getLogger(__name__)
 
@@ -46,10 +45,10 @@ def fit_frames_only(
     Returns:
         The full parameter vector (joint parameters 0), or None when the fit fails.
 
-    The fit is figaroh's MINPACK Levenberg–Marquardt port when there are at least
-    as many rows as frame parameters (same minimum as scipy's ``"trf"`` to
-    round-off, without importing ``scipy.optimize``); otherwise, or with
-    ``FIGAROH_LM_BACKEND=scipy``, scipy's ``least_squares(method="trf")``.
+    The fit is ``scipy.optimize.least_squares`` with the analytic Jacobian,
+    ``method="lm"`` when there are at least as many rows as frame parameters,
+    else ``"trf"``, at most 200 evaluations. (This reference is figaroh's own
+    diagnostic: figaroh 1.0.2 has no such fit.)
     """
     idx = [list(names).index(f) for f in frames]
     rows = excluded_rows
@@ -66,15 +65,13 @@ def fit_frames_only(
         return r, J
 
     try:
-        z0 = x0[idx]
-        if lm_backend() == "figaroh" and len(w) >= len(idx):
-            res = least_squares_lm(lambda z: fun(z)[0], z0, lambda z: fun(z)[1], max_nfev=200)
-        else:
-            from scipy.optimize import least_squares
+        from scipy.optimize import least_squares
 
-            res = least_squares(
-                lambda z: fun(z)[0], z0, jac=lambda z: fun(z)[1], method="trf", max_nfev=200
-            )
+        z0 = x0[idx]
+        method = "lm" if len(w) >= len(idx) else "trf"
+        res = least_squares(
+            lambda z: fun(z)[0], z0, jac=lambda z: fun(z)[1], method=method, max_nfev=200
+        )
         x = np.zeros(len(names))
         x[idx] = res.x
     except Exception as exc:  # noqa: BLE001 - diagnostic metric only

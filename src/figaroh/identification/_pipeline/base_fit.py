@@ -206,8 +206,14 @@ def coulomb_at_rest(
     With friction identified, counts the samples of each fitted joint whose
     velocity [rad/s] is below the dead band ``coulomb_deadband`` (the Coulomb
     column is 0 there) or below ``_metrics.REST_SPEED`` (the column is then
-    the sign of filtered noise). None without friction, or without a dead band
-    when fewer than ``_metrics.REST_FRACTION`` of the rows are at rest.
+    the sign of filtered noise), and the samples whose velocity is round-off
+    (``|dq_j| <= _metrics.ROUND_OFF_SCALE · max|dq_j|`` and not zeroed by the
+    dead band: their ``sign(dq)`` depends on the machine). Counted on the
+    conditioned training velocities, before decimation and row selection.
+    None without friction, or when no sample is round-off and either a dead
+    band is set or fewer than ``_metrics.REST_FRACTION`` of the rows are at
+    rest. Logs one warning when rows at rest keep a sign (no dead band) or
+    round-off samples keep one.
 
     Args:
         velocities: (N, nv) conditioned velocities.
@@ -222,10 +228,11 @@ def coulomb_at_rest(
     idxv = np.asarray(settings.act_idxv, dtype=int)[blocks]
     v = np.asarray(velocities, dtype=float)[:, idxv]
     summary = _metrics.coulomb_at_rest(v, names, deadband)
-    if deadband <= 0 and summary["rows_at_rest"] < _metrics.REST_FRACTION * summary["rows"]:
+    few_at_rest = summary["rows_at_rest"] < _metrics.REST_FRACTION * summary["rows"]
+    if deadband <= 0 and few_at_rest and summary["round_off_rows"] == 0:
         return None  # zero crossings of a moving trajectory only
     summary["message"] = _metrics.coulomb_at_rest_message(summary)
-    if deadband <= 0:
+    if deadband <= 0 or summary["round_off_rows"]:
         logger.warning("Coulomb friction: %s", summary["message"])
     else:
         logger.info("Coulomb friction: %s", summary["message"])

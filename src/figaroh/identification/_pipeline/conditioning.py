@@ -9,7 +9,7 @@ the regressor needs.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Sequence
+from typing import Any, Callable, Dict, Mapping, Sequence
 
 import numpy as np
 
@@ -134,15 +134,26 @@ def differentiate(
 
 
 def condition_kinematics(
-    raw: Mapping[str, Any], filter_config: Mapping[str, Any]
+    raw: Mapping[str, Any],
+    filter_config: Mapping[str, Any],
+    low_pass: Callable[..., np.ndarray] = apply_filters,
+    derivative: Callable[..., np.ndarray] = differentiate,
 ) -> Dict[str, np.ndarray]:
     """Filter the kinematic signals and differentiate the missing derivatives.
+
+    Positions, then velocities, then accelerations: a signal present in
+    ``raw`` is ``low_pass(signal, **filter_params)``; an absent one is
+    ``derivative(timestamps, previous, method=differentiation_method)`` of the
+    already conditioned previous signal (not filtered again).
 
     Args:
         raw: Raw data with ``"timestamps"`` [s], ``"positions"`` and optional
             ``"velocities"`` / ``"accelerations"`` (N, n_active).
         filter_config: ``{"differentiation_method", "filter_params": {nbutter,
             f_butter [Hz], med_fil, f_sample [Hz], median_padding}}``.
+        low_pass: The filter, called once per present signal (default
+            :func:`apply_filters`).
+        derivative: The differentiation (default :func:`differentiate`).
 
     Returns:
         ``{"timestamps", "positions", "velocities", "accelerations"}``.
@@ -157,26 +168,17 @@ def condition_kinematics(
     params = dict(filter_config.get("filter_params", {}))
     method = filter_config.get("differentiation_method", "gradient")
     processed = {"timestamps": np.asarray(raw["timestamps"], dtype=float)}
-    # Consecutive present signals are filtered in one pass (same results as
-    # one by one); a missing one is the derivative of the one before it.
-    pending: list[str] = []
     previous = None
-    for name in (*_KINEMATIC_KEYS, None):
-        value = None if name is None else raw.get(name)
+    for name in _KINEMATIC_KEYS:
+        value = raw.get(name)
         if value is not None:
-            pending.append(name)
-            processed[name] = np.asarray(value, float)
+            processed[name] = low_pass(value, **params)
+        elif previous is None:
+            raise IdentificationDataError(f"Cannot process {name}: no data or dependency")
         else:
-            if pending:
-                filtered = apply_filters(*(processed[key] for key in pending), **params)
-                filtered = filtered if len(pending) > 1 else (filtered,)
-                processed.update(zip(pending, filtered, strict=True))
-                pending = []
-            if name is None:
-                break
-            if previous is None:
-                raise IdentificationDataError(f"Cannot process {name}: no data or dependency")
-            processed[name] = differentiate(processed["timestamps"], processed[previous], method)
+            processed[name] = derivative(
+                processed["timestamps"], processed[previous], method=method
+            )
         previous = name
     return processed
 

@@ -1,4 +1,4 @@
-"""Step 7 — export: the documented ``result`` dict of a run.
+"""Step 4 — export: the documented ``result`` dict of a run.
 
 ``result`` keys (figaroh 1.0.2): ``"base regressor"``, ``"base parameters"``
 (name → value), ``"base parameters values"``, ``"base parameters names"``,
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping
 
-from figaroh.identification._pipeline.records import PhysicalOutcome, Quality
+from figaroh.identification._pipeline.records import Quality
 
-__all__ = ["base_result", "physical_entries"]
+__all__ = ["base_result"]
 
 
 def base_result(
@@ -49,14 +49,3 @@ def base_result(
         "identification config": config,
         "task type": "identification",
     }
-
-
-def physical_entries(outcome: PhysicalOutcome) -> Dict[str, Any]:
-    """``result`` entries of the physical steps that ran, in step order."""
-    pairs = (
-        ("physical consistency", outcome.consistency),
-        ("reconstruction", outcome.reconstruction),
-        ("physical_fit", outcome.physical_fit_entry),
-        ("selected", outcome.selected_entry),
-    )
-    return {key: value for key, value in pairs if value is not None}

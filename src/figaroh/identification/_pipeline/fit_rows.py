@@ -1,15 +1,18 @@
 """Step 2 — fit rows: the linear system ``tau ≈ W · θ_r`` of the base fit.
 
-In order: drop the regressor columns that never affect the efforts
-(squared column norm under ``zero_tolerance``), keep the active joint blocks
-(optionally low-passed and down-sampled by ``decimation_factor``), drop the
-rows of masked samples and keep the blocks of the fitted joints
-(``torque_fit_joints``).
+In order (:func:`build_fit_problem`): drop the regressor columns that never
+affect the efforts (squared column norm under ``zero_tolerance``), keep the
+active joint blocks (optionally low-passed and down-sampled by
+``decimation_factor``), drop the rows of masked samples and keep the blocks
+of the fitted joints (``torque_fit_joints``). Each sub-step is a callable of
+:class:`RowSteps`: :func:`row_steps` gives this module's functions, the
+orchestrator passes its overridable methods instead.
 """
 
 from __future__ import annotations
 
-from typing import List, Mapping, Tuple
+from dataclasses import dataclass
+from typing import Callable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -20,16 +23,26 @@ from figaroh.identification.exceptions import IdentificationConfigError
 from figaroh.tools.regressor import get_index_eliminate
 
 __all__ = [
+    "RowSteps",
     "active_blocks",
     "build_fit_problem",
+    "check_decimated_rows",
+    "decimate_regressor",
+    "decimate_torques",
     "decimated_rows",
     "eliminate_zero_columns",
     "fit_blocks",
     "fit_joint_names",
+    "joint_blocks",
     "mask_fit_rows",
+    "row_steps",
     "select_fit_joint_rows",
     "undecimated_rows",
 ]
+
+#: Rows per chunk of the transposing copy of :func:`eliminate_zero_columns`
+#: (a chunk of the source and of the destination stay in cache).
+_TRANSPOSE_CHUNK = 1024
 
 
 def fit_joint_names(settings: Settings) -> List[str]:
@@ -53,61 +66,136 @@ def fit_joint_names(settings: Settings) -> List[str]:
     return [j for j in active if j in chosen]
 
 
+def joint_blocks(active_joints: Sequence[str], names: Sequence[str]) -> List[int]:
+    """Active-block index of each joint of ``names``, in active order."""
+    chosen = set(names)
+    return [i for i, name in enumerate(active_joints) if name in chosen]
+
+
 def fit_blocks(settings: Settings) -> List[int]:
     """Active-block index of each fitted joint."""
-    fit = set(fit_joint_names(settings))
-    return [i for i, name in enumerate(settings.active_joints) if name in fit]
+    return joint_blocks(settings.active_joints, fit_joint_names(settings))
 
 
 def eliminate_zero_columns(
-    W: np.ndarray, standard_parameter: Mapping[str, float], zero_tolerance: float
+    W: np.ndarray,
+    standard_parameter: Mapping[str, float],
+    zero_tolerance: float,
+    column_major: bool = False,
 ) -> Tuple[np.ndarray, List[str], List[int]]:
     """Drop the columns whose squared norm is under ``zero_tolerance``.
 
     The column norms are computed once (one pass over ``W``); the reduced
     regressor is always a new array (never a view of ``W``).
 
+    Args:
+        W: (rows, n_std) regressor.
+        standard_parameter: Standard parameters, ordered like the columns.
+        zero_tolerance: Squared column norm under which a column is dropped.
+        column_major: Lay the reduced regressor out column by column
+            (Fortran order: each column's samples contiguous, the layout the
+            decimation filters along); the values are the same.
+
     Returns:
         ``(W_reduced, active_params, idx_eliminated)``.
     """
     idx_e, params_r = get_index_eliminate(W, standard_parameter, tol_e=zero_tolerance)
     keep = np.setdiff1d(np.arange(W.shape[1]), idx_e)
-    # np.take along axis 1 copies row by row, about twice as fast as W[:, keep]
-    return np.take(W, keep, axis=1), params_r, list(idx_e)
+    if not column_major:
+        # np.take along axis 1 copies row by row, about twice as fast as W[:, keep]
+        return np.take(W, keep, axis=1), params_r, list(idx_e)
+    columns = np.empty((keep.size, W.shape[0]))  # W_reduced.T, C-contiguous
+    for start in range(0, W.shape[0], _TRANSPOSE_CHUNK):
+        stop = start + _TRANSPOSE_CHUNK
+        columns[:, start:stop] = W[start:stop, keep].T
+    return columns.T, params_r, list(idx_e)
 
 
 def active_blocks(W: np.ndarray, n: int, settings: Settings) -> np.ndarray:
     """(n_active, n, p) array of the active DOF blocks of a stacked regressor.
 
-    A view (no copy) when every DOF is active in model order.
+    A view (no copy) when ``W`` is C-contiguous and every DOF is active in
+    model order.
     """
     idx = np.asarray(settings.act_idxv, dtype=int)
     blocks = W.reshape(settings.nv, n, W.shape[1])
-    if idx.size == settings.nv and np.array_equal(idx, np.arange(settings.nv)):
+    if _every_dof_active(settings):
         return blocks
     return blocks[idx]
 
 
+def _every_dof_active(settings: Settings) -> bool:
+    idx = np.asarray(settings.act_idxv, dtype=int)
+    return idx.size == settings.nv and np.array_equal(idx, np.arange(settings.nv))
+
+
+def decimate_torques(torques: np.ndarray, n: int, factor: int) -> np.ndarray:
+    """Decimated efforts of the active joints, stacked joint-major.
+
+    Column ``j`` of ``torques`` (N, n_active) [N·m or N] goes through
+    ``scipy.signal.decimate(·, factor, zero_phase=True)`` (one call on the
+    whole array along the time axis: each column gets exactly the result of
+    its own call); the ``n_active`` results of ``ceil(N/factor)`` samples are
+    concatenated.
+    """
+    torques = np.asarray(torques, float).reshape(n, -1)
+    return _signal.decimate_blocks(torques, factor, axis=0).T.reshape(-1)
+
+
+def decimate_regressor(W_red: np.ndarray, n: int, factor: int, settings: Settings) -> np.ndarray:
+    """Decimated regressor of the active joint blocks, stacked joint-major.
+
+    Every column of every active block (rows ``act_idxv[j]·N … +N``) goes
+    through ``scipy.signal.decimate(·, factor, zero_phase=True)``, as if
+    decimated on its own: the columns go through one call, along the time
+    axis, in the layout of ``W_red`` — with a column-major ``W_red`` (see
+    :func:`eliminate_zero_columns`) the time axis is already the contiguous
+    last axis of a ``(p, nv, N)`` view, the layout scipy filters in, so no
+    transposed copy is made before the filter. The result is C-contiguous,
+    ``(n_active·ceil(N/factor), p)``.
+
+    Args:
+        W_red: (N·nv, p) reduced regressor (any memory layout).
+        n: Number of samples N.
+        factor: Decimation factor.
+        settings: Model layout (``nv``, ``act_idxv``).
+    """
+    p = W_red.shape[1]
+    columns = W_red.T
+    if columns.flags.c_contiguous:
+        per_column = columns.reshape(p, settings.nv, n)
+        if not _every_dof_active(settings):
+            per_column = per_column[:, np.asarray(settings.act_idxv, dtype=int), :]
+        dec = _signal.decimate_blocks(per_column, factor, axis=2)  # (p, n_active, L)
+        return dec.transpose(1, 2, 0).reshape(-1, p)
+    dec = _signal.decimate_blocks(active_blocks(W_red, n, settings), factor, axis=1)
+    return dec.reshape(-1, p)
+
+
 def decimated_rows(
-    torques: np.ndarray, W_reduced: np.ndarray, n: int, factor: int, settings: Settings
+    torques: np.ndarray, W_red: np.ndarray, n: int, factor: int, settings: Settings
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Low-pass and down-sample efforts and regressor blocks by ``factor``.
 
     Returns:
-        ``(tau, W)`` stacked joint-major.
+        ``(tau, W)`` stacked joint-major (:func:`decimate_torques`,
+        :func:`decimate_regressor`).
 
     Raises:
         ValueError: The decimated regressor and efforts disagree in length.
     """
-    torques = np.asarray(torques, float).reshape(n, -1)
-    tau = _signal.decimate_blocks(torques, factor, axis=0).T.reshape(-1)
-    dec = _signal.decimate_blocks(active_blocks(W_reduced, n, settings), factor, axis=1)
-    W = dec.reshape(-1, dec.shape[2])
+    tau = decimate_torques(torques, n, factor)
+    W = decimate_regressor(W_red, n, factor, settings)
+    check_decimated_rows(tau, W)
+    return tau, W
+
+
+def check_decimated_rows(tau: np.ndarray, W: np.ndarray) -> None:
+    """Raise ``ValueError`` unless the decimated efforts and regressor have as many rows."""
     if W.shape[0] != tau.shape[0]:
         raise ValueError(
             f"Decimated data size mismatch: {W.shape[0]} regressor rows, {tau.shape[0]} torques"
         )
-    return tau, W
 
 
 def undecimated_rows(
@@ -127,53 +215,125 @@ def mask_fit_rows(
 
 
 def select_fit_joint_rows(
-    tau: np.ndarray, W: np.ndarray, settings: Settings
+    tau: np.ndarray, W: np.ndarray, n_active: int, blocks: Sequence[int]
 ) -> Tuple[np.ndarray, np.ndarray]:
-    """Keep the blocks of the fitted joints (unchanged without ``torque_fit_joints``)."""
-    if settings.torque_fit_joints is None:
+    """Keep the joint blocks ``blocks`` (active-block indices) of the rows.
+
+    The rows split into ``n_active`` blocks of equal length; the arrays are
+    returned unchanged when every block is kept in order.
+
+    Raises:
+        IdentificationConfigError: ``blocks`` is empty.
+    """
+    blocks = [int(b) for b in blocks]
+    if blocks == list(range(n_active)):
         return tau, W
-    blocks = fit_blocks(settings)
-    L = len(tau) // settings.n_active
+    if not blocks:
+        raise IdentificationConfigError("no joint to fit: fit_joints() selected no active joint")
+    L = len(tau) // n_active
     rows = np.concatenate([np.arange(b * L, (b + 1) * L) for b in blocks])
     return tau[rows], W[rows]
 
 
-def build_fit_problem(
+@dataclass(frozen=True)
+class RowSteps:
+    """The sub-steps of :func:`build_fit_problem`, in run order.
+
+    Attributes:
+        eliminate_zero_columns: ``(zero_tolerance) → (W_reduced, active_params)``:
+            the regressor without its zero columns and the kept parameter names.
+        apply_decimation: ``(W_reduced, factor) → (tau, W)``: decimated rows of
+            the active joint blocks.
+        prepare_undecimated_data: ``(W_reduced) → (tau, W)``: every row of the
+            active joint blocks.
+        mask_rows: ``(tau, W, factor) → (tau, W)``: without the rows of masked
+            samples.
+        select_fit_rows: ``(tau, W) → (tau, W)``: the blocks of the fitted joints.
+    """
+
+    eliminate_zero_columns: Callable[[float], Tuple[np.ndarray, Sequence[str]]]
+    apply_decimation: Callable[[np.ndarray, int], Tuple[np.ndarray, np.ndarray]]
+    prepare_undecimated_data: Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]]
+    mask_rows: Callable[[np.ndarray, np.ndarray, int], Tuple[np.ndarray, np.ndarray]]
+    select_fit_rows: Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray]]
+
+
+def row_steps(
     W_full: np.ndarray,
     standard_parameter: Mapping[str, float],
     signals: SignalSet,
     settings: Settings,
-    options: FitOptions,
-) -> FitProblem:
-    """The :class:`FitProblem` of a full regressor and conditioned signals.
+    *,
+    column_major: bool = False,
+) -> RowSteps:
+    """The :class:`RowSteps` of this module for a full regressor and conditioned signals.
 
     Args:
         W_full: (N·nv, n_std) regressor of ``signals``.
         standard_parameter: Standard parameters, ordered like the columns.
         signals: Conditioned training signals (efforts and sample mask).
         settings: Model layout and settings.
-        options: Decimation, zero tolerance and masking.
+        column_major: Lay the reduced regressor out column-major (faster
+            decimation, same values; see :func:`eliminate_zero_columns`).
     """
-    W_red, params_r, idx_e = eliminate_zero_columns(
-        W_full, standard_parameter, options.zero_tolerance
-    )
     n = signals.num_samples
+
+    def eliminate(zero_tolerance: float) -> Tuple[np.ndarray, List[str]]:
+        W_red, params_r, _ = eliminate_zero_columns(
+            W_full, standard_parameter, zero_tolerance, column_major
+        )
+        return W_red, params_r
+
+    return RowSteps(
+        eliminate_zero_columns=eliminate,
+        apply_decimation=lambda W_red, factor: decimated_rows(
+            signals.torques, W_red, n, factor, settings
+        ),
+        prepare_undecimated_data=lambda W_red: undecimated_rows(
+            signals.torques, W_red, n, settings
+        ),
+        mask_rows=lambda tau, W, factor: mask_fit_rows(tau, W, signals.mask, settings, factor),
+        select_fit_rows=lambda tau, W: select_fit_joint_rows(
+            tau, W, settings.n_active, fit_blocks(settings)
+        ),
+    )
+
+
+def build_fit_problem(
+    steps: RowSteps, options: FitOptions, standard_names: Sequence[str]
+) -> FitProblem:
+    """The :class:`FitProblem`: the sub-steps of ``steps`` run in order.
+
+    :attr:`RowSteps.eliminate_zero_columns`, then
+    :attr:`RowSteps.apply_decimation` (``options.decimate``) or
+    :attr:`RowSteps.prepare_undecimated_data`, then :attr:`RowSteps.mask_rows`
+    (``options.apply_mask``; factor ``decimation_factor`` or 1), then
+    :attr:`RowSteps.select_fit_rows`.
+
+    Args:
+        steps: The sub-steps (:func:`row_steps`, or the orchestrator's hooks).
+        options: Decimation, zero tolerance and masking.
+        standard_names: Standard parameter names, in column order (the
+            eliminated columns are those whose name is not kept).
+    """
+    W_red, active_params = steps.eliminate_zero_columns(options.zero_tolerance)
+    kept = set(active_params)
+    idx_e = tuple(i for i, name in enumerate(standard_names) if name not in kept)
     tau_dec = W_dec = None
     if options.decimate:
-        tau, W = decimated_rows(signals.torques, W_red, n, options.decimation_factor, settings)
+        tau, W = steps.apply_decimation(W_red, options.decimation_factor)
         tau_dec, W_dec = tau, W
     else:
-        tau, W = undecimated_rows(signals.torques, W_red, n, settings)
+        tau, W = steps.prepare_undecimated_data(W_red)
     if options.apply_mask:
-        factor = options.decimation_factor if options.decimate else 1
-        tau, W = mask_fit_rows(tau, W, signals.mask, settings, factor)
-    tau, W = select_fit_joint_rows(tau, W, settings)
+        tau, W = steps.mask_rows(tau, W, options.decimation_factor if options.decimate else 1)
+    tau, W = steps.select_fit_rows(tau, W)
     return FitProblem(
         tau=tau,
         W=W,
         W_reduced=W_red,
-        active_params=tuple(params_r),
-        idx_eliminated=tuple(idx_e),
+        active_params=tuple(active_params),
+        idx_eliminated=idx_e,
         tau_decimated=tau_dec,
         W_decimated=W_dec,
     )

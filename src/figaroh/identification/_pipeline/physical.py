@@ -1,16 +1,17 @@
-"""Steps 4–6 — physical consistency, reconstruction, physical fit and selection.
+"""Step 5 — physical consistency, reconstruction, physical fit and selection.
 
 Each function reads a :class:`~.records.PhysicalInputs` (and the fit-results
 dict of the base fit) and returns the ``result`` entry it produces, plus the
-solver object the next steps need; the orchestrator stores them:
+solver object the next steps need; the orchestrator stores them, in this
+order:
 
-4. :func:`check_consistency` → ``result["physical consistency"]``: per-link
+1. :func:`check_consistency` → ``result["physical consistency"]``: per-link
    feasibility of the identified parameters and, unless all are feasible and
    ``skip_if_feasible``, their projection onto the physically consistent set
    (pseudo-inertia ``P(θ) ⪰ 0``, mass ≥ ``mass_min`` [kg]);
-5. :func:`reconstruct` → ``result["reconstruction"]`` and the reconstruction
+2. :func:`reconstruct` → ``result["reconstruction"]`` and the reconstruction
    result (full standard parameters ``θ_r`` from ``φ_base = M θ_r``);
-6. :func:`physical_fit` → ``result["physical_fit"]`` (direct LMI effort fit)
+3. :func:`physical_fit` → ``result["physical_fit"]`` (direct LMI effort fit)
    and :func:`select` → ``result["selected"]`` (the estimate
    ``select_stage`` reports).
 
@@ -71,7 +72,7 @@ RECONSTRUCTION_SOURCE = "reconstruction"
 
 
 # ---------------------------------------------------------------------------
-# 4. physical consistency
+# 1. physical consistency
 # ---------------------------------------------------------------------------
 def _consistency_cfg(config: Mapping[str, Any]) -> Dict[str, Any]:
     cfg = config.get("physical_consistency") or {}
@@ -225,7 +226,7 @@ def check_consistency(
 
 
 # ---------------------------------------------------------------------------
-# 5. reconstruction
+# 2. reconstruction
 # ---------------------------------------------------------------------------
 def _recon_cfg(config: Mapping[str, Any]) -> Dict[str, Any]:
     cfg = config.get("reconstruction")
@@ -296,7 +297,7 @@ def reconstruct(
 
 
 # ---------------------------------------------------------------------------
-# 6. physical fit and selection
+# 3. physical fit and selection
 # ---------------------------------------------------------------------------
 def physical_fit(inputs: PhysicalInputs) -> Tuple[Dict[str, Any] | None, Dict[str, Any] | None]:
     """The direct LMI fit when ``select_stage: physical_fit`` or ``physical_fit.enabled``.
