@@ -483,18 +483,199 @@ def test_identification_plot_errors_are_logged_not_raised(tmp_path, caplog, no_s
     assert list(tmp_path.iterdir()) == []
 
 
-def test_interactive_backend_shows_instead_of_saving(manager, tmp_path, monkeypatch):
+def test_interactive_backend_shows_and_writes_only_when_asked(manager, tmp_path, monkeypatch):
     shown = []
     from figaroh._run import result_plots
 
     monkeypatch.setattr(result_plots, "_is_headless", lambda: False)
     monkeypatch.setattr(plt, "show", lambda *a, **k: shown.append(1))
+    monkeypatch.chdir(tmp_path)
     try:
-        out = manager.plot_identification_results(n_joints=3, output_dir=tmp_path)
+        out = manager.plot_identification_results(n_joints=3)
+        assert out == [] and shown == [1]
+        assert list(tmp_path.iterdir()) == []
+        folder = tmp_path / "figs"
+        out = manager.plot_identification_results(n_joints=3, output_dir=folder)
+        assert shown == [1, 1] and sorted(os.listdir(folder)) == sorted(Path(p).name for p in out)
+        assert len(out) == 2
     finally:
         plt.close("all")
-    assert out == [] and shown == [1]
+
+
+def _plot_every_method(tmp_path):
+    """Call every ResultsManager plotting method (and the module helpers) once.
+
+    Returns ``[(name, returned paths, manager.last_figures or None)]``.
+    """
+    rng = np.random.default_rng(0)
+    t = np.linspace(0.0, 1.0, 20)
+    pee = rng.normal(size=(3, 10))
+    ident = ResultsManager("identification", "arm")
+    cal = ResultsManager(
+        "calibration",
+        "arm",
+        {
+            "PEE measured (2D array)": pee,
+            "PEE estimated (2D array)": pee + 1e-3,
+            "rms residuals by samples": np.abs(rng.normal(size=(1, 10))),
+            "calibrated parameters values": [0.1, 0.2],
+            "calibrated parameters names": ["a", "b"],
+        },
+    )
+    oc = ResultsManager("optimal_calibration", "arm")
+    ot = ResultsManager("optimal_trajectory", "arm")
+    calls = [
+        (
+            "identification",
+            ident,
+            lambda: ident.plot_identification_results(
+                np.arange(40.0), np.arange(40.0) + 0.1, [1.0, 2.0], ["p1", "p2"], n_joints=2
+            ),
+        ),
+        ("calibration", cal, lambda: cal.plot_calibration_results()),
+        (
+            "optimal_calibration",
+            oc,
+            lambda: oc.plot_optimal_calibration_results(
+                {"q": np.zeros((3, 2))}, rng.uniform(size=6), condition_numbers=[3.0, 2.0]
+            ),
+        ),
+        (
+            "optimal_trajectory",
+            ot,
+            lambda: ot.plot_optimal_trajectory_results({"q": np.outer(t, [1.0, 2.0])}, 4.0),
+        ),
+        (
+            "module identification",
+            None,
+            lambda: rm.plot_identification_results(np.arange(10.0), np.arange(10.0), n_joints=2),
+        ),
+        (
+            "module calibration",
+            None,
+            lambda: rm.plot_calibration_results(residuals=np.ones((1, 5))),
+        ),
+    ]
+    return [(name, call(), None if m is None else m.last_figures) for name, m, call in calls]
+
+
+def test_headless_plots_draw_into_figures_and_write_no_file(tmp_path, monkeypatch):
+    """Agg, no output_dir: every plotting call draws (figures open, lines/bars present) and
+    writes nothing in the working directory (figaroh 1.0.2 wrote no file either)."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setattr(plt, "show", lambda *a, **k: pytest.fail("plt.show() without display"))
+    monkeypatch.chdir(tmp_path)
+    plt.close("all")
+    try:
+        results = _plot_every_method(tmp_path)
+        for name, paths, figures in results:
+            assert paths == [], name
+            if figures is not None:
+                assert figures, name
+                for kind, fig in figures.items():
+                    assert plt.fignum_exists(fig.number), (name, kind)
+                    assert any(ax.lines or ax.patches for ax in fig.axes), (name, kind)
+        assert len(plt.get_fignums()) == 2 + 3 + 1 + 1 + 1 + 1  # every figure stays open
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        plt.close("all")
+
+
+def test_headless_plots_write_pngs_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setattr(plt, "show", lambda *a, **k: pytest.fail("plt.show() without display"))
+    monkeypatch.chdir(tmp_path)
+    m = ResultsManager("optimal_trajectory", "arm")
+    t = np.linspace(0.0, 1.0, 20)
+    paths = m.plot_optimal_trajectory_results({"q": np.outer(t, [1.0])}, 1.0, output_dir="out")
+    assert [Path(p).parent.name for p in paths] == ["out"]
+    assert Path(paths[0]).read_bytes()[:8] == PNG_MAGIC
+    assert sorted(os.listdir(tmp_path)) == ["out"]
+    assert not plt.fignum_exists(m.last_figures["trajectory"].number)  # written, then closed
+
+
+def _segment_layout(n_segments=2, t_s=1.0, n_wps=3, freq=10, nq=7, nv=6):
+    """Exactly what BaseOptimalTrajectory.results holds after solve(): per segment
+    T_F (Ns, 1) [s] starting at s·t_s, P_F (Ns, nq), V_F/A_F (Ns, nv), plus its other keys."""
+    rng = np.random.default_rng(1)
+    Ns = int((n_wps - 1) * t_s * freq) + 1
+    res = {"T_F": [], "P_F": [], "V_F": [], "A_F": []}
+    for s in range(n_segments):
+        res["T_F"].append((s * t_s + np.arange(Ns) / freq).reshape(-1, 1))
+        res["P_F"].append(rng.normal(size=(Ns, nq)))
+        res["V_F"].append(rng.normal(size=(Ns, nv)))
+        res["A_F"].append(rng.normal(size=(Ns, nv)))
+    res.update(
+        iteration_data=[{"iterations": [0, 1], "obj_values": [3.0, 2.0]}] * n_segments,
+        final_regressor_shape=(Ns * nv, 12),
+        waypoints=[rng.normal(size=(3, n_wps))] * n_segments,
+        condition_number=[2.0] * n_segments,
+        objective="condition_number",
+        failures=[],
+    )
+    return res
+
+
+def test_trajectory_plot_draws_the_segment_layout(tmp_path, monkeypatch):
+    """T_F/P_F/V_F/A_F lists of per-segment arrays: one panel per P_F/V_F/A_F, every segment
+    drawn against its own times, P_F columns by q_indices, V_F/A_F columns by v_indices."""
+    monkeypatch.chdir(tmp_path)
+    res = _segment_layout()
+    q_idx, v_idx = [1, 4, 6], [0, 3, 5]
+    m = ResultsManager("optimal_trajectory", "arm")
+    assert (
+        m.plot_optimal_trajectory_results(
+            res, 12.3, ["a", "b", "c"], q_indices=q_idx, v_indices=v_idx, raise_errors=True
+        )
+        == []
+    )
+    fig = m.last_figures["trajectory"]
+    try:
+        axes = fig.axes
+        assert [ax.get_ylabel() for ax in axes] == ["q [rad]", "dq [rad/s]", "ddq [rad/s²]"]
+        for ax, key, cols in zip(axes, ("P_F", "V_F", "A_F"), (q_idx, v_idx, v_idx), strict=True):
+            assert len(ax.lines) == 2 * 3  # segments × joints
+            for s in range(2):
+                for j, col in enumerate(cols):
+                    line = ax.lines[3 * s + j]
+                    np.testing.assert_array_equal(line.get_xdata(), res["T_F"][s].ravel())
+                    np.testing.assert_array_equal(line.get_ydata(), res[key][s][:, col])
+                    assert line.get_color() == ax.lines[j].get_color()  # one colour per joint
+        assert [ln.get_label() for ln in axes[0].lines[:3]] == ["a", "b", "c"]
+        assert axes[-1].get_xlabel() == "Time [s]"
+        assert "1.23e+01" in fig._suptitle.get_text()
+    finally:
+        plt.close(fig)
     assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match=r"T_F'\]\[1\] has 3 times"):
+        bad = _segment_layout()
+        bad["T_F"][1] = bad["T_F"][1][:3]
+        m.plot_optimal_trajectory_results(bad, 1.0, raise_errors=True)
+    plt.close("all")
+
+
+def test_two_dimensional_efforts_are_used_as_given(tmp_path):
+    """An (L, n) effort array keeps its columns whatever n_joints says (a stacked vector
+    would be split joint-major into n_joints blocks)."""
+    L = 30
+    tau = np.column_stack([np.sin(np.arange(L) * (j + 1)) for j in range(3)])
+    est = tau + 0.01
+    m = ResultsManager("identification", "arm")
+    for n_joints in (None, 3, 2, 6):
+        m.plot_identification_results(tau, est, n_joints=n_joints, raise_errors=True)
+        fig = m.last_figures["torques"]
+        axes = np.array(fig.axes).reshape(3, 2)
+        for j in range(3):
+            np.testing.assert_array_equal(axes[j, 0].lines[0].get_ydata(), tau[:, j])
+            np.testing.assert_array_equal(axes[j, 0].lines[1].get_ydata(), est[:, j])
+        plt.close("all")
+    # one 2-D, one stacked joint-major: the stacked one is split into the same columns
+    m.plot_identification_results(tau, est.T.ravel(), n_joints=5, raise_errors=True)
+    axes = np.array(m.last_figures["torques"].axes).reshape(3, 2)
+    np.testing.assert_array_equal(axes[2, 0].lines[1].get_ydata(), est[:, 2])
+    plt.close("all")
+    with pytest.raises(ValueError, match="same shape"):
+        m.plot_identification_results(tau, est.reshape(L * 3 // 2, 2), raise_errors=True)
+    plt.close("all")
 
 
 def test_missing_matplotlib_is_a_warning(manager, tmp_path, monkeypatch, caplog):

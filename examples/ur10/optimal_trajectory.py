@@ -1,10 +1,11 @@
-"""Optimal exciting trajectory for the UR10 identification (cubic splines + IPOPT).
+"""Optimal exciting trajectory for the UR10 identification (waypoint splines + IPOPT).
 
 ``OptimalTrajectoryIPOPT`` is the UR10 subclass of
-:class:`figaroh.optimal.BaseOptimalTrajectory`: random rest-to-rest cubic
-waypoints are optimised by IPOPT to minimise the condition number of the base
-regressor (or, with ``--objective d_optimality``, −log det of the regularised
-information matrix) under the UR10's joint position / velocity / effort
+:class:`figaroh.optimal.BaseOptimalTrajectory`: random waypoints (joined by
+rest-to-rest quintic pieces, as figaroh 1.0.2 builds them) are optimised by
+IPOPT to minimise the condition number of the base regressor (or, with
+``--objective d_optimality``, −log det of the regularised information matrix)
+under the UR10's joint position / velocity / effort
 limits and self-collision avoidance (non-adjacent links; UR10 from
 example-robot-data, loaded with its collision meshes).
 
@@ -59,14 +60,16 @@ ZERO_PARAMETER_TOL = 1e-9
 #:
 #: IPOPT does not meet its tolerance on this objective (the iterates wander
 #: between local optima), so a short run stops at a point that depends on
-#: round-off: with 150 iterations per run, seed 0 divides cond by 2.98 with
-#: OpenBLAS's AVX-512 kernels and by 3.55 with its AVX2 kernels, and the median
-#: relative std-dev of the base parameters ends at 1.53 % or 1.83 % (initial
-#: guess 1.69 %). With 300 iterations both kernels agree: cond ÷ 3.48 / 3.57,
-#: median 1.72 % (the weight keeps the precision of the initial guess; plain
-#: cond, w = 0, divides cond by 4.45 but raises the median to 1.95–2.15 %).
-#: The D-optimal objective converges (≈ 100 iterations) to the same criterion
-#: value on both kernels (5.537 / 5.539): median 1.37 / 1.38 %, cond × 1.5.
+#: round-off (with 150 iterations per run and rest-to-rest cubic pieces, seed 0
+#: divided cond by 2.98 with OpenBLAS's AVX-512 kernels and by 3.55 with its
+#: AVX2 kernels); 300 iterations per run make the result stable.
+#:
+#: With figaroh 1.0.2's pieces (rest-to-rest quintics), seed 0, AVX2 kernels:
+#: cond 99.1 → 44.0 (÷ 2.25; random guesses are better conditioned with these
+#: pieces than with cubic ones, 148.2 before, and the optimum is the same,
+#: 44.2 before), median relative std-dev of the base parameters 1.92 → 1.59 %
+#: (1.61 % with one OpenBLAS thread). Plain cond (w = 0): ÷ 2.68 but the median
+#: rises to 2.18 %. The D-optimal objective: median 1.56 %, cond × 1.54.
 UR10_TRAJECTORY_SETTINGS: Dict[str, Any] = {
     "n_wps": 9,
     "t_s": 1.0,
@@ -123,7 +126,9 @@ def initial_trajectory(opt: BaseOptimalTrajectory, segment: int = 0):
     """``(t, q, v, a)`` of a solved segment's initial random guess (full-size arrays)."""
     tc = opt.trajectory_config
     tps = tc["t_s"] * (np.arange(tc["n_wps"]) + segment)
-    return opt.CB.get_full_config(tc["freq"], tps, opt.results["initial_waypoints"][segment])
+    wps = opt.results["initial_waypoints"][segment]
+    rest = np.zeros_like(wps)  # the design's spline: zero waypoint velocities/accelerations
+    return opt.CB.get_full_config(tc["freq"], tps, wps, rest, rest)
 
 
 def identification_quality(

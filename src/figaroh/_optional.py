@@ -15,10 +15,10 @@ message names the package, what needs it and the install command, e.g.::
     installed. Install it with: pip install "figaroh[ipopt]"
 
 The extras are those of ``[project.optional-dependencies]`` in
-``pyproject.toml``: ``ipopt`` (cyipopt), ``viz`` (viser, yourdfpy, trimesh),
-``fast`` (clarabel), ``mujoco``, ``meshcat``, ``fleet`` (dask distributed) and
-``compat`` (pandas, rospkg,
-ndcurves).
+``pyproject.toml``: ``ipopt`` (cyipopt, and ndcurves for 1.0.2 design
+scripts), ``viz`` (viser, yourdfpy, trimesh), ``fast`` (clarabel),
+``mujoco``, ``meshcat``, ``fleet`` (dask distributed) and ``compat``
+(pandas, rospkg, ndcurves).
 """
 
 from __future__ import annotations

@@ -7,11 +7,14 @@ optimal-design weights and trajectories.
 
 * **matplotlib is imported lazily** inside the plotting functions, never at
   module import; missing matplotlib turns a plot into a warning.
-* Without a display (non-interactive backend such as ``Agg``,
-  ``MPLBACKEND=Agg``, or a Linux session without ``DISPLAY`` /
-  ``WAYLAND_DISPLAY``) figures are written as PNG files, atomically and under
-  names no other save holds, and their paths are returned; ``plt.show()`` is
-  only called with an interactive backend.
+* Files only when asked: with ``output_dir`` the figures are written there as
+  PNG files, atomically and under names no other save holds, and their paths
+  are returned. Without it nothing is written: with an interactive backend the
+  figures are shown (``plt.show()``), otherwise (non-interactive backend such
+  as ``Agg``, ``MPLBACKEND=Agg``, or a Linux session without ``DISPLAY`` /
+  ``WAYLAND_DISPLAY``) they are drawn and left open for the caller, as
+  figaroh 1.0.2 leaves them (``plt.gcf()``, ``plt.savefig``, or the
+  ``last_figures`` of the manager).
 """
 
 from __future__ import annotations
@@ -104,32 +107,107 @@ def _per_joint_columns(vec: np.ndarray, n_joints: int, name: str = "torque") -> 
     return vec.reshape(int(n_joints), -1).T
 
 
+#: Panels of the segment layout of an optimal trajectory design (``results`` of
+#: ``BaseOptimalTrajectory``): key, y label, whether the columns are q (else v) indices.
+_SEGMENT_PANELS = (
+    ("P_F", "q [rad]", True),
+    ("V_F", "dq [rad/s]", False),
+    ("A_F", "ddq [rad/s²]", False),
+)
+
+
+def _select_columns(a: np.ndarray, cols: Sequence[int] | None, which: str, key: str) -> np.ndarray:
+    """Columns ``cols`` of the (N, n) array ``a`` (all when None), range-checked."""
+    if cols is None:
+        return a
+    idx = [int(i) for i in cols]
+    if any(i < -a.shape[1] or i >= a.shape[1] for i in idx):
+        raise ValueError(
+            f"{which} {idx} out of range for trajectories[{key!r}] with {a.shape[1]} columns"
+        )
+    return a[:, idx]
+
+
+def _as_samples(key: str, val: Any) -> np.ndarray:
+    a = np.asarray(val, dtype=float)
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2 or a.size == 0:
+        raise ValueError(f"trajectories[{key!r}] must be a non-empty (N, n) array")
+    return a
+
+
+def _segment_list(trajectories: Mapping, key: str) -> list:
+    """The per-segment arrays of ``trajectories[key]`` (one array: one segment)."""
+    val = trajectories[key]
+    if isinstance(val, np.ndarray) and val.ndim <= 2:
+        return [val]
+    segments = list(val)
+    if not segments:
+        raise ValueError(f"trajectories[{key!r}] holds no segment")
+    return segments
+
+
+def _segment_panels(
+    trajectories: Mapping, q_indices: Sequence[int] | None, v_indices: Sequence[int] | None
+) -> list[tuple[str, list[tuple[np.ndarray | None, np.ndarray]]]]:
+    """``[(y label, [(t or None, (N_s, n) columns) per segment])]`` of the segment layout.
+
+    ``P_F`` columns are selected by ``q_indices``, ``V_F``/``A_F`` columns by
+    ``v_indices``; ``T_F`` (per-segment times (N_s,) or (N_s, 1) [s]) gives the
+    abscissae when present and of matching length.
+    """
+    times = _segment_list(trajectories, "T_F") if "T_F" in trajectories else None
+    panels = []
+    for key, label, is_q in _SEGMENT_PANELS:
+        if key not in trajectories:
+            continue
+        segments = _segment_list(trajectories, key)
+        if times is not None and len(times) != len(segments):
+            raise ValueError(
+                f"trajectories['T_F'] has {len(times)} segments but trajectories[{key!r}] "
+                f"{len(segments)}"
+            )
+        lines = []
+        for s, val in enumerate(segments):
+            a = _as_samples(f"{key}[{s}]", val)
+            cols = q_indices if is_q else v_indices
+            a = _select_columns(a, cols, "q_indices" if is_q else "v_indices", f"{key}[{s}]")
+            t = None
+            if times is not None:
+                t = np.asarray(times[s], dtype=float).ravel()
+                if t.size != a.shape[0]:
+                    raise ValueError(
+                        f"trajectories['T_F'][{s}] has {t.size} times but "
+                        f"trajectories[{key!r}][{s}] {a.shape[0]} samples"
+                    )
+            lines.append((t, a))
+        panels.append((label, lines))
+    return panels
+
+
 def _trajectory_panels(
     trajectories: Any, q_indices: Sequence[int] | None, v_indices: Sequence[int] | None
-) -> list[tuple[str, np.ndarray]]:
-    """``[(name, (N, n) selected columns)]``: one panel per trajectory entry."""
+) -> list[tuple[str, list[tuple[np.ndarray | None, np.ndarray]]]]:
+    """``[(y label, [(t or None, (N, n) columns), ...])]``: one panel per trajectory entry.
+
+    The segment layout (a mapping with ``P_F``, as ``BaseOptimalTrajectory``
+    produces) gives one panel per ``P_F``/``V_F``/``A_F`` with one line set per
+    segment; any other mapping one panel per entry; a bare array one panel.
+    """
+    if isinstance(trajectories, Mapping) and "P_F" in trajectories:
+        return _segment_panels(trajectories, q_indices, v_indices)
     items = (
         list(trajectories.items()) if isinstance(trajectories, Mapping) else [("q", trajectories)]
     )
-    arrays = []
+    panels = []
     for key, val in items:
-        a = np.asarray(val, dtype=float)
-        if a.ndim == 1:
-            a = a[:, None]
-        if a.ndim != 2 or a.size == 0:
-            raise ValueError(f"trajectories[{key!r}] must be a non-empty (N, n) array")
-        cols = q_indices if str(key) in ("q", "position", "positions") else v_indices
-        if cols is not None:
-            idx = [int(i) for i in cols]
-            if any(i < -a.shape[1] or i >= a.shape[1] for i in idx):
-                which = "q_indices" if cols is q_indices else "v_indices"
-                raise ValueError(
-                    f"{which} {idx} out of range for trajectories[{key!r}] with "
-                    f"{a.shape[1]} columns"
-                )
-            a = a[:, idx]
-        arrays.append((str(key), a))
-    return arrays
+        a = _as_samples(str(key), val)
+        is_q = str(key) in ("q", "position", "positions")
+        cols = q_indices if is_q else v_indices
+        a = _select_columns(a, cols, "q_indices" if is_q else "v_indices", str(key))
+        panels.append((str(key), [(None, a)]))
+    return panels
 
 
 def _require_figures(figures: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -142,25 +220,50 @@ def _require_figures(figures: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     return figures
 
 
+def _as_float_array(name: str, value: Any) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric, got {type(value).__name__}") from exc
+
+
 def _effort_columns(
     tm_raw: Any, te_raw: Any, n_joints: int | None, joint_names: Sequence[str] | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    """``(tm, te, measured (L, n), identified (L, n), names)`` of stacked joint-major efforts."""
+    """``(tm, te, measured (L, n), identified (L, n), names)`` of the efforts.
+
+    A 2-D ``(L, n)`` effort array is used as given (column ``j`` = joint ``j``,
+    whatever ``n_joints`` says); a stacked joint-major vector is split into
+    ``n_joints`` columns (``vec.reshape(n_joints, -1).T``), or into the column
+    count of the other array when that one is 2-D.
+    """
     if tm_raw is None or te_raw is None:
         raise ValueError(
             "no effort data: pass tau_measured/tau_identified or store "
             "'torque processed'/'torque estimated' in the results"
         )
-    tm = _as_float_vector("tau_measured", tm_raw)
-    te = _as_float_vector("tau_identified", te_raw)
-    if tm.size == 0 or tm.size != te.size:
+    tm_arr = _as_float_array("tau_measured", tm_raw)
+    te_arr = _as_float_array("tau_identified", te_raw)
+    if tm_arr.size == 0 or tm_arr.size != te_arr.size or max(tm_arr.ndim, te_arr.ndim) > 2:
         raise ValueError(
-            f"tau_measured has {tm.size} entries and tau_identified {te.size}: they "
-            "must be the same non-empty stacked vector layout"
+            f"tau_measured has shape {tm_arr.shape} and tau_identified {te_arr.shape}: they "
+            "must be the same non-empty stacked vector or (samples, joints) array"
         )
-    nj = n_joints if n_joints is not None else (len(joint_names) if joint_names else 1)
-    m_cols = _per_joint_columns(tm, nj, "tau_measured")
-    e_cols = _per_joint_columns(te, nj, "tau_identified")
+    if tm_arr.ndim == 2 or te_arr.ndim == 2:
+        nj = (tm_arr if tm_arr.ndim == 2 else te_arr).shape[1]
+        if n_joints is not None and int(n_joints) != nj:
+            logger.debug("2-D efforts have %d columns: n_joints=%s not used", nj, n_joints)
+        m_cols = tm_arr if tm_arr.ndim == 2 else _per_joint_columns(tm_arr, nj, "tau_measured")
+        e_cols = te_arr if te_arr.ndim == 2 else _per_joint_columns(te_arr, nj, "tau_identified")
+        if m_cols.shape != e_cols.shape:
+            raise ValueError(
+                f"tau_measured has shape {tm_arr.shape} and tau_identified {te_arr.shape}: "
+                "2-D efforts must be (samples, joints) arrays of the same shape"
+            )
+    else:
+        nj = n_joints if n_joints is not None else (len(joint_names) if joint_names else 1)
+        m_cols = _per_joint_columns(tm_arr, nj, "tau_measured")
+        e_cols = _per_joint_columns(te_arr, nj, "tau_identified")
     names = list(joint_names) if joint_names is not None else []
     if len(names) != nj:
         if names:
@@ -170,7 +273,7 @@ def _effort_columns(
                 nj,
             )
         names = [f"joint {j + 1}" for j in range(nj)]
-    return tm, te, m_cols, e_cols, names
+    return m_cols.T.ravel(), e_cols.T.ravel(), m_cols, e_cols, names
 
 
 def _time_axis(time_vector: Any, n_samples: int) -> tuple[np.ndarray, str]:
@@ -196,8 +299,14 @@ class ResultPlots:
     The host class provides ``result`` (the results dict), ``task_type``,
     ``COLORS``, ``style`` (``{"figsize", "dpi"}``) and ``_default_stem()``
     (the file-name stem of saved figures).
+
+    Attributes:
+        last_figures: ``{kind: Figure}`` drawn by the last plotting call
+            (``{}`` before any, or after a failed one); closed when they were
+            written to files and not shown.
     """
 
+    last_figures: dict[str, Any]
     result: dict[str, Any]
     task_type: str
     COLORS: dict[str, str]
@@ -212,38 +321,57 @@ class ResultPlots:
         self,
         plt: Any,
         figures: list[tuple[str, Any]],
-        output_dir: PathLike,
+        output_dir: PathLike | None,
         file_prefix: str | None,
         show: bool | None,
     ) -> list[str]:
-        """Show the figures (interactive) or save them as PNG and close them."""
+        """Write the figures when asked, show them when possible, else leave them drawn.
+
+        * ``output_dir`` given: each figure is written as ``<stem>_<kind>.png``
+          there (and closed unless it is shown);
+        * ``show`` (None: a display is available): ``plt.show()``;
+        * neither: nothing is written and the figures stay open, drawn (the
+          behaviour of a non-interactive backend without a save request).
+
+        Returns:
+            The paths of the written PNG files.
+        """
         headless = _is_headless()
         if show and headless:
-            logger.warning("show=True but no display / non-interactive backend: saving PNG files")
+            logger.warning(
+                "show=True but no display / non-interactive backend: figures drawn, not shown"
+            )
         if show is None:
             show = not headless
+        paths: list[str] = []
+        if output_dir is not None:
+            paths = self._write_pngs(figures, output_dir, file_prefix)
         if show and not headless:
             plt.show()
-            return []
-        folder = Path(output_dir)
-        paths: list[str] = []
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            stem = file_prefix or self._default_stem()
-            for kind, fig in figures:
-                with claim_stem(folder, f"{stem}_{kind}", [".png"]) as name:
-                    path = folder / f"{name}.png"
-                    paths.append(
-                        atomic_write(
-                            path,
-                            lambda fh, f=fig: f.savefig(fh, format="png", dpi=self.style["dpi"]),
-                            binary=True,
-                        )
-                    )
-                logger.info("Saved %s plot: %s", kind, path)
-        finally:
+        elif output_dir is not None:
             for _, fig in figures:
                 plt.close(fig)
+        return paths
+
+    def _write_pngs(
+        self, figures: list[tuple[str, Any]], output_dir: PathLike, file_prefix: str | None
+    ) -> list[str]:
+        """Write each figure as ``<output_dir>/<stem>_<kind>.png`` (atomic, never clobbering)."""
+        folder = Path(output_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = file_prefix or self._default_stem()
+        paths: list[str] = []
+        for kind, fig in figures:
+            with claim_stem(folder, f"{stem}_{kind}", [".png"]) as name:
+                path = folder / f"{name}.png"
+                paths.append(
+                    atomic_write(
+                        path,
+                        lambda fh, f=fig: f.savefig(fh, format="png", dpi=self.style["dpi"]),
+                        binary=True,
+                    )
+                )
+            logger.info("Saved %s plot: %s", kind, path)
         return paths
 
     def _run_plot(
@@ -255,10 +383,12 @@ class ResultPlots:
         figures: list[tuple[str, Any]] = []
         try:
             figures = build(plt)
+            self.last_figures = dict(figures)
             return self._finish(plt, figures, **kw)
         except Exception as exc:
             for _, fig in figures:
                 plt.close(fig)
+            self.last_figures = {}
             if raise_errors:
                 raise
             logger.error("%s plot failed: %s", label, exc)
@@ -285,7 +415,7 @@ class ResultPlots:
         n_joints: int | None = None,
         title: str = "Identification Results",
         *,
-        output_dir: PathLike = "results",
+        output_dir: PathLike | None = None,
         file_prefix: str | None = None,
         show: bool | None = None,
         raise_errors: bool = False,
@@ -294,7 +424,8 @@ class ResultPlots:
 
         The stacked effort vectors are joint-major
         (``τ = [τ_1(t_1..t_L), ..., τ_n(t_1..t_L)]``) and are reshaped into
-        ``(L, n_joints)`` columns with ``vec.reshape(n_joints, -1).T``. Figure
+        ``(L, n_joints)`` columns with ``vec.reshape(n_joints, -1).T``; a 2-D
+        ``(L, n)`` effort array is used as given, one column per joint. Figure
         ``torques``: one row per joint, measured vs identified effort (left)
         and residual ``τ_meas − τ_ident`` with its RMSE (right); figure
         ``parameters``: bar chart of the base parameters with error bars
@@ -302,29 +433,32 @@ class ResultPlots:
         The title shows ``Condition: {cond:.2e} | RMSE: {rmse:.6f}``.
 
         Args:
-            tau_measured: Stacked measured efforts [N·m or N]; default
-                ``result["torque processed"]``.
-            tau_identified: Stacked predicted efforts [N·m or N]; default
-                ``result["torque estimated"]``.
+            tau_measured: Stacked measured efforts [N·m or N], or an
+                ``(L, n)`` array; default ``result["torque processed"]``.
+            tau_identified: Stacked predicted efforts [N·m or N], same layout;
+                default ``result["torque estimated"]``.
             parameter_values: Base parameters (SI units of each parameter:
                 [kg], [kg·m], [kg·m²], ...); default ``"base parameters values"``.
             parameter_names: Their names; default ``"base parameters names"``.
             time_vector: Per-joint time stamps [s] (length ``L``); sample index
                 when omitted or of the wrong length.
             joint_names: Names of the ``n_joints`` blocks.
-            n_joints: Number of stacked joint blocks; default
-                ``len(joint_names)`` or 1.
+            n_joints: Number of stacked joint blocks of 1-D efforts; default
+                ``len(joint_names)`` or 1 (2-D efforts have their own columns).
             title: Figure title.
-            output_dir: Folder of the PNG files (headless mode).
+            output_dir: Folder to write the PNG files into; None (default)
+                writes nothing (the figures are shown with a display, left
+                drawn and open otherwise).
             file_prefix: PNG name stem; default
                 ``<robot>_<task>_<timestamp>``; files are ``<stem>_torques.png``
                 and ``<stem>_parameters.png``.
-            show: ``None`` = show iff a display is available; ``False`` always
-                saves PNGs.
+            show: ``None`` = show iff a display is available.
             raise_errors: Re-raise plotting errors instead of logging them.
 
         Returns:
-            Paths of the written PNG files (``[]`` when shown or on error).
+            Paths of the written PNG files (``[]`` without ``output_dir`` or on
+            error); the figures are ``last_figures["torques"]`` and
+            ``last_figures["parameters"]``.
         """
 
         def build(plt: Any) -> list[tuple[str, Any]]:
@@ -430,7 +564,7 @@ class ResultPlots:
         outlier_indices: Sequence[int] | None = None,
         title: str = "Calibration Results",
         *,
-        output_dir: PathLike = "results",
+        output_dir: PathLike | None = None,
         file_prefix: str | None = None,
         show: bool | None = None,
         raise_errors: bool = False,
@@ -462,13 +596,15 @@ class ResultPlots:
             outlier_indices: Sample indices excluded from the fit; default
                 ``result["outlier indices"]``.
             title: Figure title.
-            output_dir: Folder of the PNG files (headless mode).
+            output_dir: Folder to write the PNG files into; None (default)
+                writes nothing.
             file_prefix: PNG name stem.
             show: ``None`` = show iff a display is available.
             raise_errors: Re-raise plotting errors instead of logging them.
 
         Returns:
-            Paths of the written PNG files.
+            Paths of the written PNG files (``[]`` without ``output_dir``); the
+            figures are in ``last_figures``.
         """
 
         def build(plt: Any) -> list[tuple[str, Any]]:
@@ -606,7 +742,7 @@ class ResultPlots:
         information_matrix: Any = None,
         title: str = "Optimal Calibration Results",
         *,
-        output_dir: PathLike = "results",
+        output_dir: PathLike | None = None,
         file_prefix: str | None = None,
         show: bool | None = None,
         raise_errors: bool = False,
@@ -622,13 +758,15 @@ class ResultPlots:
             information_matrix: Optional square information matrix (shown as
                 ``log10|M_ij|``).
             title: Figure title.
-            output_dir: Folder of the PNG file (headless mode).
+            output_dir: Folder to write ``<stem>_optimal_calibration.png``
+                into; None (default) writes nothing.
             file_prefix: PNG name stem.
             show: ``None`` = show iff a display is available.
             raise_errors: Re-raise plotting errors instead of logging them.
 
         Returns:
-            Paths of the written PNG files.
+            Paths of the written PNG files (``[]`` without ``output_dir``); the
+            figure is ``last_figures["optimal_calibration"]``.
         """
 
         def build(plt: Any) -> list[tuple[str, Any]]:
@@ -689,7 +827,7 @@ class ResultPlots:
         v_indices: Sequence[int] | None = None,
         *,
         time_vector: Any = None,
-        output_dir: PathLike = "results",
+        output_dir: PathLike | None = None,
         file_prefix: str | None = None,
         show: bool | None = None,
         raise_errors: bool = False,
@@ -697,48 +835,71 @@ class ResultPlots:
         """Joint trajectories of an optimal excitation design.
 
         Args:
-            trajectories: ``(N, n)`` positions [rad or m], or a mapping such as
-                ``{"q": (N, n), "dq": (N, n), "ddq": (N, n)}`` (one panel row
-                per entry; [rad], [rad/s], [rad/s²]).
+            trajectories: One of
+
+                * the segment layout of
+                  :class:`~figaroh.optimal.BaseOptimalTrajectory` (its
+                  ``results``): ``{"T_F": [t (N_s, 1) [s], ...], "P_F": [q
+                  (N_s, nq) [rad], ...], "V_F": [dq (N_s, nv) [rad/s], ...],
+                  "A_F": [ddq (N_s, nv) [rad/s²], ...]}`` — one panel per
+                  ``P_F``/``V_F``/``A_F`` with every segment drawn against its
+                  ``T_F`` times (other keys are ignored);
+                * a mapping such as ``{"q": (N, n), "dq": (N, n), "ddq": (N,
+                  n)}`` (one panel row per entry);
+                * an ``(N, n)`` position array [rad or m].
             condition_number: Condition number of the design's base regressor
                 [-] (shown in the title).
             joint_names: Names of the plotted columns (after selection).
             title: Figure title.
-            q_indices: Columns to plot of the position arrays (entries ``q``,
+            q_indices: Columns to plot of the position arrays (``P_F``, ``q``,
                 or a bare array), e.g. the active joints' ``idx_q`` in a full
                 ``(N, nq)`` configuration; default all columns.
             v_indices: Columns to plot of the velocity/acceleration arrays
-                (every other mapping entry), e.g. the active ``idx_v``;
-                default all columns.
-            time_vector: Time stamps [s] (length ``N``).
-            output_dir: Folder of the PNG file (headless mode).
+                (``V_F``, ``A_F``, every other mapping entry), e.g. the active
+                ``idx_v``; default all columns.
+            time_vector: Time stamps [s] (length ``N``) of arrays without ``T_F``.
+            output_dir: Folder to write ``<stem>_trajectory.png`` into; None
+                (default) writes nothing.
             file_prefix: PNG name stem.
             show: ``None`` = show iff a display is available.
             raise_errors: Re-raise plotting errors instead of logging them.
 
         Returns:
-            Paths of the written PNG files.
+            Paths of the written PNG files (``[]`` without ``output_dir``); the
+            figure is ``last_figures["trajectory"]``.
         """
 
         def build(plt: Any) -> list[tuple[str, Any]]:
-            arrays = _trajectory_panels(trajectories, q_indices, v_indices)
+            panels = _trajectory_panels(trajectories, q_indices, v_indices)
             fig, axes = plt.subplots(
-                len(arrays), 1, figsize=self._figsize(len(arrays), 3.0), squeeze=False
+                len(panels), 1, figsize=self._figsize(len(panels), 3.0), squeeze=False
             )
-            for i, (key, a) in enumerate(arrays):
-                x = np.arange(a.shape[0])
-                if time_vector is not None and np.size(time_vector) == a.shape[0]:
-                    x = _as_float_vector("time_vector", time_vector)
-                names = list(joint_names) if joint_names is not None else []
-                if len(names) != a.shape[1]:
-                    names = [f"joint {j + 1}" for j in range(a.shape[1])]
+            timed = time_vector is not None
+            n_cols = panels[0][1][0][1].shape[1]
+            for i, (label, lines) in enumerate(panels):
                 ax = axes[i, 0]
-                for j in range(a.shape[1]):
-                    ax.plot(x, a[:, j], lw=1, label=names[j])
-                ax.set_ylabel(key)
+                for seg, (t, a) in enumerate(lines):
+                    if t is not None:
+                        x, timed = t, True
+                    elif time_vector is not None and np.size(time_vector) == a.shape[0]:
+                        x = _as_float_vector("time_vector", time_vector)
+                    else:
+                        x = np.arange(a.shape[0])
+                    names = list(joint_names) if joint_names is not None else []
+                    if len(names) != a.shape[1]:
+                        names = [f"joint {j + 1}" for j in range(a.shape[1])]
+                    for j in range(a.shape[1]):
+                        ax.plot(
+                            x,
+                            a[:, j],
+                            lw=1,
+                            color=f"C{j % 10}",
+                            label=names[j] if seg == 0 else None,
+                        )
+                ax.set_ylabel(label)
                 ax.grid(True, alpha=0.3)
-            axes[0, 0].legend(fontsize=7, ncol=min(4, arrays[0][1].shape[1]))
-            axes[-1, 0].set_xlabel("Time [s]" if time_vector is not None else "Sample")
+            axes[0, 0].legend(fontsize=7, ncol=min(4, n_cols))
+            axes[-1, 0].set_xlabel("Time [s]" if timed else "Sample")
             cond = "n/a" if condition_number is None else f"{float(condition_number):.2e}"
             fig.suptitle(f"{title} ({self.robot_name}) | Condition: {cond}")
             fig.tight_layout()

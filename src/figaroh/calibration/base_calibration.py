@@ -652,7 +652,7 @@ class BaseCalibration(
         return self.results_manager.plot_calibration_results(
             measured_poses=np.asarray(rd["PEE measured (2D array)"]).T,
             estimated_poses=np.asarray(rd["PEE estimated (2D array)"]).T,
-            output_dir=folder or "results",
+            output_dir=folder,
             show=None if folder is None else False,
         )
 

@@ -2,7 +2,7 @@
 
 ``trajectory`` designs an exciting trajectory for dynamic identification
 (:class:`figaroh.optimal.BaseOptimalTrajectory`: ``--segments`` stacked
-rest-to-rest cubic-spline segments whose waypoints IPOPT moves to minimise the
+rest-to-rest waypoint-spline segments whose waypoints IPOPT moves to minimise the
 condition number of the base regressor under the joint position [rad],
 velocity [rad/s] and effort [N·m] limits and self-collision avoidance). It
 needs cyipopt (``pip install "figaroh[ipopt]"``) and writes

@@ -402,7 +402,7 @@ def _add_trajectory(sub: Any) -> None:
         sub,
         "trajectory",
         help="design an exciting trajectory for identification (IPOPT)",
-        description="Design an exciting trajectory (stacked cubic-spline segments whose "
+        description="Design an exciting trajectory (stacked waypoint-spline segments whose "
         "waypoints IPOPT optimises for a well-conditioned base regressor under the joint "
         'limits and self-collision avoidance; needs cyipopt: pip install "figaroh[ipopt]"). '
         "Writes trajectory.csv and trajectory_summary.yaml. Exit 1 when a segment fails.",

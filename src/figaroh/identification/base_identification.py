@@ -1615,7 +1615,7 @@ class BaseIdentification(RunServices, ABC):
         return self.results_manager.plot_identification_results(
             n_joints=len(self._fit_blocks()),
             joint_names=self.fit_joints(),
-            output_dir=folder or "results",
+            output_dir=folder,
             show=None if folder is None else False,
         )
 

@@ -3,7 +3,7 @@
 * :class:`BaseOptimalCalibration` — D-optimal posture selection from a
   candidate pool (:class:`SOCPOptimizer` on picos + cvxopt, :class:`Detmax`);
 
-* :class:`BaseOptimalTrajectory` — cubic-spline waypoints optimised by IPOPT
+* :class:`BaseOptimalTrajectory` — waypoint-spline trajectories optimised by IPOPT
   (condition number or D-optimality of the base regressor) under joint
   position / velocity / effort limits and self-collision avoidance;
 * :class:`BaseTrajectoryIPOPTProblem` — the IPOPT problem of one segment;

@@ -639,35 +639,58 @@ class Detmax:
     def main_algo(self, max_iter: int = 1000) -> List[float]:
         """Run the exchange until the added and removed candidates coincide.
 
+        Each step adds the outside candidate that maximises the criterion of
+        the grown subset, then removes the member whose removal keeps the
+        largest criterion. The criterion is :meth:`get_critD` (a subclass
+        override of it is used for every comparison, as in figaroh 1.0.2);
+        the default compares ``(rank, log pseudo-det)`` lexicographically,
+        which orders the subsets as ``critD`` does when the sums are regular
+        and still ranks singular sums (``critD = 0`` for all of them).
+
         Args:
             max_iter: Safety cap on the number of exchanges.
 
         Returns:
-            ``opt_critD``: the criterion after each accepted exchange (the
-            starting subset's value first).
+            ``opt_critD``: ``get_critD`` of the subset after each accepted
+            exchange (the starting subset's value first).
         """
+        hooked = type(self).get_critD is not Detmax.get_critD
         cur = self._positions(self.cur_set)
-        M = self._X[cur].sum(axis=0)
-        self.opt_critD = [detroot(M)]
+        keys = np.asarray(self.keys, dtype=object)
+        self.opt_critD = [self.get_critD(list(keys[cur]))]
         self.converged = False
         for _ in range(int(max_iter)):
             outside = np.setdiff1d(np.arange(len(self.keys)), cur)
-            r, lg = self._key(M[None] + self._X[outside])
-            j = int(outside[self._best(r, lg)])
+            j = int(outside[self._best_addition(cur, outside, hooked)])
             grown = np.append(cur, j)
-            M_plus = M + self._X[j]
-            r, lg = self._key(M_plus[None] - self._X[grown])
-            m = int(grown[self._best(r, lg)])
+            m = int(grown[self._best_removal(grown, hooked)])
             if m == j:
                 self.converged = True
                 break
             cur = grown[grown != m]
-            M = self._X[cur].sum(axis=0)
-            self.opt_critD.append(detroot(M))
+            self.opt_critD.append(self.get_critD(list(keys[cur])))
         else:
             logger.warning("Detmax stopped after max_iter=%d exchanges (not converged)", max_iter)
         self.cur_set = [self.keys[i] for i in cur]
         return self.opt_critD
+
+    def _best_addition(self, cur: np.ndarray, outside: np.ndarray, hooked: bool) -> int:
+        """Index into ``outside`` of the candidate whose addition is best."""
+        if hooked:
+            keys = self.keys
+            values = [self.get_critD([keys[i] for i in np.append(cur, k)]) for k in outside]
+            return int(np.argmax(values))
+        M = self._X[cur].sum(axis=0)
+        return self._best(*self._key(M[None] + self._X[outside]))
+
+    def _best_removal(self, grown: np.ndarray, hooked: bool) -> int:
+        """Index into ``grown`` of the member whose removal is best."""
+        if hooked:
+            keys = self.keys
+            values = [self.get_critD([keys[i] for i in grown if i != k]) for k in grown]
+            return int(np.argmax(values))
+        M = self._X[grown].sum(axis=0)
+        return self._best(*self._key(M[None] - self._X[grown]))
 
 
 # ---------------------------------------------------------------------------
@@ -1208,7 +1231,17 @@ class BaseOptimalCalibration:
         return (q.shape, hash(q.tobytes()), self.calib_config.get("calib_model"))
 
     def _ensure_regressor(self) -> None:
-        if self.R_rearr is None or self._regressor_key != self._q_key():
+        """Compute the regressor when missing or stale.
+
+        figaroh 1.0.2 recomputed it at every :meth:`calculate_detroot_whole`
+        and :meth:`calculate_optimal_configurations`; it is cached here, except
+        when a subclass overrides :meth:`calculate_regressor`, which is then
+        called at each of those points, as in 1.0.2.
+        """
+        overridden = (
+            type(self).calculate_regressor is not BaseOptimalCalibration.calculate_regressor
+        )
+        if overridden or self.R_rearr is None or self._regressor_key != self._q_key():
             self.calculate_regressor()
 
     @property
@@ -1508,11 +1541,13 @@ class BaseOptimalCalibration:
         self.figure = fig
         return True
 
-    def plot_results(self, output_dir: str | Path = "results") -> Any:
+    def plot_results(self, output_dir: str | Path | None = None) -> Any:
         """Results-manager plot of the weights and criterion, bar-chart fallback.
 
         Args:
-            output_dir: Folder of the PNG written when no display is available.
+            output_dir: Folder to write the PNG into; None (default) writes
+                nothing (the figure is shown with a display, left drawn and
+                open otherwise).
 
         Returns:
             The results manager's list of written files, or the fallback figure.

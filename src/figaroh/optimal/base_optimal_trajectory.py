@@ -1,8 +1,12 @@
-"""Optimal exciting trajectories for dynamic identification (cubic splines + IPOPT).
+"""Optimal exciting trajectories for dynamic identification (waypoint splines + IPOPT).
 
-A trajectory segment is the piecewise cubic of
+A trajectory segment is the waypoint spline of
 :mod:`figaroh.utils.cubic_spline` through ``n_wps`` waypoints ``t_s`` seconds
-apart (rest at every waypoint), sampled at ``freq``. The first waypoint is
+apart, sampled at ``freq``, built as figaroh 1.0.2 builds it: the waypoint
+velocities and accelerations (zero) are passed as curve constraints, so every
+piece is the rest-to-rest quintic (``ndcurves`` ``exact_cubic`` with
+``curve_constraints``; at rest with zero acceleration at every waypoint, peak
+speed ``(15/8)·|Δq|/t_s``). The first waypoint is
 fixed; the others, ``X`` (waypoint-major, ``(n_wps − 1)·n_active`` values
 [rad]), are optimised by IPOPT to minimise a criterion of the base regressor
 ``W_b(X)`` (the columns fixed once by :class:`BaseParameterComputer`,
@@ -73,9 +77,11 @@ from figaroh.tools.robotipopt import (
     require_cyipopt,
 )
 from figaroh.utils.cubic_spline import (
+    REST_PEAK_SPEED,
     CubicSpline,
     WaypointsGeneration,
     calc_torque,
+    is_constrained,
     peak_velocities,
     sample_times,
     spline_basis,
@@ -186,7 +192,9 @@ def _criterion_from_gram(
 class _SegmentEvaluator:
     """Fast evaluation of one segment's trajectory, criterion, efforts and derivatives."""
 
-    def __init__(self, opt_traj: BaseOptimalTrajectory, tps, vel_wps, wp_init, W_stack, Ns):
+    def __init__(
+        self, opt_traj: BaseOptimalTrajectory, tps, vel_wps, acc_wps, wp_init, W_stack, Ns
+    ):
         self.ot = opt_traj
         CB = opt_traj.CB
         self.n = len(CB.act_idxq)
@@ -196,8 +204,11 @@ class _SegmentEvaluator:
         if len(self.t) != Ns:
             raise ValueError(f"segment has {len(self.t)} samples, Ns = {Ns} was given")
         self.Ns = Ns
-        self.basis = spline_basis(self.tps, self.t)
-        self.vel_wps = np.zeros(CB.dim_v) if vel_wps is None else np.asarray(vel_wps, dtype=float)
+        self.vel_wps = None if vel_wps is None else np.asarray(vel_wps, dtype=float)
+        self.acc_wps = None if acc_wps is None else np.asarray(acc_wps, dtype=float)
+        self.basis = spline_basis(
+            self.tps, self.t, constrained=is_constrained(self.vel_wps, self.acc_wps)
+        )
         self.wp_init = np.asarray(wp_init, dtype=float).ravel()
         self.groups = [np.flatnonzero(self.basis.interval == m) for m in range(self.n_wps - 1)]
         self.base_cols = opt_traj.base_columns
@@ -222,7 +233,7 @@ class _SegmentEvaluator:
         return np.column_stack([self.wp_init, np.asarray(X, dtype=float).reshape(-1, self.n).T])
 
     def trajectory(self, X: np.ndarray):
-        qa, dqa, ddqa = self.basis.evaluate(self.waypoints(X), self.vel_wps)
+        qa, dqa, ddqa = self.basis.evaluate(self.waypoints(X), self.vel_wps, self.acc_wps)
         return self.ot.CB.to_full(qa, dqa, ddqa)
 
     def _regressor(self, q, v, a):
@@ -347,6 +358,14 @@ def _failure_reason(data: Mapping[str, Any]) -> str:
 _MISSING = object()
 
 
+def _overridden(obj: Any, base: type, names: Sequence[str]) -> List[str]:
+    """``"<Class>.<name>"`` of the methods of ``base`` that ``type(obj)`` overrides."""
+    cls = type(obj)
+    return [
+        f"{cls.__name__}.{n}" for n in names if getattr(cls, n, None) is not getattr(base, n, None)
+    ]
+
+
 def _trajectory_ipopt_config(tc: Mapping[str, Any]) -> IPOPTConfig:
     """IPOPT settings of a segment: tol 1e-3, acceptable 1e-2, adaptive barrier update."""
     config = IPOPTConfig.for_trajectory_optimization()
@@ -409,10 +428,72 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         self.n_vars = self.n_joints * (self.n_wps - 1)
         self.opt_cb: Dict[str, Any] = {}
         self._x0 = np.zeros(self.n_vars)
-        self.evaluator = _SegmentEvaluator(opt_traj, self.tps, vel_wps, self.wp_init, W_stack, Ns)
+        self.evaluator = _SegmentEvaluator(
+            opt_traj, self.tps, vel_wps, acc_wps, self.wp_init, W_stack, Ns
+        )
         self.cm: TrajectoryConstraintManager = opt_traj.constraint_manager
         self._collision_cache: Dict[bytes, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._find_hooks()
         self._build_structure()
+
+    def _find_hooks(self) -> None:
+        """Use the figaroh 1.0.2 hooks where a subclass overrides them.
+
+        The fast paths (segment evaluator, aggregated constraint rows, analytic
+        sparse Jacobian) stand for the calls 1.0.2 makes; when a subclass
+        overrides one of those calls, the problem makes it as 1.0.2 does:
+
+        * objective: ``opt_traj.objective_function(X, opt_cb, tps, vel_wps,
+          acc_wps, wp_init, W_stack)`` when ``objective_function``,
+          ``_stack_base_regressors`` or ``criterion`` (of the design), or the
+          spline's ``get_full_config``/``get_active_config`` is overridden;
+        * gradient: ``n + 1`` forward differences of :meth:`objective` (step
+          :data:`FD_STEP`) in that case, or when :meth:`objective` itself is
+          overridden;
+        * constraints: ``constraint_manager.evaluate_constraints(Ns, X, opt_cb,
+          tps, vel_wps, acc_wps, wp_init)`` when the manager's
+          ``evaluate_constraints``, ``_evaluate_collision_constraints``,
+          ``clipped_distances`` or ``get_constraint_bounds``, or the spline's
+          sampling is overridden;
+        * Jacobian: dense forward differences of :meth:`constraints` in that
+          case, or when :meth:`constraints`, :meth:`get_constraint_bounds` or
+          :meth:`jacobian` is overridden (:meth:`jacobianstructure` is then
+          dense).
+        """
+        base = BaseTrajectoryIPOPTProblem
+        spline = _overridden(
+            self.opt_traj.CB, CubicSpline, ("get_full_config", "get_active_config")
+        )
+        design = _overridden(
+            self.opt_traj,
+            BaseOptimalTrajectory,
+            ("objective_function", "_stack_base_regressors", "criterion"),
+        )
+        manager = _overridden(
+            self.cm,
+            TrajectoryConstraintManager,
+            (
+                "evaluate_constraints",
+                "_evaluate_collision_constraints",
+                "clipped_distances",
+                "get_constraint_bounds",
+            ),
+        )
+        own_objective = _overridden(self, base, ("objective",))
+        own_constraints = _overridden(
+            self, base, ("constraints", "get_constraint_bounds", "jacobian")
+        )
+        self._objective_hooks = design + spline
+        self._gradient_hooks = self._objective_hooks + own_objective
+        self._constraint_hooks = manager + spline
+        self._jacobian_hooks = self._constraint_hooks + own_constraints
+        if self._gradient_hooks or self._jacobian_hooks:
+            self.logger.info(
+                "%s: overridden %s; objective, gradient, constraints and Jacobian evaluated "
+                "through them as in figaroh 1.0.2 (finite differences)",
+                self.name,
+                ", ".join(dict.fromkeys(self._gradient_hooks + self._jacobian_hooks)),
+            )
 
     def __repr__(self) -> str:
         return (
@@ -440,6 +521,23 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
     # -- functions -------------------------------------------------------------
     def objective(self, X: np.ndarray) -> float:
+        """Criterion of the segment whose free waypoints are ``X`` (1e10 on failure).
+
+        The segment evaluator, or ``opt_traj.objective_function`` when a hook
+        it stands for is overridden (see :meth:`_find_hooks`).
+        """
+        if self._objective_hooks:
+            return float(
+                self.opt_traj.objective_function(
+                    X,
+                    self.opt_cb,
+                    self.tps,
+                    self.vel_wps,
+                    self.acc_wps,
+                    self.wp_init,
+                    self.W_stack,
+                )
+            )
         try:
             return self.evaluator.evaluate(X)["f"]
         except Exception as exc:  # noqa: BLE001 - upstream contract: failures give 1e10
@@ -470,9 +568,20 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         return ev["ks"]
 
     def constraints(self, X: np.ndarray) -> np.ndarray:
+        """Constraint vector (see :mod:`figaroh.optimal.contraints` for the blocks).
+
+        Aggregated rows from the segment evaluator, or
+        ``constraint_manager.evaluate_constraints`` when a hook it stands for
+        is overridden (see :meth:`_find_hooks`).
+        """
         X = np.asarray(X, dtype=float).ravel()
+        if self._constraint_hooks:
+            g = self.cm.evaluate_constraints(
+                self.Ns, X, self.opt_cb, self.tps, self.vel_wps, self.acc_wps, self.wp_init
+            )
+            return np.asarray(g, dtype=float).ravel()
         ev = self.evaluator
-        vel = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps)[0]
+        vel = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps, ev.acc_wps)[0]
         tau_max, tau_min, _, _ = self._effort(X)
         blocks = [X, vel, tau_max, tau_min]
         if self.cm.n_pairs:
@@ -481,7 +590,17 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
     # -- derivatives -----------------------------------------------------------
     def gradient(self, X: np.ndarray) -> np.ndarray:
-        """Forward-difference gradient (step 1e-6, ``n + 1`` criterion values)."""
+        """Forward-difference gradient (step 1e-6, ``n + 1`` criterion values).
+
+        Incremental (probes rebuild the affected samples only), or plain
+        forward differences of :meth:`objective` when a hook is overridden.
+        """
+        if self._gradient_hooks:
+            X = np.asarray(X, dtype=float).ravel()
+            f0 = self.objective(X)
+            return np.array(
+                [(self.objective(X + FD_STEP * e) - f0) / FD_STEP for e in np.eye(X.size)]
+            )
         return self.evaluator.derivatives(X)["grad"].copy()
 
     def _free_waypoints(self, k: int):
@@ -547,7 +666,14 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         self._jac_cols = np.concatenate(cols).astype(int)
 
     def jacobianstructure(self) -> Tuple[np.ndarray, np.ndarray]:
-        """Row and column indices of the constraint Jacobian's structural non-zeros."""
+        """Row and column indices of the constraint Jacobian's structural non-zeros.
+
+        Every entry, row-major, when a hook is overridden (the dense Jacobian of
+        figaroh 1.0.2).
+        """
+        if self._jacobian_hooks:
+            m = len(self.get_constraint_bounds()[0])
+            return np.repeat(np.arange(m), self.n_vars), np.tile(np.arange(self.n_vars), m)
         return self._jac_rows, self._jac_cols
 
     def jacobian(self, X: np.ndarray) -> np.ndarray:
@@ -555,12 +681,23 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
         Position rows: identity; peak velocities: exact; KS efforts: softmax
         weights times the forward-difference effort derivatives; collision
-        rows: analytic distance gradient.
+        rows: analytic distance gradient. With an overridden hook (see
+        :meth:`_find_hooks`): the dense (m, n) forward differences of
+        :meth:`constraints` (step :data:`FD_STEP`).
         """
         X = np.asarray(X, dtype=float).ravel()
+        if self._jacobian_hooks:
+            g0 = np.asarray(self.constraints(X), dtype=float).ravel()
+            return np.column_stack(
+                [
+                    (np.asarray(self.constraints(X + FD_STEP * e), dtype=float).ravel() - g0)
+                    / FD_STEP
+                    for e in np.eye(X.size)
+                ]
+            )
         ev = self.evaluator
         d = ev.derivatives(X)
-        _, dy0, dy1 = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps)
+        _, dy0, dy1 = self.cm.velocity_rows(self.tps, ev.waypoints(X), ev.vel_wps, ev.acc_wps)
         end, k, j = self._vel_sel.T
         vel_vals = np.where(end == 0, dy0[k, j], dy1[k, j])
         _, _, w_hi, w_lo = self._effort(X)
@@ -585,13 +722,19 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
     def dense_jacobian(self, X: np.ndarray) -> np.ndarray:
         """The constraint Jacobian as a dense (m, n) array (for checks)."""
-        J = np.zeros((self.cm.n_constraints(self.Ns), self.n_vars))
-        np.add.at(J, (self._jac_rows, self._jac_cols), self.jacobian(X))
+        rows, cols = self.jacobianstructure()
+        J = np.zeros((len(self.get_constraint_bounds()[0]), self.n_vars))
+        np.add.at(J, (rows, cols), np.asarray(self.jacobian(X), dtype=float).ravel())
         return J
 
     # -- solving ---------------------------------------------------------------
     def _is_feasible(self, X: np.ndarray, tol: float = FEASIBILITY_TOL) -> bool:
-        """Every variable and constraint within its bounds ± ``tol``."""
+        """Every variable and constraint within its bounds ± ``tol`` (hook).
+
+        :meth:`solve_with_waypoints` calls it on every candidate point (IPOPT's
+        final point, its iterates, the initial guess) before accepting one, as
+        figaroh 1.0.2 called it on an iteration-limit stop.
+        """
         return self.max_violation(X) <= tol
 
     def max_violation(self, X: np.ndarray) -> float:
@@ -609,6 +752,8 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         g = self.constraints(X)
         cl, cu = (np.asarray(b) for b in self.get_constraint_bounds())
         viol = np.maximum(cl - g, g - cu)
+        if self._jacobian_hooks:  # an overridden layout: one figure, mixed units
+            return {"constraints": float(max(0.0, viol.max())) if viol.size else 0.0}
         units = {
             "position": "rad",
             "velocity": "rad/s",
@@ -635,7 +780,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
             self.tps,
             wps,
             self.evaluator.vel_wps,
-            None,
+            self.evaluator.acc_wps,
             margin=ACCEPT_MARGIN_FRACTION * self.cm.margin,
         )
 
@@ -665,7 +810,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         reasons = {"infeasible": 0, "collision": 0}
         for _, k, x in candidates[:MAX_CANDIDATES]:
             tried += 1
-            if self.max_violation(x) > FEASIBILITY_TOL:
+            if not self._is_feasible(x):
                 reasons["infeasible"] += 1
                 continue
             if not self._is_collision_free(x):
@@ -673,7 +818,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
                 continue
             return x, "final" if k < 0 else f"iterate {k}"
         self.logger.debug("iterate selection: %d candidates rejected (%s)", tried, reasons)
-        if self.max_violation(self._x0) <= FEASIBILITY_TOL and self._is_collision_free(self._x0):
+        if self._is_feasible(self._x0) and self._is_collision_free(self._x0):
             return self._x0.copy(), "initial guess"
         return None, f"none of {tried} candidate points is feasible and collision-free"
 
@@ -841,7 +986,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
 
 
 class BaseOptimalTrajectory:
-    """Optimal exciting trajectory: stacked cubic-spline segments optimised by IPOPT.
+    """Optimal exciting trajectory: stacked waypoint-spline segments optimised by IPOPT.
 
     Args:
         robot: Robot (with collision geometry to enforce self-collision avoidance).
@@ -1076,14 +1221,20 @@ class BaseOptimalTrajectory:
     def _limit_waypoint_steps(self, wps: np.ndarray) -> np.ndarray:
         """Clip consecutive waypoint steps so the rest-to-rest peak speed stays below the limit.
 
-        A rest-to-rest cubic over ``t_s`` peaks at ``1.5·|Δq|/t_s``: each step is
-        limited to ``0.9·(2/3)·t_s·|upper_dq|`` (per joint), cumulatively from
-        the first waypoint (unchanged); a clamped waypoint moves toward its
-        predecessor, so values stay within the original range.
+        The segments are built with zero waypoint velocities and accelerations
+        as curve constraints, so each piece is the rest-to-rest quintic whose
+        peak speed over ``t_s`` is ``c·|Δq|/t_s`` with ``c = 15/8``
+        (:data:`~figaroh.utils.cubic_spline.REST_PEAK_SPEED`): each step is
+        limited to ``0.9·t_s·|upper_dq|/c`` (per joint), cumulatively from the
+        first waypoint (unchanged); a clamped waypoint moves toward its
+        predecessor, so values stay within the original range. (figaroh 1.0.2
+        used ``c = 1.5``, the peak of the unconstrained cubic, for these same
+        quintic pieces: its clipped steps reach 1.125× the velocity limit.)
         """
         wps = np.asarray(wps, dtype=float)
         out = wps.copy()
-        max_step = 0.9 * (2.0 / 3.0) * self.trajectory_config["t_s"] * np.abs(self.CB.upper_dq)
+        c = REST_PEAK_SPEED[True]
+        max_step = 0.9 * self.trajectory_config["t_s"] * np.abs(self.CB.upper_dq) / c
         for w in range(1, out.shape[1]):
             step = np.clip(wps[:, w] - out[:, w - 1], -max_step, max_step)
             out[:, w] = out[:, w - 1] + step
@@ -1105,21 +1256,24 @@ class BaseOptimalTrajectory:
             and np.all((ta >= CB.lower_effort) & (ta <= CB.upper_effort))
         )
 
-    def _interval_feasible(self, tps, wps, vel, k: int) -> bool:
+    def _interval_feasible(self, tps, wps, vel, acc, k: int) -> bool:
         """Limits and clearance of the piece between waypoints ``k − 1`` and ``k``."""
         CB = self.CB
         tc = self.trajectory_config
         t_pair = np.asarray(tps, dtype=float).ravel()[k - 1 : k + 1]
-        y, v_wp = wps[:, k - 1 : k + 1], vel[:, k - 1 : k + 1]
+        y = wps[:, k - 1 : k + 1]
+        v_wp = None if vel is None else vel[:, k - 1 : k + 1]
+        a_wp = None if acc is None else acc[:, k - 1 : k + 1]
+        basis_kind = is_constrained(v_wp, a_wp)
         if np.any(y[:, 1] < CB.lower_q) or np.any(y[:, 1] > CB.upper_q):
             return False
         if np.any(np.abs(y[:, 1] - y[:, 0]) < 1e-3):
             return False  # a still joint: sign(dq) = 0, the Coulomb column jumps when it moves
-        peak = peak_velocities(t_pair, y, v_wp)[0][0]
+        peak = peak_velocities(t_pair, y, v_wp, a_wp)[0][0]
         if np.any(peak < CB.lower_dq) or np.any(peak > CB.upper_dq):
             return False
         t = sample_times(tc["freq"], t_pair)
-        qa, dqa, ddqa = spline_basis(t_pair, t).evaluate(y, v_wp)
+        qa, dqa, ddqa = spline_basis(t_pair, t, basis_kind).evaluate(y, v_wp, a_wp)
         q, v, a = CB.to_full(qa, dqa, ddqa)
         tau = calc_torque(len(t), self.robot, q, v, a).reshape(self.model.nv, -1).T
         ta = tau[:, CB.act_idxv]
@@ -1129,7 +1283,8 @@ class BaseOptimalTrajectory:
         if not cm.n_pairs:
             return True
         t_c = sample_times(cm.check_frequency, t_pair)
-        q_c = CB.to_full(spline_basis(t_pair, t_c).evaluate(y, v_wp)[0], qa[:1], qa[:1])[0]
+        q_c = spline_basis(t_pair, t_c, basis_kind).evaluate(y, v_wp, a_wp)[0]
+        q_c = CB.to_full(q_c, qa[:1], qa[:1])[0]
         return all(cm.configuration_clear(qi) for qi in q_c)
 
     def _draw_waypoint(self, previous: np.ndarray) -> np.ndarray:
@@ -1164,7 +1319,7 @@ class BaseOptimalTrajectory:
             repaired = True
             for k in range(1, wps.shape[1]):
                 for _ in range(20):
-                    if self._interval_feasible(tps, wps, vel, k):
+                    if self._interval_feasible(tps, wps, vel, acc, k):
                         break
                     wps[:, k] = self._draw_waypoint(wps[:, k - 1])
                 else:
@@ -1399,42 +1554,40 @@ class BaseOptimalTrajectory:
     def plot_results(self):
         """Positions, velocities and accelerations of every segment per active joint.
 
+        Drawn by :meth:`ResultsManager.plot_optimal_trajectory_results` from
+        :attr:`results` (the segment layout ``T_F, P_F, V_F, A_F``; ``P_F``
+        columns ``CB.act_idxq``, ``V_F``/``A_F`` columns ``CB.act_idxv``) as in
+        figaroh 1.0.2, with :meth:`CubicSpline.plot_spline` of
+        :meth:`stacked_trajectory` as the fallback when that plot fails. The
+        figure is neither shown nor written (``plt.show()``/``savefig`` it).
+
         Returns:
             The matplotlib Figure, or None when there is nothing to plot.
         """
         if not self.results["T_F"]:
             self.logger.warning("plot_results: no solved segment")
             return None
-        import matplotlib.pyplot as plt
+        manager = ResultsManager("optimal_trajectory", self.model.name)
 
-        CB = self.CB
-        fig, axes = plt.subplots(3, 1, sharex=True, figsize=(12, 9))
-        for seg, (t, p, v, a) in enumerate(
-            zip(
-                self.results["T_F"],
-                self.results["P_F"],
-                self.results["V_F"],
-                self.results["A_F"],
-                strict=True,
+        def primary():
+            manager.plot_optimal_trajectory_results(
+                self.results,
+                self.final_condition_number,
+                joint_names=list(self.active_joints),
+                title="Optimal exciting trajectory",
+                q_indices=self.CB.act_idxq,
+                v_indices=self.CB.act_idxv,
+                show=False,
+                raise_errors=True,
             )
-        ):
-            t = np.asarray(t).ravel()
-            for j, name in enumerate(self.active_joints):
-                label = name if seg == 0 else None
-                axes[0].plot(t, p[:, CB.act_idxq[j]], color=f"C{j}", label=label)
-                axes[1].plot(t, v[:, CB.act_idxv[j]], color=f"C{j}")
-                axes[2].plot(t, a[:, CB.act_idxv[j]], color=f"C{j}")
-        for ax, label in zip(axes, ("q [rad]", "dq [rad/s]", "ddq [rad/s²]"), strict=True):
-            ax.set_ylabel(label)
-            ax.grid(True, alpha=0.3)
-        axes[0].legend(fontsize="small", ncol=3)
-        axes[-1].set_xlabel("t [s]")
-        fig.suptitle(
-            f"{self.model.name}: optimal exciting trajectory "
-            f"(condition number {self.final_condition_number:.4g})"
+            return manager.last_figures["trajectory"]
+
+        return plot_with_fallback(
+            primary,
+            lambda: self.CB.plot_spline(*self.stacked_trajectory()),
+            self.logger,
+            "optimal trajectory",
         )
-        fig.tight_layout()
-        return fig
 
     def save_results(self, output_dir: str = "results") -> Dict[str, str] | None:
         """Save the segments with the results manager (YAML + NPZ).

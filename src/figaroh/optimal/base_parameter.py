@@ -29,6 +29,7 @@ from figaroh.tools.regressor import (
 from figaroh.utils.cubic_spline import (
     CubicSpline,
     WaypointsGeneration,
+    is_constrained,
     sample_times,
     spline_basis,
 )
@@ -115,7 +116,8 @@ class BaseParameterComputer:
         """Base column set from one random trajectory.
 
         The trajectory has ``n_waypoints`` random waypoints ``t_s`` seconds apart
-        (rest at every waypoint), sampled at ``freq``.
+        (the waypoint spline with zero waypoint velocities and accelerations as
+        curve constraints, as figaroh 1.0.2 builds it), sampled at ``freq``.
 
         Args:
             n_waypoints: Number of random waypoints.
@@ -128,10 +130,10 @@ class BaseParameterComputer:
         """
         wp = WaypointsGeneration(self.robot, n_waypoints, self.active_joints, rng=self.rng)
         wp.gen_rand_pool(self.soft_lim_pool)
-        wps, vel, _ = wp.gen_rand_wp()
+        wps, vel, acc = wp.gen_rand_wp()
         tps = t_s * np.arange(n_waypoints)
         t = sample_times(freq, tps)
-        qa, dqa, ddqa = spline_basis(tps, t).evaluate(wps, vel)
+        qa, dqa, ddqa = spline_basis(tps, t, is_constrained(vel, acc)).evaluate(wps, vel, acc)
         q, v, a = wp.to_full(qa, dqa, ddqa)
         W = build_regressor_basic(self.robot, q, v, a, self.identif_config)
         self.params_std = self.standard_parameters()

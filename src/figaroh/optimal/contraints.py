@@ -18,9 +18,10 @@ collision clearance   n_int · n_pairs  ``collision_margin`` … 2e19 [m]
 Rows of the velocity and effort blocks are interval-major (row ``k·n + j``).
 
 * Velocity: the extreme velocity of each joint on each interval in
-  *continuous time* (:func:`~figaroh.utils.cubic_spline.peak_velocities`; the
-  vertex of the velocity quadratic, ``1.5·Δq/T`` for a rest-to-rest piece),
-  which bounds the velocity at every instant, not only at the samples.
+  *continuous time* (:func:`~figaroh.utils.cubic_spline.peak_velocities`;
+  ``(15/8)·Δq/T`` for the rest-to-rest quintic pieces of the design,
+  ``1.5·Δq/T`` for the unconstrained cubic), which bounds the velocity at
+  every instant, not only at the samples.
 * Efforts ``τ`` at the samples of interval ``k`` are aggregated by the
   Kreisselmeier–Steinhauser function
   ``KS(τ) = max τ + log(Σ exp(ρ(τ_i − max τ)))/ρ`` (a smooth upper bound of
@@ -444,14 +445,25 @@ class TrajectoryConstraintManager:
         return lower, upper
 
     # ------------------------------------------------------------------ evaluation
-    def velocity_rows(self, tps, wps, vel_wps=None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def velocity_rows(
+        self, tps, wps, vel_wps=None, acc_wps=None
+    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Peak-velocity block and its derivatives.
+
+        Args:
+            tps: Waypoint times (n_wps,) [s].
+            wps: Waypoints (n_active, n_wps) [rad].
+            vel_wps, acc_wps: Waypoint velocities [rad/s] and accelerations
+                [rad/s²] (n_active, n_wps); both given: the constrained pieces
+                (see :mod:`figaroh.utils.cubic_spline`).
 
         Returns:
             ``(values (n_int·n,), dv_dy0, dv_dy1)`` — the derivatives (n_int, n)
             with respect to each interval's first and last waypoint [1/s].
         """
-        peak, dy0, dy1 = peak_velocities(np.asarray(tps, dtype=float).ravel(), wps, vel_wps)
+        peak, dy0, dy1 = peak_velocities(
+            np.asarray(tps, dtype=float).ravel(), wps, vel_wps, acc_wps
+        )
         return peak.ravel(), dy0, dy1
 
     def ks_rho(self) -> np.ndarray:
@@ -540,7 +552,7 @@ class TrajectoryConstraintManager:
         interval = np.clip(np.searchsorted(tps, t_f, side="right") - 1, 0, len(tps) - 2)
         groups = [np.flatnonzero(interval == k) for k in range(len(tps) - 1)]
         tau_max, tau_min, _, _ = self.effort_rows(np.asarray(tau)[:, CB.act_idxv], groups)
-        blocks = [X, self.velocity_rows(tps, wps, vel_wps)[0], tau_max, tau_min]
+        blocks = [X, self.velocity_rows(tps, wps, vel_wps, acc_wps)[0], tau_max, tau_min]
         if self.n_pairs:
             blocks.append(self._evaluate_collision_constraints(p_f, tps, t_f).ravel())
         return np.concatenate(blocks)

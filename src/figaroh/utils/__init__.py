@@ -9,7 +9,7 @@ Submodules:
   error-wrapping decorators;
 * :mod:`~figaroh.utils.results_manager` — plotting and saving of task results;
 * :mod:`~figaroh.utils.fileio` — atomic file writes;
-* :mod:`~figaroh.utils.cubic_spline` — cubic-spline trajectories.
+* :mod:`~figaroh.utils.cubic_spline` — waypoint-spline trajectories (1.0.2's ndcurves pieces).
 
 The names below are importable from the package itself. They are resolved on
 first access, so ``import figaroh.utils`` stays cheap (no numpy, no YAML).

@@ -1,25 +1,49 @@
-"""Piecewise-cubic joint trajectories through waypoints, and random waypoint pools.
+"""Waypoint splines of the exciting-trajectory design, and random waypoint pools.
 
-Between consecutive waypoints ``(t_k, y_k, ẏ_k)`` and ``(t_{k+1}, y_{k+1},
-ẏ_{k+1})`` every active joint follows the cubic Hermite polynomial
-(``T = t_{k+1} − t_k``, ``s = (t − t_k)/T ∈ [0, 1]``)
+The trajectory through waypoints ``y_0 … y_m`` at times ``t_0 < … < t_m`` is
+built as figaroh 1.0.2 builds it with ``ndcurves``: one ``exact_cubic``
+through the two waypoints of every interval ``[t_k, t_{k+1}]``, the pieces
+joined in a ``piecewise`` curve. On interval ``k`` (``T = t_{k+1} − t_k``,
+``s = (t − t_k)/T ∈ [0, 1]``) every active joint follows
 
-.. math::
+* without waypoint constraints (velocity *or* acceleration waypoints not
+  given): the rest-to-rest cubic ``exact_cubic`` builds through two points,
 
-    q(s) = h_{00}(s)\\,y_k + T h_{10}(s)\\,ẏ_k + h_{01}(s)\\,y_{k+1} + T h_{11}(s)\\,ẏ_{k+1},
+  .. math:: q(s) = y_k + (y_{k+1} − y_k)(3s² − 2s³),
 
-``h00 = 2s³ − 3s² + 1``, ``h10 = s³ − 2s² + s``, ``h01 = −2s³ + 3s²``,
-``h11 = s³ − s²``: positions and velocities are continuous, and with zero
-waypoint velocities (the default) each piece is a rest-to-rest move whose
-peak speed is ``1.5·|Δq|/T`` at mid-interval and whose positions stay between
-the two waypoints. A cubic has four coefficients, so waypoint accelerations
-cannot be imposed: they are accepted for interface compatibility (shape
-checked) and otherwise ignored; the acceleration is piecewise linear and may
-jump at waypoints.
+  zero velocity at both waypoints, peak speed ``1.5·|Δy|/T`` at ``s = 1/2``,
+  acceleration ``±6·Δy/T²`` at the waypoints (it jumps there). Waypoint
+  velocities given without accelerations are ignored, as in 1.0.2;
+* with ``curve_constraints`` (velocity **and** acceleration waypoints given,
+  as the trajectory optimiser passes them): the quintic ``exact_cubic``
+  builds to meet position, velocity ``ẏ`` and acceleration ``ÿ`` at both
+  ends,
+
+  .. math::
+
+      q(s) = H_0 y_k + T H_1 ẏ_k + T² H_2 ÿ_k + H_5 y_{k+1} + T H_4 ẏ_{k+1} + T² H_3 ÿ_{k+1},
+
+  ``H_0 = 1 − 10s³ + 15s⁴ − 6s⁵``, ``H_1 = s − 6s³ + 8s⁴ − 3s⁵``,
+  ``H_2 = (s² − 3s³ + 3s⁴ − s⁵)/2``, ``H_3 = (s³ − 2s⁴ + s⁵)/2``,
+  ``H_4 = −4s³ + 7s⁴ − 3s⁵``, ``H_5 = 10s³ − 15s⁴ + 6s⁵``. With zero waypoint
+  velocities and accelerations (the optimiser's) each piece is a
+  rest-to-rest move with continuous acceleration whose peak speed is
+  ``(15/8)·|Δy|/T`` at mid-interval.
+
+Velocities and accelerations are the time derivatives of these polynomials
+(``d/dt = (1/T)·d/ds``). The tests check both forms against ``ndcurves``
+itself (``exact_cubic`` with and without ``curve_constraints`` in a
+``piecewise``) to 1e-10 on random waypoints.
 
 The trajectory is *linear* in the waypoint values: on a fixed time grid
-``q = P y + V ẏ`` with basis matrices from :func:`spline_basis`, which the
-trajectory optimiser uses to evaluate many perturbed trajectories at once.
+``q = P_y y + P_v ẏ + P_a ÿ`` with basis matrices from :func:`spline_basis`,
+which the trajectory optimiser uses to evaluate many perturbed trajectories
+at once (moving waypoint ``k`` changes the two pieces that touch it only).
+
+Sampling (:func:`sample_times`) is 1.0.2's: ``dt = 1/freq``,
+``N = int((t_m − t_0)/dt) + 1`` samples at ``t_0 + i·dt``. A last sample
+beyond ``t_m`` by round-off, where ``ndcurves`` raises "out of range", is
+evaluated at ``t_m``.
 
 Units: time [s], frequency [Hz], positions [rad] (prismatic [m]), velocities
 [rad/s], accelerations [rad/s²], efforts [N·m] (prismatic [N]).
@@ -33,6 +57,7 @@ from typing import Any, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.polynomial import polynomial as npoly
 
 from figaroh.errors import FigarohError
 
@@ -40,9 +65,11 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "k",
+    "REST_PEAK_SPEED",
     "SplineShapeError",
     "SplineBasis",
     "spline_basis",
+    "is_constrained",
     "peak_velocities",
     "sample_times",
     "CubicSpline",
@@ -54,6 +81,26 @@ __all__ = [
 #: Acceleration pool scale: accelerations are drawn within ``k ×`` the velocity limits.
 k = 1.5
 
+#: Peak speed of a rest-to-rest piece in units of ``|Δy|/T``: 1.5 for the
+#: unconstrained cubic, 15/8 for the constrained quintic (``True`` key).
+REST_PEAK_SPEED = {False: 1.5, True: 15.0 / 8.0}
+
+# Shape functions as polynomial coefficients in s (columns: powers s⁰ … s⁵), and
+# the power of T that scales them: (coefficients, T power) per waypoint input.
+_CUBIC_SHAPES = {
+    "y0": (np.array([1.0, 0.0, -3.0, 2.0, 0.0, 0.0]), 0),
+    "y1": (np.array([0.0, 0.0, 3.0, -2.0, 0.0, 0.0]), 0),
+}
+_QUINTIC_SHAPES = {
+    "y0": (np.array([1.0, 0.0, 0.0, -10.0, 15.0, -6.0]), 0),
+    "v0": (np.array([0.0, 1.0, 0.0, -6.0, 8.0, -3.0]), 1),
+    "a0": (np.array([0.0, 0.0, 0.5, -1.5, 1.5, -0.5]), 2),
+    "y1": (np.array([0.0, 0.0, 0.0, 10.0, -15.0, 6.0]), 0),
+    "v1": (np.array([0.0, 0.0, 0.0, -4.0, 7.0, -3.0]), 1),
+    "a1": (np.array([0.0, 0.0, 0.0, 0.5, -1.0, 0.5]), 2),
+}
+_POWERS = np.arange(6)
+
 
 class SplineShapeError(FigarohError, ValueError, AssertionError):
     """Waypoint arrays or time points have the wrong shape/values.
@@ -63,41 +110,82 @@ class SplineShapeError(FigarohError, ValueError, AssertionError):
     """
 
 
+def is_constrained(vel_waypoints: Any, acc_waypoints: Any) -> bool:
+    """Whether the pieces get ``curve_constraints``: both waypoint arrays given (1.0.2's rule)."""
+    return vel_waypoints is not None and acc_waypoints is not None
+
+
+def _monomials(s: np.ndarray, order: int) -> np.ndarray:
+    """``d^order/ds^order`` of ``[1, s, …, s⁵]`` at ``s`` (N, 6)."""
+    s = np.asarray(s, dtype=float)[:, None]
+    if order == 0:
+        return s**_POWERS
+    factor = np.ones(6)
+    for i in range(order):
+        factor = factor * np.clip(_POWERS - i, 0, None)
+    return factor * s ** np.clip(_POWERS - order, 0, None)
+
+
 @dataclass(frozen=True)
 class SplineBasis:
-    """Basis matrices of the piecewise cubic on a time grid (each (N, n_wps)).
+    """Basis matrices of the waypoint spline on a time grid (each (N, n_wps)).
 
-    ``q = pos_y @ y + pos_v @ ẏ`` (and likewise ``vel_*`` for dq, ``acc_*``
-    for ddq) where ``y``/``ẏ`` are one joint's waypoint positions/velocities.
+    ``q = pos_y @ y + pos_v @ ẏ + pos_a @ ÿ`` (and likewise ``vel_*`` for dq,
+    ``acc_*`` for ddq) where ``y``/``ẏ``/``ÿ`` are one joint's waypoint
+    positions/velocities/accelerations; the ``*_v`` and ``*_a`` matrices are
+    None for the unconstrained spline (waypoint velocities and accelerations
+    do not enter it).
 
     Attributes:
         t: Sample times (N,) [s].
-        interval: Index ``k`` of the polynomial used at each sample (N,)
-            (sample times in ``[t_k, t_{k+1})``, the last one in the last piece).
-        pos_y, pos_v, vel_y, vel_v, acc_y, acc_v: Basis matrices.
+        interval: Index ``k`` of the piece used at each sample (N,) (sample
+            times in ``[t_k, t_{k+1})``, the last one in the last piece — the
+            piece ``ndcurves.piecewise`` evaluates).
+        constrained: Whether the pieces are the constrained quintics.
+        pos_y, vel_y, acc_y: Position-waypoint basis [1], [1/s], [1/s²].
+        pos_v, vel_v, acc_v: Velocity-waypoint basis [s], [1], [1/s] (or None).
+        pos_a, vel_a, acc_a: Acceleration-waypoint basis [s²], [s], [1] (or None).
     """
 
     t: np.ndarray
     interval: np.ndarray
+    constrained: bool
     pos_y: np.ndarray
-    pos_v: np.ndarray
     vel_y: np.ndarray
-    vel_v: np.ndarray
     acc_y: np.ndarray
-    acc_v: np.ndarray
+    pos_v: np.ndarray | None = None
+    vel_v: np.ndarray | None = None
+    acc_v: np.ndarray | None = None
+    pos_a: np.ndarray | None = None
+    vel_a: np.ndarray | None = None
+    acc_a: np.ndarray | None = None
 
     def evaluate(
-        self, waypoints: np.ndarray, vel_waypoints: np.ndarray | None = None
+        self,
+        waypoints: np.ndarray,
+        vel_waypoints: np.ndarray | None = None,
+        acc_waypoints: np.ndarray | None = None,
     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(q, dq, ddq)`` of shape (N, n_joints) for waypoints (n_joints, n_wps)."""
+        """``(q, dq, ddq)`` of shape (N, n_joints) for waypoints (n_joints, n_wps).
+
+        Velocity/acceleration waypoints are used by the constrained basis only
+        (None: zero there).
+        """
         y = np.asarray(waypoints, dtype=float).T
         q, dq, ddq = self.pos_y @ y, self.vel_y @ y, self.acc_y @ y
-        if vel_waypoints is not None:
-            v = np.asarray(vel_waypoints, dtype=float).T
-            if np.any(v):
-                q += self.pos_v @ v
-                dq += self.vel_v @ v
-                ddq += self.acc_v @ v
+        if not self.constrained:
+            return q, dq, ddq
+        for arr, (P, V, A) in (
+            (vel_waypoints, (self.pos_v, self.vel_v, self.acc_v)),
+            (acc_waypoints, (self.pos_a, self.vel_a, self.acc_a)),
+        ):
+            if arr is None:
+                continue
+            x = np.asarray(arr, dtype=float).T
+            if np.any(x):
+                q += P @ x
+                dq += V @ x
+                ddq += A @ x
         return q, dq, ddq
 
 
@@ -115,7 +203,11 @@ def _check_time_points(time_points: Any, n_wps: int | None = None) -> np.ndarray
 
 
 def sample_times(freq: float, time_points: Any) -> np.ndarray:
-    """Sample instants ``t_min + i/freq``, ``i = 0 … int(T·freq)`` (T = t_max − t_min).
+    """Sample instants as figaroh 1.0.2 takes them: ``t_min + i·dt``, ``i = 0 … int(T/dt)``.
+
+    ``dt = 1/freq`` and ``T = t_max − t_min``; the count ``int(T/dt) + 1``
+    truncates, so when ``T/dt`` falls just below an integer by round-off the
+    last sample is one ``dt`` before ``t_max`` (as in 1.0.2).
 
     Args:
         freq: Sampling frequency [Hz].
@@ -127,17 +219,19 @@ def sample_times(freq: float, time_points: Any) -> np.ndarray:
     if not np.isfinite(freq) or freq <= 0:
         raise ValueError(f"freq must be a positive sampling frequency [Hz], got {freq!r}")
     tps = _check_time_points(time_points)
-    duration = tps[-1] - tps[0]
-    n = int(np.floor(duration * freq + 1e-9)) + 1
-    return tps[0] + np.arange(n) / float(freq)
+    dt = 1.0 / float(freq)
+    n = int((tps[-1] - tps[0]) / dt) + 1
+    return tps[0] + np.arange(n) * dt
 
 
-def spline_basis(time_points: Any, t: Any) -> SplineBasis:
-    """Hermite basis matrices of the piecewise cubic through ``time_points`` at times ``t``.
+def spline_basis(time_points: Any, t: Any, constrained: bool = False) -> SplineBasis:
+    """Basis matrices of the waypoint spline through ``time_points`` at times ``t``.
 
     Args:
         time_points: Waypoint times (n_wps,) [s], strictly increasing.
         t: Evaluation times (N,) [s] within ``[t_0, t_end]`` (clamped to it).
+        constrained: The quintic pieces (velocity and acceleration waypoints
+            given) instead of the rest-to-rest cubics (see the module doc).
 
     Returns:
         The :class:`SplineBasis`.
@@ -148,68 +242,92 @@ def spline_basis(time_points: Any, t: Any) -> SplineBasis:
     idx = np.clip(np.searchsorted(tps, t, side="right") - 1, 0, n_wps - 2)
     T = tps[idx + 1] - tps[idx]
     s = np.clip((t - tps[idx]) / T, 0.0, 1.0)
-    s2, s3 = s * s, s * s * s
-    h00, h10, h01, h11 = 2 * s3 - 3 * s2 + 1, s3 - 2 * s2 + s, -2 * s3 + 3 * s2, s3 - s2
-    d00, d10, d01, d11 = 6 * s2 - 6 * s, 3 * s2 - 4 * s + 1, -6 * s2 + 6 * s, 3 * s2 - 2 * s
-    a00, a10, a01, a11 = 12 * s - 6, 6 * s - 4, -12 * s + 6, 6 * s - 2
-    N = t.size
-    rows = np.arange(N)
-    mats = {name: np.zeros((N, n_wps)) for name in ("py", "pv", "vy", "vv", "ay", "av")}
-    for col, (py, pv, vy, vv, ay, av) in (
-        (idx, (h00, T * h10, d00 / T, d10, a00 / T**2, a10 / T)),
-        (idx + 1, (h01, T * h11, d01 / T, d11, a01 / T**2, a11 / T)),
-    ):
-        names = ("py", "pv", "vy", "vv", "ay", "av")
-        for name, values in zip(names, (py, pv, vy, vv, ay, av), strict=True):
-            mats[name][rows, col] += values
-    return SplineBasis(
-        t, idx, mats["py"], mats["pv"], mats["vy"], mats["vv"], mats["ay"], mats["av"]
-    )
+    shapes = _QUINTIC_SHAPES if constrained else _CUBIC_SHAPES
+    rows = np.arange(t.size)
+    mono = [_monomials(s, order) for order in range(3)]
+    mats: dict = {}
+    for name, (coef, power) in shapes.items():
+        col = idx if name.endswith("0") else idx + 1
+        for order, label in enumerate(("pos", "vel", "acc")):
+            key = f"{label}_{name[0]}"
+            if key not in mats:
+                mats[key] = np.zeros((t.size, n_wps))
+            mats[key][rows, col] += (mono[order] @ coef) * T ** (power - order)
+    return SplineBasis(t, idx, bool(constrained), **mats)
 
 
 def peak_velocities(
-    time_points: Any, waypoints: np.ndarray, vel_waypoints: np.ndarray | None = None
+    time_points: Any,
+    waypoints: np.ndarray,
+    vel_waypoints: np.ndarray | None = None,
+    acc_waypoints: np.ndarray | None = None,
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Extreme velocity of every joint over every interval, in continuous time.
 
-    On interval ``k`` the velocity is the quadratic
-    ``v(s) = 6(s² − s)(y_k − y_{k+1})/T + ẏ_k(3s² − 4s + 1) + ẏ_{k+1}(3s² − 2s)``;
-    its extremum inside the interval is at the vertex ``s*`` when
-    ``0 < s* < 1`` (``s* = 1/2``, ``v = 1.5 (y_{k+1} − y_k)/T`` for a
-    rest-to-rest piece), otherwise at the end with the larger ``|v|``, i.e. a
-    waypoint velocity. Bounding these values bounds the velocity at every
-    instant (given waypoint velocities within the limits).
+    The velocity of a piece is a polynomial in ``s`` (quadratic for the
+    cubic, quartic for the quintic); its extremum over ``[0, 1]`` is at an
+    end (a waypoint velocity) or at an interior zero of the acceleration.
+    Rest-to-rest pieces (every piece of the unconstrained spline, and the
+    quintics with zero waypoint velocities and accelerations) peak at
+    ``s = 1/2`` with ``v = c·(y_{k+1} − y_k)/T`` (``c`` = 1.5 or 15/8,
+    :data:`REST_PEAK_SPEED`). Bounding these values bounds the velocity at
+    every instant.
 
     Args:
         time_points: Waypoint times (n_wps,) [s].
         waypoints: Positions (n_joints, n_wps) [rad].
-        vel_waypoints: Waypoint velocities (n_joints, n_wps) [rad/s] (None: zero).
+        vel_waypoints: Waypoint velocities (n_joints, n_wps) [rad/s].
+        acc_waypoints: Waypoint accelerations (n_joints, n_wps) [rad/s²]; the
+            quintic pieces are used when both are given (see the module doc).
 
     Returns:
-        ``(v_peak, dv_dy0, dv_dy1)``, each (n_wps − 1, n_joints): the extreme
-        velocity [rad/s] and its derivatives with respect to the interval's
-        first and last waypoint positions [1/s] (exact: ``dv/ds = 0`` at an
-        interior vertex).
+        ``(v_peak, dv_dy0, dv_dy1)``, each (n_wps − 1, n_joints): the velocity
+        of largest magnitude [rad/s] and its derivatives with respect to the
+        interval's first and last waypoint positions [1/s] (exact: the
+        acceleration vanishes at an interior extremum, and the position shape
+        functions have zero slope at the ends).
     """
     tps = _check_time_points(time_points)
     y = np.asarray(waypoints, dtype=float)
-    vel = np.zeros_like(y) if vel_waypoints is None else np.asarray(vel_waypoints, dtype=float)
+    constrained = is_constrained(vel_waypoints, acc_waypoints)
     T = np.diff(tps)[:, None]
-    y0, y1 = y[:, :-1].T, y[:, 1:].T
-    v0, v1 = vel[:, :-1].T, vel[:, 1:].T
-    a = 6 * (y0 - y1) / T + 3 * v0 + 3 * v1
-    b = -6 * (y0 - y1) / T - 4 * v0 - 2 * v1
-    flat = (np.abs(a) <= 1e-12) & (np.abs(b) <= 1e-12)  # v ≡ const: keep s* = 1/2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.where(np.abs(a) > 1e-300, -b / (2 * a), -1.0)
-    s = np.where(flat, 0.5, s)
-    interior = (s > 0) & (s < 1)
-    s_in = np.where(interior, s, 0.5)
-    v_vertex = a * s_in**2 + b * s_in + v0
-    v_end = np.where(np.abs(v1) > np.abs(v0), v1, v0)
-    v_peak = np.where(interior, v_vertex, v_end)
-    dy0 = np.where(interior, 6 * (s_in**2 - s_in) / T, 0.0)
-    return v_peak, dy0, -dy0
+    dy = (y[:, 1:] - y[:, :-1]).T
+    c = REST_PEAK_SPEED[constrained]
+    v_peak = c * dy / T
+    dy1 = np.broadcast_to(c / T, v_peak.shape).copy()
+    dy0 = -dy1
+    if not constrained:
+        return v_peak, dy0, dy1
+    vel = np.asarray(vel_waypoints, dtype=float)
+    acc = np.asarray(acc_waypoints, dtype=float)
+    inputs = {
+        "v0": vel[:, :-1].T,
+        "v1": vel[:, 1:].T,
+        "a0": acc[:, :-1].T,
+        "a1": acc[:, 1:].T,
+    }
+    moving = np.zeros(v_peak.shape, dtype=bool)
+    for arr in inputs.values():
+        moving |= arr != 0
+    inputs.update(y0=y[:, :-1].T, y1=y[:, 1:].T)
+    d_coef = {name: npoly.polyder(coef) for name, (coef, _) in _QUINTIC_SHAPES.items()}
+    for kk, j in zip(*np.nonzero(moving), strict=True):
+        Tk = T[kk, 0]
+        # velocity polynomial in s (coefficients of s⁰ … s⁴) [rad/s]
+        poly = sum(
+            inputs[name][kk, j] * Tk ** (_QUINTIC_SHAPES[name][1] - 1) * d_coef[name]
+            for name in _QUINTIC_SHAPES
+        )
+        roots = npoly.polyroots(npoly.polyder(poly))
+        real = roots.real[(np.abs(roots.imag) <= 1e-12) & (roots.real > 0) & (roots.real < 1)]
+        s_cand = np.concatenate([[0.0, 1.0], real])
+        v_cand = npoly.polyval(s_cand, poly)
+        best = int(np.argmax(np.abs(v_cand)))
+        s_star = s_cand[best]
+        v_peak[kk, j] = v_cand[best]
+        dy0[kk, j] = npoly.polyval(s_star, d_coef["y0"]) / Tk
+        dy1[kk, j] = npoly.polyval(s_star, d_coef["y1"]) / Tk
+    return v_peak, dy0, dy1
 
 
 def _finite_limits(values: np.ndarray, what: str, names: Sequence[str], unit: str) -> np.ndarray:
@@ -224,7 +342,7 @@ def _finite_limits(values: np.ndarray, what: str, names: Sequence[str], unit: st
 
 
 class CubicSpline:
-    """Piecewise-cubic trajectories of the active joints within softened limits.
+    """Waypoint-spline trajectories of the active joints within softened limits.
 
     Args:
         robot: Robot with a Pinocchio ``model`` (and ``q0``).
@@ -338,8 +456,13 @@ class CubicSpline:
             if not np.all(np.isfinite(arr)):
                 raise SplineShapeError(f"{name} contains NaN or inf")
             out.append(arr)
-        if out[2] is not None and np.any(out[2]):
-            logger.debug("acc_waypoints are ignored: a cubic cannot match waypoint accelerations")
+        if (out[1] is None) != (out[2] is None):
+            given = "vel_waypoints" if out[1] is not None else "acc_waypoints"
+            logger.debug(
+                "%s ignored: the pieces get velocity and acceleration constraints only when "
+                "both are given",
+                given,
+            )
         return out
 
     def get_active_config(
@@ -350,23 +473,28 @@ class CubicSpline:
         vel_waypoints: np.ndarray | None = None,
         acc_waypoints: np.ndarray | None = None,
     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Sample the active joints' trajectory.
+        """Sample the active joints' trajectory (see the module doc for the pieces).
 
         Args:
             freq: Sampling frequency [Hz].
             time_points: Waypoint times (num_waypoints,) or (num_waypoints, 1) [s].
             waypoints: Positions (n_active, num_waypoints) [rad].
-            vel_waypoints: Waypoint velocities (n_active, num_waypoints) [rad/s]
-                (None: zero, i.e. rest at every waypoint).
-            acc_waypoints: Accepted for compatibility, ignored (see module doc).
+            vel_waypoints: Waypoint velocities (n_active, num_waypoints) [rad/s].
+            acc_waypoints: Waypoint accelerations (n_active, num_waypoints)
+                [rad/s²]. With both given every piece is the quintic meeting
+                them (``exact_cubic`` with ``curve_constraints``); otherwise
+                every piece is the rest-to-rest cubic and a lone velocity or
+                acceleration array is ignored.
 
         Returns:
-            ``(t (N, 1), q (N, n_active), dq, ddq)`` with ``N = int(T·freq) + 1``.
+            ``(t (N, 1), q (N, n_active), dq, ddq)`` with ``N = int(T·freq) + 1``
+            (:func:`sample_times`).
         """
-        wps, vel, _ = self._check_waypoints(waypoints, vel_waypoints, acc_waypoints)
+        wps, vel, acc = self._check_waypoints(waypoints, vel_waypoints, acc_waypoints)
         tps = _check_time_points(time_points, self.num_waypoints)
         t = sample_times(freq, tps)
-        q, dq, ddq = spline_basis(tps, t).evaluate(wps, vel)
+        basis = spline_basis(tps, t, constrained=is_constrained(vel, acc))
+        q, dq, ddq = basis.evaluate(wps, vel, acc)
         return t.reshape(-1, 1), q, dq, ddq
 
     def get_full_config(

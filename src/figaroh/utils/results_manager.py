@@ -14,11 +14,14 @@
 Conventions
 -----------
 * **matplotlib is imported lazily** inside the plotting functions, never at
-  module import. Without a display (non-interactive backend such as ``Agg``,
-  ``MPLBACKEND=Agg``, or a Linux session without ``DISPLAY`` /
-  ``WAYLAND_DISPLAY``) figures are written as PNG files into ``output_dir``
-  and their paths are returned; ``plt.show()`` is only called with an
-  interactive backend. Missing matplotlib turns a plot into a warning.
+  module import. A plot writes PNG files only when asked, into its
+  ``output_dir`` argument (their paths are returned). Without it nothing is
+  written: with a display the figures are shown (``plt.show()``); with a
+  non-interactive backend (``Agg``, ``MPLBACKEND=Agg``, or a Linux session
+  without ``DISPLAY`` / ``WAYLAND_DISPLAY``) they are drawn and left open, as
+  figaroh 1.0.2 leaves them, and are also in
+  :attr:`ResultsManager.last_figures`. Missing matplotlib turns a plot into a
+  warning.
 * **Atomic, non-clobbering files.** Every file is written to a temporary file
   in the destination folder, flushed, then renamed (through
   :func:`figaroh.utils.fileio.atomic_write`); a failure removes the
@@ -192,6 +195,7 @@ class ResultsManager(ResultPlots):
     Attributes:
         COLORS: Colour of each curve kind.
         PLOT_STYLES: Figure size [inch] and dpi per task type.
+        last_figures: ``{kind: Figure}`` drawn by the last plotting call.
     """
 
     COLORS: dict[str, str] = {
@@ -237,6 +241,7 @@ class ResultsManager(ResultPlots):
         self.result: dict[str, Any] = results_data if results_data is not None else {}
         self.logger = logger
         self.style = self.PLOT_STYLES[self.task_type]
+        self.last_figures: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         keys = list(self.result)
@@ -486,7 +491,7 @@ def plot_identification_results(
         **kwargs: Forwarded to :meth:`ResultsManager.plot_identification_results`.
 
     Returns:
-        Paths of the written PNG files.
+        Paths of the written PNG files ([] without ``output_dir`` in kwargs).
     """
     if isinstance(parameters, Mapping):
         parameter_names = [str(k) for k in parameters]
@@ -519,7 +524,7 @@ def plot_calibration_results(
         **kwargs: Forwarded to :meth:`ResultsManager.plot_calibration_results`.
 
     Returns:
-        Paths of the written PNG files.
+        Paths of the written PNG files ([] without ``output_dir`` in kwargs).
     """
     manager = ResultsManager("calibration", robot_name)
     return manager.plot_calibration_results(
