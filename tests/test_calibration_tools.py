@@ -91,8 +91,8 @@ def _residual_fd(model, cfg, var, q, meas, mask, frame="body", h=1e-6):
 def _check_jacobians(model, cfg, var, q, noise=0.01, seed=0, tol=5e-8):
     data = model.createData()
     rng = np.random.default_rng(seed)
-    J = ct.measurement_jacobian(model, data, var, q, cfg)
-    Jc = ct.measurement_jacobian(model, data, var, q, cfg, method="central")
+    J = ct.measurement_jacobian(model, data, var, q, cfg, method="analytic")
+    Jc = ct.measurement_jacobian(model, data, var, q, cfg)
     assert np.abs(J - Jc).max() < tol * max(1.0, np.abs(Jc).max())
     mask = np.asarray(cfg["measurability"], bool)
     other = var + rng.normal(0, noise, var.size)
@@ -272,6 +272,34 @@ def test_analytic_jacobians_eye_hand(tiago):
     )
     var = np.random.default_rng(4).normal(0, 0.05, len(names))
     _check_jacobians(tiago, cfg, var, _postures(tiago, 4, 9))
+
+
+def test_measurement_jacobian_default_is_central_differences_of_the_forward_model(tiago):
+    """Default: (f(θ + h·e_i) − f(θ − h·e_i)) / 2h of calc_updated_fkm, h = 1e-6, bit for bit."""
+    arm = ["torso_lift_joint"] + [f"arm_{i}_joint" for i in range(1, 8)]
+    names = BASE_TPL + list(get_fullparam_offset(arm)) + [f"{t}_1" for t in EE_TPL[:3]]
+    cfg = _cfg(tiago, names, "arm_tool_link", meas=(True, True, True, False, False, False), n=3)
+    q = _postures(tiago, 3, 12)
+    var = np.random.default_rng(5).normal(0, 0.05, len(names))
+    data = tiago.createData()
+    for step in (1e-6, 1e-4):
+        cols = []
+        for i in range(len(names)):
+            e = np.zeros(len(names))
+            e[i] = step
+            fp = ct.calc_updated_fkm(tiago, data, var + e, q, cfg)
+            fm = ct.calc_updated_fkm(tiago, data, var - e, q, cfg)
+            cols.append((fp - fm) / (2 * step))
+        expected = np.column_stack(cols)
+        kwargs = {} if step == 1e-6 else {"step": step}
+        J = ct.measurement_jacobian(tiago, data, var, q, cfg, **kwargs)
+        assert J.shape == (3 * 3, len(names))
+        np.testing.assert_array_equal(J, expected)
+    Ja = ct.measurement_jacobian(tiago, data, var, q, cfg, method="analytic")
+    assert not np.array_equal(Ja, J)  # the option is another computation ...
+    assert np.abs(Ja - J).max() < 1e-7 * np.abs(J).max()  # ... of the same derivative
+    with pytest.raises(ValueError, match="'central' \\(default\\) or 'analytic'"):
+        ct.measurement_jacobian(tiago, data, var, q, cfg, method="forward")
 
 
 def test_analytic_jacobian_with_elasticity_cross_terms(ur10):

@@ -27,9 +27,11 @@ matters for reproducing 1.0.2's results). The log-map residuals of
 two flat measurement vectors (:func:`logmap_residuals`) are Pinocchio's
 ``log6`` of ``M_meas⁻¹ · M_est`` per point, as in 1.0.2.
 
-The analytic Jacobians (:func:`evaluate_poses`, :func:`pose_residuals`,
-``measurement_jacobian(method="analytic")``) serve the optional analytic
-least-squares Jacobian and the identifiability checks: a parameter
+:func:`measurement_jacobian` is, as in 1.0.2, central differences of
+:func:`calc_updated_fkm` (step 1e-6) by default; the identifiability checks
+use it. The analytic Jacobians (:func:`evaluate_poses`,
+:func:`pose_residuals`, ``measurement_jacobian(method="analytic")``) serve
+the optional analytic least-squares Jacobian: a parameter
 perturbation is mapped to a body twist of each measured frame with Pinocchio
 placements and SE(3) adjoints (the same construction as Pinocchio's
 kinematic regressor), then through the exact derivative of the residual
