@@ -396,7 +396,11 @@ def test_distance_gradient_matches_finite_differences(ur10_manager):
 @pytest.fixture(scope="module")
 def ur10_problem(ur10_geom, ur10_config):
     opt = BaseOptimalTrajectory(ur10_geom, UR10_JOINTS, ur10_config, rng=11)
-    opt.trajectory_config.update(n_wps=4, t_s=1.0, freq=40, collision_checks_per_interval=3)
+    # quintic: with 1.0.2's cubic peak (the default) the clipped steps of this short
+    # t_s reach 1.0125x the velocity limit and no random draw is feasible
+    opt.trajectory_config.update(
+        n_wps=4, t_s=1.0, freq=40, collision_checks_per_interval=3, step_limit_peak="quintic"
+    )
     opt.initialize()
     opt.WP.gen_rand_pool(opt.soft_lim_pool)
     tps, wps, vel, acc, feasible = opt._generate_feasible_initial_guess(
@@ -493,21 +497,39 @@ def test_jacobian_matches_finite_differences(ur10_problem):
     assert not np.any(fd[~dense_mask] != 0)  # the declared structure covers every non-zero
 
 
-def test_limit_waypoint_steps(ur10_problem):
+@pytest.mark.parametrize("peak, c", [("cubic", 1.5), ("quintic", 1.875)])
+def test_limit_waypoint_steps(ur10_problem, peak, c):
+    """Steps clipped to 0.9·t_s·|upper_dq|/c: c = 1.5 by default (figaroh 1.0.2, the
+    cubic's peak), 15/8 with step_limit_peak="quintic" (the pieces actually built)."""
     opt = ur10_problem[0]
     rng = np.random.default_rng(4)
     wps = rng.uniform(-5, 5, (6, 7))
-    out = opt._limit_waypoint_steps(wps)
+    saved = opt.trajectory_config.get("step_limit_peak")
+    opt.trajectory_config["step_limit_peak"] = peak
+    try:
+        out = opt._limit_waypoint_steps(wps)
+        small = np.cumsum(np.full((6, 5), 0.01), axis=1)
+        np.testing.assert_array_equal(opt._limit_waypoint_steps(small), small)
+    finally:
+        opt.trajectory_config["step_limit_peak"] = saved
     t_s = opt.trajectory_config["t_s"]
-    # the design's rest-to-rest quintic pieces peak at (15/8)·|Δq|/t_s (1.0.2 assumed 1.5)
-    assert np.all(
-        1.875 * np.abs(np.diff(out, axis=1)) / t_s <= np.abs(opt.CB.upper_dq)[:, None] + 1e-12
-    )
+    steps = np.abs(np.diff(out, axis=1))
+    limit = 0.9 * t_s * np.abs(opt.CB.upper_dq)[:, None] / c
+    assert np.all(steps <= limit * (1 + 1e-12))
+    # the limit is reached where the raw step exceeded it (so c is not looser than stated)
+    np.testing.assert_allclose(steps.max(axis=1), limit[:, 0], rtol=1e-12)
     np.testing.assert_array_equal(out[:, 0], wps[:, 0])
     assert np.all(out >= wps.min(axis=1, keepdims=True) - 1e-12)
     assert np.all(out <= wps.max(axis=1, keepdims=True) + 1e-12)
-    small = np.cumsum(np.full((6, 5), 0.01), axis=1)
-    np.testing.assert_array_equal(opt._limit_waypoint_steps(small), small)
+
+
+def test_step_limit_peak_config():
+    assert create_config({})["step_limit_peak"] == "cubic"
+    assert create_config({"problem": {"step_limit_peak": "quintic"}})["step_limit_peak"] == (
+        "quintic"
+    )
+    with pytest.raises(ValueError, match="step_limit_peak"):
+        validate_trajectory_config({"step_limit_peak": "septic"})
 
 
 def test_information_weight_multiplies_cond_by_exp_of_d_criterion():
@@ -815,6 +837,7 @@ def test_two_stacked_segments(ur10_geom, ur10_config, tmp_path, monkeypatch):
         max_iterations=4,
         collision_checks_per_interval=2,
         ipopt_print_level=0,
+        step_limit_peak="quintic",  # 1.0.2's cubic peak: no feasible draw at t_s = 1 s
     )
     opt.initialize()
     res = opt.solve(stack_reps=2)

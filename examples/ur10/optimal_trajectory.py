@@ -79,6 +79,9 @@ UR10_TRAJECTORY_SETTINGS: Dict[str, Any] = {
     "information_weight": 0.85,
     "max_iterations": 300,
     "ipopt_print_level": 0,
+    # The initial guess's waypoint steps sized for the quintic pieces the
+    # segments are (peak 15/8·Δq/t_s), not 1.0.2's cubic peak 1.5·Δq/t_s.
+    "step_limit_peak": "quintic",
 }
 
 

@@ -1221,19 +1221,26 @@ class BaseOptimalTrajectory:
     def _limit_waypoint_steps(self, wps: np.ndarray) -> np.ndarray:
         """Clip consecutive waypoint steps so the rest-to-rest peak speed stays below the limit.
 
-        The segments are built with zero waypoint velocities and accelerations
-        as curve constraints, so each piece is the rest-to-rest quintic whose
-        peak speed over ``t_s`` is ``c·|Δq|/t_s`` with ``c = 15/8``
-        (:data:`~figaroh.utils.cubic_spline.REST_PEAK_SPEED`): each step is
-        limited to ``0.9·t_s·|upper_dq|/c`` (per joint), cumulatively from the
-        first waypoint (unchanged); a clamped waypoint moves toward its
-        predecessor, so values stay within the original range. (figaroh 1.0.2
-        used ``c = 1.5``, the peak of the unconstrained cubic, for these same
-        quintic pieces: its clipped steps reach 1.125× the velocity limit.)
+        A rest-to-rest piece over ``t_s`` [s] peaks at ``c·|Δq|/t_s`` [rad/s]; each
+        step is limited to ``0.9·t_s·|upper_dq|/c`` (per joint), cumulatively from
+        the first waypoint (unchanged); a clamped waypoint moves toward its
+        predecessor, so values stay within the original range.
+
+        ``trajectory_config["step_limit_peak"]`` chooses ``c``
+        (:data:`~figaroh.utils.cubic_spline.REST_PEAK_SPEED`):
+
+        * ``"cubic"`` (default, figaroh 1.0.2): ``c = 1.5``, the peak of the
+          unconstrained cubic. The segments are built with zero waypoint
+          velocities and accelerations as curve constraints, so each piece is
+          in fact the rest-to-rest quintic whose peak is ``15/8·|Δq|/t_s``: a
+          clipped step reaches 1.125 × 0.9 of the velocity limit.
+        * ``"quintic"``: ``c = 15/8``, the peak of the pieces actually built,
+          so a clipped step stays at 0.9 of the limit.
         """
         wps = np.asarray(wps, dtype=float)
         out = wps.copy()
-        c = REST_PEAK_SPEED[True]
+        quintic = self.trajectory_config.get("step_limit_peak", "cubic") == "quintic"
+        c = REST_PEAK_SPEED[quintic]
         max_step = 0.9 * self.trajectory_config["t_s"] * np.abs(self.CB.upper_dq) / c
         for w in range(1, out.shape[1]):
             step = np.clip(wps[:, w] - out[:, w - 1], -max_step, max_step)
@@ -1335,10 +1342,18 @@ class BaseOptimalTrajectory:
             if self.constraint_manager.trajectory_clear(tps, wps, vel, acc):
                 self.logger.debug("feasible initial guess after %d draw(s)", attempt + 1)
                 return tps, wps, vel, acc, True
+        hint = ""
+        if self.trajectory_config.get("step_limit_peak", "cubic") == "cubic":
+            hint = (
+                " With step_limit_peak 'cubic' (figaroh 1.0.2) the clipped waypoint steps reach"
+                " 1.0125x the velocity limit on the quintic pieces: set"
+                " problem.step_limit_peak: quintic."
+            )
         self.logger.error(
             "No feasible initial guess in %d random draws (limits or self-collision violated); "
-            "IPOPT starts from an infeasible point. Increase max_attempts or soft_lim.",
+            "IPOPT starts from an infeasible point. Increase max_attempts or soft_lim.%s",
             attempts,
+            hint,
         )
         return tps, wps, vel, acc, False
 

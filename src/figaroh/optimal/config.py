@@ -18,7 +18,7 @@ returns ``(trajectory_config, identif_config)``:
     ``cond_smoothing`` (16), ``effort_ks_sharpness`` (200),
     ``ipopt_print_level`` (3), ``ipopt_restarts`` (0: warm restarts of IPOPT
     from the selected point when it stops unconverged), ``information_weight``
-    (0) ← ``problem.<key>``;
+    (0), ``step_limit_peak`` (``"cubic"``) ← ``problem.<key>``;
   - ``collision_margin`` [m] (0.01), ``collision_screen`` [m] (0.1),
     ``collision_checks_per_interval`` (10), ``collision_check_frequency`` [Hz]
     (200), ``collision_hull_chunks`` (4), ``collision_prune_samples`` (100) ←
@@ -106,7 +106,11 @@ TRAJECTORY_DEFAULTS: Dict[str, Any] = {
     "cond_smoothing": 16.0,
     "ipopt_restarts": 0,
     "information_weight": 0.0,
+    "step_limit_peak": "cubic",
 }
+
+#: Peak-speed models of the initial guess's waypoint-step limit (``step_limit_peak``).
+STEP_LIMIT_PEAKS = ("cubic", "quintic")
 
 #: Objectives understood by :class:`~figaroh.optimal.base_optimal_trajectory.BaseOptimalTrajectory`.
 OBJECTIVES = ("condition_number", "d_optimality")
@@ -206,6 +210,11 @@ def _check_trajectory_keys(cfg: Mapping[str, Any], out: Dict[str, Any]) -> None:
     out["ipopt_restarts"] = _number(
         cfg["ipopt_restarts"], "ipopt_restarts", "-", integer=True, minimum=0, strict=False
     )
+    if cfg["step_limit_peak"] not in STEP_LIMIT_PEAKS:
+        raise ValueError(
+            f"trajectory config 'step_limit_peak' must be one of {STEP_LIMIT_PEAKS}, got "
+            f"{cfg['step_limit_peak']!r} (problem.step_limit_peak)"
+        )
     smoothing = cfg["cond_smoothing"]
     if isinstance(smoothing, (list, tuple)):
         if not smoothing:

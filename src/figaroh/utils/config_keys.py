@@ -253,6 +253,7 @@ _TRAJECTORY_PROBLEM = (
     "cond_smoothing",
     "ipopt_restarts",
     "information_weight",
+    "step_limit_peak",
     "collision_margin",
     "collision_screen",
     "collision_checks_per_interval",
