@@ -39,8 +39,8 @@ import numpy as np
 import pinocchio as pin
 
 from figaroh.calibration._forward import (
+    _checked_inputs,
     _frame_ids,
-    _layout,
     _pinocchio_pair,
     _values,
     measurement_jacobian_analytic,
@@ -109,15 +109,7 @@ def marker_poses(
         ValueError: ``len(var)`` differs from ``param_name``, unknown names,
             or ``q`` with the wrong number of columns.
     """
-    lay = layout if layout is not None else _layout(model, calib_config)
-    var = np.asarray(var, dtype=float).ravel()
-    if var.size != len(lay.names):
-        raise ValueError(
-            f"var has {var.size} values but calib_config['param_name'] has {len(lay.names)}"
-        )
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    if q.shape[1] != model.nq:
-        raise ValueError(f"q: expected (N, nq={model.nq}) configurations, got {q.shape}")
+    lay, var, q = _checked_inputs(model, var, q, calib_config, layout)
     N, K = q.shape[0], lay.n_markers
     sid, eid, start_fid, cam_fid = _frame_ids(model, calib_config)
     base = _values(var, lay.base)

@@ -132,6 +132,31 @@ def _layout(
     return _Layout(names, K, base, tip, [by_joint[j] for j in sorted(by_joint)])
 
 
+def _checked_inputs(
+    model: Any,
+    var: Any,
+    q: Any,
+    calib_config: Mapping[str, Any],
+    layout: _Layout | None,
+) -> Tuple[_Layout, np.ndarray, np.ndarray]:
+    """``(layout, var, q)`` of a forward-model call: ``var`` flat, ``q`` (N, nq).
+
+    Raises:
+        ValueError: ``len(var)`` differs from ``param_name``, unknown names, or
+            ``q`` with the wrong number of columns.
+    """
+    lay = layout if layout is not None else _layout(model, calib_config)
+    var = np.asarray(var, dtype=float).ravel()
+    if var.size != len(lay.names):
+        raise ValueError(
+            f"var has {var.size} values but calib_config['param_name'] has {len(lay.names)}"
+        )
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    if q.shape[1] != model.nq:
+        raise ValueError(f"q: expected (N, nq={model.nq}) configurations, got {q.shape}")
+    return lay, var, q
+
+
 def _values(var: np.ndarray, idx: np.ndarray) -> np.ndarray:
     out = np.zeros(idx.shape)
     sel = idx >= 0
@@ -499,15 +524,7 @@ def evaluate_poses(
         ValueError: ``len(var)`` differs from ``param_name``, unknown names,
             or ``q`` with the wrong number of columns.
     """
-    lay = layout if layout is not None else _layout(model, calib_config)
-    var = np.asarray(var, dtype=float).ravel()
-    if var.size != len(lay.names):
-        raise ValueError(
-            f"var has {var.size} values but calib_config['param_name'] has {len(lay.names)}"
-        )
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    if q.shape[1] != model.nq:
-        raise ValueError(f"q: expected (N, nq={model.nq}) configurations, got {q.shape}")
+    lay, var, q = _checked_inputs(model, var, q, calib_config, layout)
     N, K, n = q.shape[0], lay.n_markers, var.size
     frame_ids = _frame_ids(model, calib_config)
     sid, eid, _, cam_fid = frame_ids
