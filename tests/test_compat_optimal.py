@@ -507,8 +507,16 @@ def small_traj(ur10_robot):
     from figaroh.optimal import BaseOptimalTrajectory
 
     opt = BaseOptimalTrajectory(ur10_robot, UR10_JOINTS, UR10_CONFIG, rng=7)
+    # quintic step limit: with 1.0.2's cubic peak the clipped steps of a 1 s segment
+    # reach 1.0125x the velocity limit and random draws are rarely feasible
     opt.trajectory_config.update(
-        n_wps=3, t_s=1.0, freq=10, max_iterations=3, ipopt_print_level=0, cond_smoothing=0
+        n_wps=3,
+        t_s=1.0,
+        freq=10,
+        max_iterations=3,
+        ipopt_print_level=0,
+        cond_smoothing=0,
+        step_limit_peak="quintic",
     )
     opt.initialize()
     return opt
