@@ -1103,7 +1103,11 @@ class BaseIdentification(RunServices, ABC):
         """Make ``phi_base`` (e.g. the WLS estimate) the estimate of ``self`` and of ``results``.
 
         ``tau_identif = dynamic_regressor_base @ phi_base``; the dict's
-        ``phi_base``, ``tau_estimated`` and ``base_param_dict`` follow.
+        ``phi_base`` and ``tau_estimated`` follow. ``base_param_dict`` (which
+        becomes ``result["base parameters"]``) keeps the least-squares values,
+        as in figaroh 1.0.2: after ``solve(wls=True)`` the WLS estimate is
+        ``result["base parameters values"]`` (and ``phi_base``), the name →
+        value dict the OLS one.
         """
         fit = getattr(self, "_fit", None)
         if fit is not None and fit.W_b is self.dynamic_regressor_base:
@@ -1115,9 +1119,6 @@ class BaseIdentification(RunServices, ABC):
         self.tau_identif = tau_estimated
         results["phi_base"] = phi_base
         results["tau_estimated"] = tau_estimated
-        results["base_param_dict"] = dict(
-            zip(self.params_base, np.asarray(phi_base).tolist(), strict=True)
-        )
 
     def _report_solution(
         self,
