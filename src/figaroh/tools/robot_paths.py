@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from figaroh._optional import is_installed
+
 from .exceptions import FigarohToolsError, MissingMeshError, MissingPackageError
 
 logger = logging.getLogger(__name__)
@@ -328,10 +330,7 @@ def resolve_package_dirs(
 
 def _check_package_available(name: str) -> bool:
     """Whether the Python package ``name`` can be imported (without importing it)."""
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
+    return is_installed(name)
 
 
 def _validate_urdf_exists(robot_urdf: str | os.PathLike) -> None:
