@@ -36,11 +36,12 @@ Warnings (the script still runs as under figaroh 1.0.2):
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
-from typing import Any, Dict, Mapping, Sequence, Tuple
+from typing import Any, Dict, Mapping, Sequence, Type
 
 import numpy as np
 
+from figaroh._run.data_checks import DataChecks as _DataChecks
+from figaroh._run.data_checks import DataFinding
 from figaroh.identification.exceptions import IdentificationConfigError, IdentificationDataError
 
 __all__ = [
@@ -102,57 +103,20 @@ _TIME_UNITS = (
 )
 
 
-@dataclass(frozen=True)
-class DataFinding:
-    """Outcome of one warning-level data check.
+class DataChecks(_DataChecks):
+    """The findings of every data check of an identification run (one per check name).
 
-    Attributes:
-        check: One of :data:`CHECKS`.
-        passed: False when the data failed the check.
-        message: What is wrong, naming the field and the fix (empty when passed).
-        fatal: No meaningful fit exists: ``solve()`` raises instead of warning.
+    :class:`figaroh._run.data_checks.DataChecks` whose :meth:`raise_fatal`
+    raises :class:`~figaroh.identification.exceptions.IdentificationDataError`.
     """
 
-    check: str
-    passed: bool
-    message: str = ""
-    fatal: bool = False
-
-
-@dataclass(frozen=True)
-class DataChecks:
-    """The findings of every data check of a run (one per check name)."""
-
-    findings: Tuple[DataFinding, ...] = ()
-
-    @property
-    def failed(self) -> Tuple[DataFinding, ...]:
-        """The findings whose check failed."""
-        return tuple(f for f in self.findings if not f.passed)
-
-    def with_findings(self, *findings: DataFinding) -> DataChecks:
-        """A copy where ``findings`` replace the earlier findings of the same checks."""
-        names = {f.check for f in findings}
-        kept = tuple(f for f in self.findings if f.check not in names)
-        return replace(self, findings=kept + tuple(findings))
-
-    def facts(self) -> Dict[str, Tuple[bool, str]]:
-        """``{"data_check:<name>": (passed, message)}`` for the verdict's guards."""
-        return {f"data_check:{f.check}": (f.passed, f.message) for f in self.findings}
-
-    def raise_fatal(self) -> None:
+    def raise_fatal(self, error: Type[Exception] = IdentificationDataError) -> None:
         """Raise the first fatal finding (called before any fit).
 
         Raises:
             IdentificationDataError: A fatal check failed (its message).
         """
-        for f in self.failed:
-            if f.fatal:
-                raise IdentificationDataError(f.message)
-
-    def summary(self) -> str:
-        """The messages of the failed checks, ``"; "``-joined (empty when all passed)."""
-        return "; ".join(f.message for f in self.failed)
+        super().raise_fatal(error)
 
 
 # ---------------------------------------------------------------- named errors
