@@ -22,7 +22,6 @@ before serving.
 from __future__ import annotations
 
 import argparse
-import csv
 import ipaddress
 import logging
 import time
@@ -33,6 +32,7 @@ import numpy as np
 
 from figaroh.cli.common import EXIT_BAD_INPUT, EXIT_OK, CLIError, require_file, say, steps_for
 from figaroh.cli.workflows import input_phase
+from figaroh.data.text_csv import csv_rows, read_csv_text
 from figaroh.tools.robot_paths import candidate_package_roots, find_package
 from figaroh.tools.robotvisualization import (
     ViewerUnavailableError,
@@ -123,8 +123,10 @@ def read_joint_samples(
         CLIError: no ``q_<joint>`` column of a known joint, no row, or a
             non-numeric value (exit 2).
     """
-    with open(path, newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r]
+    try:
+        rows = csv_rows(path, read_csv_text(path, "--data"), "--data")
+    except ValueError as exc:  # not text, or not CSV: the message names the file
+        raise CLIError(str(exc)) from exc
     if not rows:
         raise CLIError(f"--data {path} is empty; give a CSV with q_<joint> columns")
     header = [h.strip() for h in rows[0]]
