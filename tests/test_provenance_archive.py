@@ -251,28 +251,60 @@ def test_git_absent_is_unavailable(ident, monkeypatch, tmp_path):
     assert run_html._hash_short(sw["git_commit"]) == sw["git_commit"]
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_git_commit_and_dirty_state(ident, tmp_path, monkeypatch):
-    repo = tmp_path / "repo"
-    repo.mkdir()
+def _fake_checkout(top: Path, name: str = "figaroh") -> str:
+    """A git repository laid out as figaroh's source checkout; returns its HEAD."""
     ids = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    (repo / "tracked.txt").write_text("v1")
-    subprocess.run(["git", "add", "tracked.txt"], cwd=repo, check=True)
-    subprocess.run(["git", *ids, "commit", "-qm", "init"], cwd=repo, check=True)
-    head = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    (top / "src" / "figaroh").mkdir(parents=True)
+    (top / "pyproject.toml").write_text(f'[project]\nname = "{name}"\n')
+    subprocess.run(["git", "init", "-q"], cwd=top, check=True)
+    (top / "tracked.txt").write_text("v1")
+    subprocess.run(["git", "add", "tracked.txt", "pyproject.toml"], cwd=top, check=True)
+    subprocess.run(["git", *ids, "commit", "-qm", "init"], cwd=top, check=True)
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=top, capture_output=True, text=True, check=True
     ).stdout.strip()
-    monkeypatch.chdir(repo)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_git_commit_and_dirty_state_of_figarohs_checkout(ident, tmp_path, monkeypatch):
+    checkout = tmp_path / "checkout"
+    head = _fake_checkout(checkout)
+    monkeypatch.setattr(run_git, "_PACKAGE_DIR", checkout / "src" / "figaroh")
+    other = tmp_path / "other"  # a repository in the working directory is not asked
+    other.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=other, check=True)
+    monkeypatch.chdir(other)
     sw = collect_run_provenance(ident, "identification")["software"]
     assert sw["git_commit"] == head and sw["git_dirty"] is False
-    (repo / "tracked.txt").write_text("v2")
+    (checkout / "tracked.txt").write_text("v2")
     sw = collect_run_provenance(ident, "identification")["software"]
-    assert sw["git_dirty"] is True
-    monkeypatch.chdir(tmp_path)  # not a repository
+    assert sw["git_commit"] == head and sw["git_dirty"] is True
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["site-packages", "other-project", "no-git", "not-src"],
+)
+def test_outside_figarohs_checkout_no_git_runs(ident, tmp_path, monkeypatch, layout):
+    top = tmp_path / "top"
+    (top / "src" / "figaroh").mkdir(parents=True)
+    (top / "pyproject.toml").write_text(
+        '[project]\nname = "%s"\n' % ("other" if layout == "other-project" else "figaroh")
+    )
+    if layout != "no-git":
+        (top / ".git").mkdir()
+    package = {
+        "site-packages": tmp_path / "lib" / "site-packages" / "figaroh",
+        "not-src": top / "lib" / "figaroh",
+    }.get(layout, top / "src" / "figaroh")
+    package.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(run_git, "_PACKAGE_DIR", package)
+    calls: list = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a))
     sw = collect_run_provenance(ident, "identification")["software"]
-    assert sw["git_commit"].startswith("unavailable:")
-    assert sw["git_dirty"].startswith("unavailable:")
+    assert calls == []
+    assert sw["git_commit"] == sw["git_dirty"] == f"unavailable: {run_git.NOT_A_CHECKOUT}"
+    assert "fatal" not in sw["git_commit"]
 
 
 @pytest.fixture
@@ -295,7 +327,9 @@ def test_capture_runs_no_git_until_the_record_is_read(ident, git_calls):
     assert git_calls == []  # solve() captures the record: no subprocess
     record = obj._run_provenance
     assert isinstance(record, dict) and record["task"] == "identification"
-    assert len(git_calls) == 1 and git_calls[0][0] == "status"  # one call gives both fields
+    assert len(git_calls) == 1 and "status" in git_calls[0]  # one call gives both fields
+    assert git_calls[0][:2] == ["-C", str(run_git.figaroh_checkout())]  # never the cwd
+    assert run_git.SAFE_GIT_OPTIONS == tuple(git_calls[0][2:8])  # no fsmonitor, no hooks
     assert list(record) == [
         "run_id",
         "task",

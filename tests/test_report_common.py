@@ -485,22 +485,25 @@ def test_git_and_config_hash(tmp_path, monkeypatch):
 
     if shutil.which("git"):
         repo = tmp_path / "repo"
-        repo.mkdir()
+        (repo / "src" / "figaroh").mkdir(parents=True)
+        (repo / "pyproject.toml").write_text('[project]\nname = "figaroh"\n')
         env = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
         subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-        (repo / "f.txt").write_text("x")
-        subprocess.run(["git", "add", "f.txt"], cwd=repo, check=True)
+        subprocess.run(["git", "add", "pyproject.toml"], cwd=repo, check=True)
         subprocess.run(["git", *env, "commit", "-qm", "m"], cwd=repo, check=True)
         head = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
         ).stdout.strip()
-        monkeypatch.chdir(repo)
+        monkeypatch.setattr(run_git, "_PACKAGE_DIR", repo / "src" / "figaroh")
+        monkeypatch.chdir(tmp_path)  # the working directory plays no part
         assert run_git._git_commit_hash() == head
-        monkeypatch.chdir(tmp_path)  # not a repository
+        monkeypatch.setattr(run_git, "_PACKAGE_DIR", tmp_path / "site-packages" / "figaroh")
+        assert run_git.git_head() == (False, run_git.NOT_A_CHECKOUT)
         assert run_git._git_commit_hash() == "unknown"
+        monkeypatch.undo()
     monkeypatch.setattr(shutil, "which", lambda name: None)
     assert run_git._git_commit_hash() == "unknown"
-    assert run_git._run_git(["status"]) == (False, "git executable not found")
+    assert run_git._run_git(["status"], tmp_path) == (False, "git executable not found")
 
 
 # ---------------------------------------------------------------------------

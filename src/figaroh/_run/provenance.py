@@ -2,9 +2,10 @@
 
 :func:`collect_run_provenance` is the single source of truth for "what
 produced this result": the nominal reference model, the exact configuration
-file (path + sha256 + curated values), software versions, the git state of the
-working tree, the input data files (with sha256), the physical asset identity
-(``robot.instance`` in the unified config) and timestamps. The terminal report,
+file (path + sha256 + curated values), software versions, the git state of
+figaroh's own source checkout (see :mod:`figaroh._run.git`), the input data
+files (with sha256), the physical asset identity (``robot.instance`` in the
+unified config) and timestamps. The terminal report,
 the HTML report, the JSON verdict and the run archive all read this one record,
 so they can never disagree.
 
@@ -16,7 +17,8 @@ Conventions:
   and non-finite floats (NaN, ±inf) in configuration values become ``None``
   (JSON ``null``).
 * **Nothing costly at capture.** The ``software`` section (package versions,
-  the git commit and dirty state from one ``git status`` subprocess, host
+  the git commit and dirty state from one ``git status`` subprocess in
+  figaroh's checkout, host
   name) and the ``run_id`` (which quotes the short commit) are filled at the
   record's first read or serialisation: a run that is solved but never
   reported, saved or archived starts no subprocess.
@@ -531,23 +533,27 @@ def _run_asset(model: Any, config: Mapping[str, Any]) -> Mapping[str, Any]:
     return asset
 
 
-def _git_fields(cwd: str) -> Tuple[Any, Any]:
-    """``(git_commit, git_dirty)`` at ``cwd``; an unknown one is ``"unavailable: <reason>"``."""
-    state = _git.worktree_state(cwd)
+def _git_fields() -> Tuple[Any, Any]:
+    """``(git_commit, git_dirty)`` of figaroh's checkout; unknown: ``"unavailable: <reason>"``.
+
+    Outside figaroh's own source checkout no git runs and both fields read
+    ``"unavailable: not a git checkout …"`` (see :mod:`figaroh._run.git`).
+    """
+    state = _git.worktree_state()
     commit = state.commit if state.commit else _unavailable(state.reason)
     dirty = state.dirty if state.dirty is not None else _unavailable(state.reason)
     return commit, dirty
 
 
-def _software_section(cwd: str) -> Dict[str, Any]:
-    """Software versions, git commit and dirty state at ``cwd``, host name (best effort)."""
+def _software_section() -> Dict[str, Any]:
+    """Software versions, git commit and dirty state of figaroh's checkout, host name."""
     software: Dict[str, Any] = {}
     versions = _best_effort("software versions", _software_versions)
     if isinstance(versions, Mapping):
         software.update(versions)
     else:
         software["versions"] = versions
-    fields = _best_effort("git state", _git_fields, cwd)
+    fields = _best_effort("git state", _git_fields)
     commit, dirty = fields if isinstance(fields, tuple) else (fields, fields)
     software["git_commit"] = commit
     software["git_dirty"] = dirty
@@ -600,19 +606,16 @@ def _run_id(
 _RECORD_KEYS = ("run_id", "task", "asset", "model", "config", "software", "data", "timestamps")
 
 
-def _complete_record(
-    fields: Dict[str, Any], *, cwd: str, task: str, now: datetime
-) -> Dict[str, Any]:
+def _complete_record(fields: Dict[str, Any], *, task: str, now: datetime) -> Dict[str, Any]:
     """The record with its ``software`` section and ``run_id``, keys in :data:`_RECORD_KEYS` order.
 
     Args:
         fields: The sections captured by :func:`collect_run_provenance`.
-        cwd: Working directory of the capture (where git is asked).
         task: Task name of the run id.
         now: Capture time (the run id's fallback timestamp).
     """
     current = _resolve_pending(dict(fields))
-    current["software"] = software = _software_section(cwd)
+    current["software"] = software = _software_section()
     asset, stamps = current.get("asset"), current.get("timestamps")
     current["run_id"] = _run_id(
         asset if isinstance(asset, Mapping) else {},
@@ -638,7 +641,10 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
     (versions, git commit and dirty state, host name) and ``run_id`` are
     filled at the record's first read or serialisation (see
     :class:`~figaroh._run.deferred_record.DeferredRecord`), with one ``git
-    status`` run in the working directory current at capture: capturing the
+    status`` run in figaroh's own source checkout (never in the working
+    directory or the data folder, and with the repository's fsmonitor and
+    hooks off; outside a checkout no git runs and the git fields read
+    ``"unavailable: not a git checkout …"``): capturing the
     record at the end of ``solve()`` starts no subprocess, and a run that is
     never written never queries git. The sha256 of the config, URDF and data
     files are computed then too, from the files as they were at the capture
@@ -681,7 +687,7 @@ def collect_run_provenance(obj: Any, task: str) -> Dict[str, Any]:
         "data": _best_effort("data files", _data_files_provenance, obj, config),
         "timestamps": _timestamps_section(obj, now),
     }
-    complete = functools.partial(_complete_record, cwd=os.getcwd(), task=task_s, now=now)
+    complete = functools.partial(_complete_record, task=task_s, now=now)
     return DeferredRecord(_json_safe(record), complete)
 
 

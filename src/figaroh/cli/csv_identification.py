@@ -43,18 +43,16 @@ converts them (see the TIAGo example).
 
 from __future__ import annotations
 
-import csv
 import io
 import logging
 import os
-import warnings
 from pathlib import Path
 from typing import Dict, List, Sequence
 
 import numpy as np
 
 from figaroh.data.source import DataSource
-from figaroh.data.text_csv import read_csv_text
+from figaroh.data.text_csv import csv_rows, numeric_rows, read_csv_text
 from figaroh.data.trajectory import JOINT_FORCE, JOINT_TORQUE, TrajectoryData, TrajectoryDataError
 from figaroh.identification.base_identification import BaseIdentification
 from figaroh.utils.fileio import atomic_write_text
@@ -121,21 +119,7 @@ def _effort_kinds(model, joints: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def _numeric_table(path: Path, text: str, header_row: int, n_columns: int) -> np.ndarray:
     """``(N, n_columns)`` float rows below the header (``#`` lines are comments)."""
-    try:
-        with warnings.catch_warnings():  # an empty table is reported below, by name
-            warnings.filterwarnings("ignore", message="loadtxt: input contained no data")
-            table = np.loadtxt(
-                io.StringIO(text),
-                delimiter=",",
-                skiprows=header_row + 1,
-                ndmin=2,
-                dtype=float,
-                comments="#",
-            )
-    except ValueError as exc:
-        raise ValueError(
-            f"{path}: cannot parse the numeric rows ({exc}); every cell must be a number"
-        ) from exc
+    table = numeric_rows(path, text, header_row + 1, "trajectory CSV")
     if table.size == 0:
         raise ValueError(f"{path} has a header but no data rows")
     if table.shape[1] != n_columns:
@@ -262,7 +246,8 @@ def _read_header(path: Path, text: str) -> tuple[List[str], int, bool]:
         if line.startswith("#") or not line.strip():
             has_meta = has_meta or line.startswith("# figaroh-trajectory:")
             continue
-        return [c.strip() for c in next(csv.reader([line]))], k, has_meta
+        (cells,) = csv_rows(path, [line], "trajectory CSV", first_line=k + 1)
+        return [c.strip() for c in cells], k, has_meta
     raise ValueError(f"{path} is empty: expected a header row 't,q_<joint>,...,tau_<joint>'")
 
 

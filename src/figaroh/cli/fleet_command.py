@@ -2,8 +2,10 @@
 
 * ``fleet run BATCH.yaml`` — runs every job of the batch
   (:func:`figaroh.fleet.jobs.load_batch`) on Dask
-  (:func:`figaroh.fleet.runner.run_batch`: an embedded ``LocalCluster``, or
-  ``--scheduler tcp://host:8786``; ``--serial`` runs in this process), archives
+  (:func:`figaroh.fleet.runner.run_batch`: an embedded ``LocalCluster``
+  listening on 127.0.0.1 only, with its Dask dashboard on 127.0.0.1 when
+  ``--dashboard`` is given, or ``--scheduler tcp://host:8786``; ``--serial``
+  runs in this process), archives
   and indexes each run, prints one line per failed job and a summary. Exit 0
   when every job ran and passed its verdict, 1 when a job failed or a verdict
   did not pass, 2 bad input (batch YAML, missing file, missing extra).
@@ -66,6 +68,7 @@ def _run(args: argparse.Namespace) -> int:
                 archive_root=args.archive,
                 n_workers=args.workers,
                 progress=progress,
+                dashboard=args.dashboard,
             )
         except MissingDependencyError as exc:
             raise CLIError(f"{exc} Or run the batch in this process with --serial.") from exc

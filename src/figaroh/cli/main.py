@@ -12,7 +12,7 @@ Commands::
     figaroh trajectory CONFIG --urdf URDF [-o DIR] [--segments N] [--max-iterations N]
     figaroh postures CONFIG --urdf URDF [-o DIR] [--n-postures N]
     figaroh view URDF [--config C] [--data CSV] [--dry-run]
-    figaroh fleet run BATCH.yaml [--scheduler ADDR] [--archive DIR] [--workers N]
+    figaroh fleet run BATCH.yaml [--scheduler ADDR] [--archive DIR] [--workers N] [--dashboard]
     figaroh fleet report --archive DIR [--robot R ...] [--param P ...] [--k K] [-o drift.html]
     figaroh index rebuild [ARCHIVE]
 
@@ -514,6 +514,12 @@ def _add_fleet(sub: Any) -> None:
         "--workers", type=int_at_least(1), default=None, help="worker processes (embedded cluster)"
     )
     run.add_argument("--serial", action="store_true", help="run in this process, without Dask")
+    run.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="serve the embedded cluster's Dask dashboard on 127.0.0.1 (off by default; the "
+        "cluster listens on 127.0.0.1 only)",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar over jobs")
     _add_verbosity(run, suppress=True)
     report = _command_parser(

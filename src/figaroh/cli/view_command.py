@@ -11,12 +11,19 @@ The viewer needs the ``viz`` extra (viser, yourdfpy, trimesh:
 ``pip install "figaroh[viz]"``); without it the command exits 2 saying so.
 ``--dry-run`` loads the URDF meshes and the data and checks them without
 starting the server. Otherwise the command serves until Ctrl-C (exit 130).
+
+The server listens on ``--host`` (default ``127.0.0.1``: this machine only).
+A host beyond the loopback (``0.0.0.0``, ``::``, a LAN address or name)
+exposes the viewer, the robot model and the replayed data to every machine
+that can reach the port; the command says so in a warning (one stderr line)
+before serving.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
+import ipaddress
+import logging
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
@@ -25,6 +32,7 @@ import numpy as np
 
 from figaroh.cli.common import EXIT_BAD_INPUT, EXIT_OK, CLIError, require_file, say, steps_for
 from figaroh.cli.workflows import input_phase
+from figaroh.data.text_csv import csv_rows, read_csv_text
 from figaroh.tools.robot_paths import candidate_package_roots, find_package
 from figaroh.tools.robotvisualization import (
     ViewerUnavailableError,
@@ -33,10 +41,42 @@ from figaroh.tools.robotvisualization import (
 )
 from figaroh.utils.config_parser import UnifiedConfigParser
 
-__all__ = ["read_joint_samples", "view"]
+__all__ = ["is_loopback_host", "read_joint_samples", "view", "warn_if_exposed"]
+
+logger = logging.getLogger(__name__)
 
 #: Replay rate of ``--data`` when the file has no ``t`` column [Hz].
 DEFAULT_REPLAY_HZ = 50.0
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether binding ``host`` reaches this machine only.
+
+    ``localhost`` (any case), an IPv4 address in ``127.0.0.0/8`` and ``::1``
+    are the loopback; anything else (``0.0.0.0``, ``::`` and ``""``: every
+    interface; a LAN address; another host name) is not.
+    """
+    name = host.strip().strip("[]")
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def warn_if_exposed(args: argparse.Namespace) -> None:
+    """Warn (log record, one stderr line through the CLI) when ``--host`` is beyond the loopback."""
+    if is_loopback_host(str(args.host)):
+        return
+    port = f"port {args.port}" if args.port else "the port printed below"
+    logger.warning(
+        "figaroh view --host %r binds beyond the loopback: every machine that can reach "
+        "%s of this one can open the viewer and see the robot model and the replayed "
+        "data (no password); use --host 127.0.0.1 (the default) to keep it on this machine",
+        args.host,
+        port,
+    )
 
 
 def _viewer_modules() -> Tuple[Any, Any]:
@@ -83,8 +123,10 @@ def read_joint_samples(
         CLIError: no ``q_<joint>`` column of a known joint, no row, or a
             non-numeric value (exit 2).
     """
-    with open(path, newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r]
+    try:
+        rows = csv_rows(path, read_csv_text(path, "--data"), "--data")
+    except ValueError as exc:  # not text, or not CSV: the message names the file
+        raise CLIError(str(exc)) from exc
     if not rows:
         raise CLIError(f"--data {path} is empty; give a CSV with q_<joint> columns")
     header = [h.strip() for h in rows[0]]
@@ -206,6 +248,7 @@ def view(args: argparse.Namespace) -> int:
                 f"{summary['samples']} samples (dry run: no server started)",
             )
             return EXIT_OK
+        warn_if_exposed(args)
         server = create_viser_server(host=args.host, port=args.port)
         vis = ViserUrdf(server, urdf_or_path=model, root_node_name="/robot", load_meshes=True)
     say(args, f"viewer at http://{args.host}:{server.get_port()} (Ctrl-C to stop)")

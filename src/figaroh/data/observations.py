@@ -11,8 +11,6 @@ in the measurement ``frame``.
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import os
 from dataclasses import dataclass, field, replace
@@ -22,7 +20,7 @@ from typing import Any, Iterable, List, Mapping, Sequence, Tuple, Union
 import numpy as np
 
 from figaroh.data.source import DataSource
-from figaroh.data.text_csv import read_csv_text
+from figaroh.data.text_csv import csv_rows, read_csv_text
 
 logger = logging.getLogger(__name__)
 
@@ -525,7 +523,7 @@ def _marker_columns(n_markers: int, measurability: np.ndarray) -> List[str]:
 def _read_csv_rows(p: Path) -> Tuple[List[str], List[List[str]]]:
     """``(header, data rows)`` of a calibration CSV (every row as long as the header)."""
     text = read_csv_text(p, "calibration data file")
-    rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r]
+    rows = csv_rows(p, text, "calibration data file")
     if not rows:
         raise ValueError(f"{p}: empty file (expected a header row)")
     header = [c.strip() for c in rows[0]]

@@ -12,7 +12,6 @@ the column and the fix.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
@@ -20,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 
 from figaroh.data.source import DataSource, Session
-from figaroh.data.text_csv import read_csv_text
+from figaroh.data.text_csv import csv_rows, numeric_rows, read_csv_text
 from figaroh.data.trajectory_fields import (
     JOINT_TORQUE,
     TrajectoryDataError,
@@ -53,15 +52,13 @@ def _read_csv_table(p: Path) -> Tuple[Dict[str, Any], List[str], np.ndarray]:
         i += 1
     if i >= len(lines):
         raise TrajectoryDataError(f"{p}: no header row (expected 't,q:<joint>,...')")
-    header = [c.strip() for c in lines[i].split(",")]
+    (cells,) = csv_rows(p, [lines[i]], "trajectory CSV", first_line=i + 1)
+    header = [c.strip() for c in cells]
     body = "\n".join(lines[i + 1 :])
     try:
-        table = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2, dtype=float)
+        table = numeric_rows(p, body, 0, "trajectory CSV")
     except ValueError as exc:
-        raise TrajectoryDataError(
-            f"{p}: cannot parse the numeric rows ({exc}); every cell must be a number "
-            "(write 'nan' explicitly for missing values, then interpolate or cut them)"
-        ) from exc
+        raise TrajectoryDataError(str(exc)) from exc
     if table.size == 0:
         table = np.zeros((0, len(header)))
     if table.shape[1] != len(header):

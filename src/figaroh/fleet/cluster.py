@@ -15,7 +15,20 @@ from figaroh._optional import require
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["WORKER_ENV", "dask_client", "require_distributed"]
+__all__ = ["LOOPBACK", "WORKER_ENV", "dask_client", "require_distributed"]
+
+#: Interface of every socket of the embedded cluster (scheduler, workers,
+#: nannies and the optional dashboard): the loopback, so that no other host
+#: can reach it.
+LOOPBACK = "127.0.0.1"
+
+#: Dask configuration of a cluster started without the dashboard: the HTTP
+#: servers of the scheduler and of the workers serve ``/health`` only (no
+#: dashboard, no cluster information pages, no metrics, no proxy).
+_HEALTH_ONLY = {
+    "distributed.scheduler.http.routes": ["distributed.http.health"],
+    "distributed.worker.http.routes": ["distributed.http.health"],
+}
 
 #: Environment of the embedded cluster's worker processes: one BLAS/OpenMP
 #: thread each, so that a job gives bit-identical sums on a worker and serially
@@ -41,17 +54,27 @@ def require_distributed() -> Any:
 
 
 @contextlib.contextmanager
-def dask_client(scheduler: Any = None, n_workers: int | None = None) -> Iterator[Any]:
+def dask_client(
+    scheduler: Any = None, n_workers: int | None = None, *, dashboard: bool = False
+) -> Iterator[Any]:
     """A ``distributed.Client`` for the duration of the block.
 
     Args:
         scheduler: None — start an embedded ``LocalCluster`` of ``n_workers``
-            worker processes, one thread each, no dashboard (closed on exit);
+            worker processes, one thread each, every socket on
+            ``127.0.0.1`` and no dashboard unless ``dashboard`` (closed on exit);
             a scheduler address such as ``"tcp://host:8786"`` — connect to it
             (the connection is closed on exit, the cluster keeps running);
             a ``distributed.Client`` — used as it is and left open.
         n_workers: Worker processes of the embedded cluster (None:
             ``os.cpu_count()``); ignored for an address or a client.
+        dashboard: Serve the embedded scheduler's dashboard (Dask's default
+            HTTP routes: the Bokeh dashboard when ``bokeh`` is installed,
+            cluster information pages, Prometheus metrics) on
+            ``127.0.0.1:<free port>``, its address logged. Without it the
+            scheduler's and workers' HTTP servers (which distributed always
+            starts) answer ``/health`` only, on loopback ports. Ignored for an
+            address or a client.
 
     Yields:
         The client.
@@ -70,14 +93,25 @@ def dask_client(scheduler: Any = None, n_workers: int | None = None) -> Iterator
         return
     workers = int(n_workers or os.cpu_count() or 1)
     logger.info("starting an embedded Dask cluster of %d worker processes", workers)
-    with (
-        distributed.LocalCluster(
+    dask = require("dask", extra="fleet", purpose="Running a fleet batch on Dask")
+    # Every node of a Dask cluster runs an HTTP server (distributed cannot turn
+    # it off): without the dashboard it answers /health only.
+    # (the routes are read when the scheduler and the worker processes start)
+    with dask.config.set({} if dashboard else _HEALTH_ONLY):
+        cluster = distributed.LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=":0",
+            host=LOOPBACK,
+            dashboard_address=f"{LOOPBACK}:0",
+            scheduler_kwargs={"dashboard": bool(dashboard)},
+            worker_dashboard_address=None,
             env=dict(WORKER_ENV),
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+        )
+    with cluster, distributed.Client(cluster) as client:
+        if dashboard:
+            logger.warning(
+                "serving the Dask dashboard of the embedded cluster at %s (loopback only)",
+                client.dashboard_link,
+            )
         yield client

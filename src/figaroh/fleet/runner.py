@@ -283,13 +283,15 @@ def run_batch(
     retries: int = 2,
     progress: bool = True,
     thresholds: Mapping[str, Any] | None = None,
+    dashboard: bool = False,
 ) -> BatchResult:
     """Run the batch on Dask distributed; archive and index every finished job.
 
     Args:
         jobs: The jobs (e.g. :func:`figaroh.fleet.jobs.load_batch`).
         scheduler: None — an embedded ``LocalCluster`` of ``n_workers``
-            processes with one thread each (started and closed here); a
+            processes with one thread each, listening on ``127.0.0.1`` only
+            (started and closed here); a
             scheduler address ``"tcp://host:8786"``; or a
             ``distributed.Client`` (used as is, left open).
         archive_root: Archive root (run folders, ``index.jsonl``, ``index.sqlite``),
@@ -303,6 +305,9 @@ def run_batch(
         thresholds: Verdict thresholds of every job (see :func:`figaroh.fleet.worker.run_job`).
             They are not part of the ``job_id``: a job already indexed is
             skipped whatever the thresholds.
+        dashboard: Serve the embedded cluster's Dask dashboard on
+            ``127.0.0.1`` (off by default; see
+            :func:`figaroh.fleet.cluster.dask_client`).
 
     Returns:
         The :class:`BatchResult`.
@@ -314,7 +319,7 @@ def run_batch(
     require_distributed()
 
     def execute(batch: _Batch, todo: List[Job]) -> None:
-        with dask_client(scheduler, n_workers) as client:
+        with dask_client(scheduler, n_workers, dashboard=dashboard) as client:
             futures = {}
             for job in todo:
                 future = client.submit(

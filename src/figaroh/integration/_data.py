@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from figaroh.cli.csv_identification import CSVIdentification
+from figaroh.data.text_csv import numeric_rows, read_csv_text
 from figaroh.identification.exceptions import IdentificationDataError
 
 logger = logging.getLogger(__name__)
@@ -98,13 +99,12 @@ class SystemIdentification(CSVIdentification):
 
 def _read_matrix(path: Path) -> np.ndarray:
     """A comma-separated numeric table (an optional header row is skipped); 1-D → one column."""
+    text = read_csv_text(path, "signal CSV")
     try:
-        table = np.loadtxt(path, delimiter=",", ndmin=2, dtype=float)
+        table = numeric_rows(path, text, 0, "signal CSV")
     except ValueError:
         try:
-            table = np.loadtxt(path, delimiter=",", ndmin=2, dtype=float, skiprows=1)
+            table = numeric_rows(path, text, 1, "signal CSV")
         except ValueError as exc:
-            raise IdentificationDataError(
-                f"{path}: not a comma-separated numeric table ({exc})"
-            ) from exc
+            raise IdentificationDataError(str(exc)) from exc
     return table

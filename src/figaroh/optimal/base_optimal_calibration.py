@@ -48,7 +48,6 @@ Beyond upstream:
 from __future__ import annotations
 
 import copy
-import csv
 import logging
 import math
 import random
@@ -66,6 +65,7 @@ from figaroh.calibration.calibration_tools import calculate_base_kinematics_regr
 from figaroh.calibration.config import load_calibration_config, unified_to_legacy_config
 from figaroh.calibration.data_loader import load_data
 from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
+from figaroh.data.text_csv import csv_rows, read_csv_text
 from figaroh.errors import FigarohError
 from figaroh.tools.exceptions import SolverError
 from figaroh.utils.config_parser import (
@@ -1036,8 +1036,10 @@ class BaseOptimalCalibration:
 
     @staticmethod
     def _read_csv_candidates(p: Path) -> Tuple[List[str], List[List[str]]]:
-        with open(p, newline="", encoding="utf-8") as fh:
-            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+        text = read_csv_text(p, "candidate configurations CSV")
+        rows = [
+            r for r in csv_rows(p, text, "candidate configurations CSV") if any(map(str.strip, r))
+        ]
         if len(rows) < 2:
             raise ValueError(f"{p}: needs a header row and at least one candidate row")
         return [c.strip() for c in rows[0]], rows[1:]
