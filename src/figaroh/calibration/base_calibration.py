@@ -55,6 +55,7 @@ from figaroh._run.result_plots import _is_headless
 from figaroh._run.task_services import RunServices
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration import estimation
+from figaroh.calibration._checks import CalibrationDataChecks
 from figaroh.calibration._corrections import CalibrationCorrections, is_kinematic_correction
 from figaroh.calibration._data import CalibrationData
 from figaroh.calibration._evaluation import CalibrationEvaluation
@@ -153,6 +154,7 @@ def _run_of(obj: Any) -> CalibrationRun:
 class BaseCalibration(
     RunServices,
     CalibrationData,
+    CalibrationDataChecks,
     CalibrationObjective,
     CalibrationParameters,
     CalibrationEvaluation,
@@ -293,6 +295,7 @@ class BaseCalibration(
         try:
             self.load_data_set()
             self.create_param_list()
+            self._check_input_data()
         except Exception as exc:
             raise CalibrationError(f"Initialization failed: {exc}") from exc
 
@@ -412,6 +415,7 @@ class BaseCalibration(
         """
         self._run_started_at = _now()
         drop_stage(self, "export")
+        self._ensure_input_checks()
         try:
             result, outliers = self.solve_optimisation(
                 method=method,
@@ -423,6 +427,7 @@ class BaseCalibration(
             record_stage(self, "fit", "failed", f"{type(exc).__name__}: {exc}")
             raise
         evaluation = self._evaluate_solution(result, outliers)
+        self._check_fit_data(result)
         record_stage(
             self,
             "fit",
