@@ -9,12 +9,15 @@ Workflow:
    :meth:`create_param_list` (structural selection of the identifiable
    joint parameters, base/tip frame names, frame-absorbed parameters removed
    on the measured data — or one of the non-structural estimation methods of
-   :mod:`figaroh.calibration.estimation`);
+   :mod:`figaroh.calibration.estimation`), then the data checks
+   (``joint_limits``, ``measurement_units``, ``identifiability``: findings
+   in ``data_checks``, warnings, never a change of the fit);
 3. :meth:`solve` — ``scipy.optimize.least_squares`` (Levenberg–Marquardt,
    finite-difference Jacobian, figaroh 1.0.2's arguments; the analytic
    Jacobian is an option, ``parameters.jacobian: analytic``) on the weighted
-   log-map residuals, outlier exclusion, evaluation metrics, uncertainty,
-   held-out validation and the quality report;
+   log-map residuals, outlier exclusion, evaluation metrics, the data
+   checks at the solution (``outlier_fraction``, ``identifiability``),
+   uncertainty, held-out validation and the quality report;
 4. reports and exports — :meth:`print_quality_report`,
    :meth:`export_html_report`, :meth:`verify`,
    :meth:`export_verification_report`, :meth:`archive_run`,
@@ -218,6 +221,10 @@ class BaseCalibration(
             ``condition_number``, ...).
         results_data: Everything stored by the last :meth:`solve`.
         stages: Stage records (``data``, ``fit``, ``validation``, ``export``).
+        data_checks: Findings of the physical-plausibility checks of the data
+            (:mod:`figaroh.calibration._pipeline.data_checks`), run by
+            :meth:`initialize` and after the fit; a failure is logged as a
+            warning, marks stage ``data`` failed and fails :meth:`verify`.
         STATUS: ``"NOT CALIBRATED"`` or ``"CALIBRATED"``.
 
     Raises:

@@ -182,7 +182,9 @@ def joint_limits_finding(
     return DataFinding(
         "joint_limits",
         False,
-        "measured joint values lie outside the URDF joint limits: " + "; ".join(parts) + f": {cause}",
+        "measured joint values lie outside the URDF joint limits: "
+        + "; ".join(parts)
+        + f": {cause}",
     )
 
 
@@ -302,12 +304,12 @@ def _joint_params(joint: str, params: Sequence[str]) -> List[str]:
 def jacobian_problems(jacobian: np.ndarray | None, names: Sequence[str]) -> List[str]:
     """Rank and conditioning problems of the cost's Jacobian at the solution.
 
-    The singular values ``s`` of ``J`` (rows of excluded postures are zero
-    and do not count; rows a cost adds, such as regularisation, do): rank ``#{s_i > s_max·max(m, n)·ε}``
-    below the parameters, or ``cond = s_max / s_min >`` :data:`CONDITION_LIMIT`,
-    names the parameters carrying the weak directions (components of the
-    right singular vectors of ``s_i < s_max / CONDITION_LIMIT`` at least half
-    the largest).
+    From the singular values ``s`` of ``J`` (rows of excluded postures are
+    zero and do not count; rows a cost adds, such as regularisation, do): a
+    rank ``#{s_i > s_max·max(m, n)·ε}`` below the parameters, or
+    ``cond = s_max / s_min >`` :data:`CONDITION_LIMIT`, names the parameters
+    carrying the weak directions (components of the right singular vectors
+    of ``s_i < s_max / CONDITION_LIMIT`` at least half the largest).
 
     Args:
         jacobian: (m, n) Jacobian of the cost at the solution
