@@ -32,8 +32,9 @@ Checks (name — what fails it):
   measured components per posture; an active joint whose parameters are
   calibrated never moves (range ≤ :data:`MOTION_TOLERANCE`); after the fit,
   the Jacobian of the fitted cost at the solution (``result.jac``, the
-  matrix of ``evaluation_metrics["condition_number"]``) is rank deficient or
-  has a condition number above :data:`CONDITION_LIMIT`.
+  matrix of ``evaluation_metrics["condition_number"]``), its columns scaled
+  to unit norm, is rank deficient or has a condition number above
+  :data:`CONDITION_LIMIT`.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ MOTION_TOLERANCE = 1e-3
 #: freedom must at least equal the parameters for the noise estimate, the
 #: outlier test and the standard deviations to mean something.
 MIN_REDUNDANCY = 2.0
-#: Largest accepted condition number of the cost's Jacobian at the solution
-#: (parameters in [m] and [rad], rows weighted as the cost weights them).
+#: Largest accepted condition number of the cost's Jacobian at the solution,
+#: columns scaled to unit norm (independent of the parameters' units).
 CONDITION_LIMIT = 1e5
 
 #: Scale ratios that reveal a length unit, and the fix.
@@ -304,9 +305,13 @@ def _joint_params(joint: str, params: Sequence[str]) -> List[str]:
 def jacobian_problems(jacobian: np.ndarray | None, names: Sequence[str]) -> List[str]:
     """Rank and conditioning problems of the cost's Jacobian at the solution.
 
-    From the singular values ``s`` of ``J`` (rows of excluded postures are
-    zero and do not count; rows a cost adds, such as regularisation, do): a
-    rank ``#{s_i > s_max·max(m, n)·ε}`` below the parameters, or
+    Each column of ``J`` is divided by its norm first (a parameter's unit,
+    metres or radians, and the weight of a prior do not count: the scaled
+    matrix measures how nearly parallel the parameters' effects are); a zero
+    column is a parameter without effect. From the singular values ``s`` of
+    the scaled matrix (rows of excluded postures are zero and do not count;
+    rows a cost adds, such as regularisation or priors, do): a rank
+    ``#{s_i > s_max·max(m, n)·ε}`` below the parameters, or
     ``cond = s_max / s_min >`` :data:`CONDITION_LIMIT`, names the parameters
     carrying the weak directions (components of the right singular vectors
     of ``s_i < s_max / CONDITION_LIMIT`` at least half the largest).
@@ -321,22 +326,26 @@ def jacobian_problems(jacobian: np.ndarray | None, names: Sequence[str]) -> List
     J = np.asarray(jacobian, dtype=float)
     if J.ndim != 2 or J.shape[1] != len(names) or not J.size or not np.all(np.isfinite(J)):
         return []
-    _, s, vt = np.linalg.svd(J, full_matrices=False)
-    if not s.size or s[0] <= 0:
+    norms = np.linalg.norm(J, axis=0)
+    if not np.any(norms > 0):
         return [f"the Jacobian of the cost is zero: none of {list(names)} is identifiable"]
+    dead = norms <= norms.max() * max(J.shape) * np.finfo(float).eps
+    scaled = J / np.where(dead, 1.0, norms)
+    scaled[:, dead] = 0.0
+    _, s, vt = np.linalg.svd(scaled, full_matrices=False)
     rank = int(np.count_nonzero(s > s[0] * max(J.shape) * np.finfo(float).eps))
     cond = float(s[0] / s[-1]) if s[-1] > 0 else math.inf
     if rank == len(names) and cond <= CONDITION_LIMIT:
         return []
-    weak = set()
+    weak = set(int(j) for j in np.flatnonzero(dead))
     for i in np.flatnonzero(s < s[0] / CONDITION_LIMIT):
         v = np.abs(vt[i])
         weak.update(int(j) for j in np.flatnonzero(v >= 0.5 * v.max()))
     weak_names = [str(names[j]) for j in sorted(weak)]
     return [
-        f"the Jacobian of the cost at the solution has rank {rank} for {len(names)} "
-        f"parameters and condition number {cond:.3g} (limit {CONDITION_LIMIT:.0e}): "
-        f"{weak_names} cannot be identified from these postures"
+        f"the Jacobian of the cost at the solution (columns scaled to unit norm) has rank "
+        f"{rank} for {len(names)} parameters and condition number {cond:.3g} (limit "
+        f"{CONDITION_LIMIT:.0e}): {weak_names} cannot be identified from these postures"
     ]
 
 
