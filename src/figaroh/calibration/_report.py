@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Mapping
 
 import numpy as np
 
+from figaroh._run.data_checks import DataChecks
 from figaroh._run.verdict import CALIBRATION_DEFAULT_THRESHOLDS, scoped_verification
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.report import _build_insights
@@ -235,7 +236,14 @@ def build_insights(
 
 
 def verify_calibration(calib: Any, thresholds: Any, scope: str):
-    """Scoped verification verdict of a solved calibration."""
+    """Scoped verification verdict of a solved calibration.
+
+    Required guards: finite fit RMSE, parameters and residuals, solver
+    success, the requested validation set loaded, and one
+    ``data_check:<name>`` per finding of ``calib.data_checks`` (see
+    :mod:`figaroh.calibration._pipeline.data_checks`): a failed data check
+    fails the verdict, and adds an insight line with its message.
+    """
     ev = calib.evaluation_metrics
     cfg = calib.calib_config
     thresholds = dict(CALIBRATION_DEFAULT_THRESHOLDS if thresholds is None else thresholds)
@@ -264,6 +272,9 @@ def verify_calibration(calib: Any, thresholds: Any, scope: str):
     }
     requested = cfg.get("validation_data_file")
     facts = {"requested_validation_loaded": (not requested) or bool(calib._val_available)}
+    checks = getattr(calib, "data_checks", None)
+    checks = checks if isinstance(checks, DataChecks) else DataChecks()
+    facts.update(checks.facts())
     verdict = scoped_verification(
         metrics,
         thresholds,
@@ -276,6 +287,7 @@ def verify_calibration(calib: Any, thresholds: Any, scope: str):
     )
     insights = build_insights(ev, int(cfg.get("NbSample", 0)), list(cfg["param_name"]), validation)
     verdict.insights = [i["text"] if isinstance(i, Mapping) else str(i) for i in insights]
+    verdict.insights += [f"Data check {f.check} failed: {f.message}" for f in checks.failed]
     prov = calib._run_provenance
     if prov is None:
         prov = collect_run_provenance(calib, "calibration")

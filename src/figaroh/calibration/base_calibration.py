@@ -9,12 +9,15 @@ Workflow:
    :meth:`create_param_list` (structural selection of the identifiable
    joint parameters, base/tip frame names, frame-absorbed parameters removed
    on the measured data — or one of the non-structural estimation methods of
-   :mod:`figaroh.calibration.estimation`);
+   :mod:`figaroh.calibration.estimation`), then the data checks
+   (``joint_limits``, ``measurement_units``, ``identifiability``: findings
+   in ``data_checks``, warnings, never a change of the fit);
 3. :meth:`solve` — ``scipy.optimize.least_squares`` (Levenberg–Marquardt,
    finite-difference Jacobian, figaroh 1.0.2's arguments; the analytic
    Jacobian is an option, ``parameters.jacobian: analytic``) on the weighted
-   log-map residuals, outlier exclusion, evaluation metrics, uncertainty,
-   held-out validation and the quality report;
+   log-map residuals, outlier exclusion, evaluation metrics, the data
+   checks at the solution (``outlier_fraction``, ``identifiability``),
+   uncertainty, held-out validation and the quality report;
 4. reports and exports — :meth:`print_quality_report`,
    :meth:`export_html_report`, :meth:`verify`,
    :meth:`export_verification_report`, :meth:`archive_run`,
@@ -55,6 +58,7 @@ from figaroh._run.result_plots import _is_headless
 from figaroh._run.task_services import RunServices
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration import estimation
+from figaroh.calibration._checks import CalibrationDataChecks
 from figaroh.calibration._corrections import CalibrationCorrections, is_kinematic_correction
 from figaroh.calibration._data import CalibrationData
 from figaroh.calibration._evaluation import CalibrationEvaluation
@@ -153,6 +157,7 @@ def _run_of(obj: Any) -> CalibrationRun:
 class BaseCalibration(
     RunServices,
     CalibrationData,
+    CalibrationDataChecks,
     CalibrationObjective,
     CalibrationParameters,
     CalibrationEvaluation,
@@ -216,6 +221,10 @@ class BaseCalibration(
             ``condition_number``, ...).
         results_data: Everything stored by the last :meth:`solve`.
         stages: Stage records (``data``, ``fit``, ``validation``, ``export``).
+        data_checks: Findings of the physical-plausibility checks of the data
+            (:mod:`figaroh.calibration._pipeline.data_checks`), run by
+            :meth:`initialize` and after the fit; a failure is logged as a
+            warning, marks stage ``data`` failed and fails :meth:`verify`.
         STATUS: ``"NOT CALIBRATED"`` or ``"CALIBRATED"``.
 
     Raises:
@@ -293,6 +302,7 @@ class BaseCalibration(
         try:
             self.load_data_set()
             self.create_param_list()
+            self._check_input_data()
         except Exception as exc:
             raise CalibrationError(f"Initialization failed: {exc}") from exc
 
@@ -412,6 +422,7 @@ class BaseCalibration(
         """
         self._run_started_at = _now()
         drop_stage(self, "export")
+        self._ensure_input_checks()
         try:
             result, outliers = self.solve_optimisation(
                 method=method,
@@ -423,6 +434,7 @@ class BaseCalibration(
             record_stage(self, "fit", "failed", f"{type(exc).__name__}: {exc}")
             raise
         evaluation = self._evaluate_solution(result, outliers)
+        self._check_fit_data(result)
         record_stage(
             self,
             "fit",

@@ -23,6 +23,11 @@ Step order (:data:`STEP_ORDER`):
 6. ``metrics`` — :func:`~.metrics.evaluation_metrics`;
 7. ``validation`` — :func:`~.validation.validation_metrics`;
 8. ``results`` — :func:`~.results.assemble_results`.
+
+The data checks of :mod:`~.data_checks` read the data after step 3
+(``joint_limits``, ``measurement_units``, ``identifiability``) and the
+solution after step 6 (``outlier_fraction``, ``identifiability`` with the
+Jacobian); they change no step's output.
 """
 
 from __future__ import annotations
