@@ -301,8 +301,8 @@ CONFIG_CASES: list[BadInput] = [
         "calibration-limit-as-text",
         calibration("thresholds:\n  position_rmse_mm: one"),
         CalibrationError,
-        r"Failed to load configuration: tasks\.calibration\.verification\.thresholds\.position_rmse_mm: the limit must be a "
-        r"number, got 'one'",
+        r"Failed to load configuration: tasks\.calibration\.verification\.thresholds\."
+        r"position_rmse_mm: the limit must be a number, got 'one'",
     ),
 ]
 
