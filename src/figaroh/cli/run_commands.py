@@ -92,7 +92,8 @@ def _require_consistent_status(data: Dict[str, Any], path: Path) -> None:
         else ("it has no required check" if not required else "every required check passes")
     )
     raise CLIError(
-        f"{path}: {' and '.join(problems)} contradicts its own checks ({because}), "
+        f"{path}: {' and '.join(problems)} "
+        f"{'contradict' if len(problems) > 1 else 'contradicts'} its own checks ({because}), "
         f"whose verdict is {status!r}: the file was edited or written by another tool; "
         "regenerate it with export_verification_report() or figaroh identify/calibrate"
     )
