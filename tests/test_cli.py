@@ -165,7 +165,7 @@ def test_identify_physical_fit_exports_a_consistent_urdf(ident_data, ur10_urdf, 
     code, _, err = _in_process(
         "identify", CONFIG, "--urdf", ur10_urdf, "--data", train,
         "--validation-data", validation, "-o", tmp_path, "--select-stage", "physical_fit",
-        "--export-urdf", urdf_out, "-q",
+        "--export-urdf", urdf_out, "--scope", "execution", "-q",
     )  # fmt: skip
     assert code == 0, err
     names, cols = _read_params(tmp_path / "selected_parameters.csv")
@@ -400,7 +400,7 @@ def test_urdf_option_accepts_a_robot_name(ident_data, tmp_path):
     _, train, validation = ident_data
     code, _, err = _in_process(
         "identify", CONFIG, "--urdf", "ur10", "--data", train,
-        "--validation-data", validation, "-o", tmp_path, "-q",
+        "--validation-data", validation, "-o", tmp_path, "--scope", "execution", "-q",
     )  # fmt: skip
     assert code == 0, err
     code, _, err = _in_process(

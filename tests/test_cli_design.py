@@ -93,8 +93,9 @@ def test_init_then_identify_round_trip(ur10_urdf, tmp_path):
     assert _in_process("init", ur10_urdf, "-o", cfg, "-q")[0] == 0
     train, _ = _ur10.generate_ur10_data(tmp_path / "data", 400, 0.1, seed=5)
     code, stdout, err = _in_process(
-        "identify", cfg, "--urdf", ur10_urdf, "--data", train, "-o", tmp_path / "out"
-    )
+        "identify", cfg, "--urdf", ur10_urdf, "--data", train, "-o", tmp_path / "out",
+        "--scope", "execution",
+    )  # fmt: skip
     assert code == 0, err
     assert "identified" in stdout
     assert (tmp_path / "out" / "base_parameters.csv").is_file()

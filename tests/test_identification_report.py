@@ -576,11 +576,11 @@ def _verdict_rows(doc):
 
 
 def test_identification_report_verdict_panel(ident):
-    """Default: the report runs verify() itself (empty policy: not evaluated)."""
+    """Default: the report shows the run's verdict, here verify()'s (empty policy)."""
+    default = ident.verify()  # the run's verdict from now on: not evaluated
     panel, rows = _verdict_rows(ir.generate_identification_report(ident))
     assert 'data-status="not_evaluated"' in panel and "NOT EVALUATED" in panel
     assert "No acceptance limits were given" in panel
-    default = ident.verify()
     assert [(s, html.unescape(n)) for s, n, _, _ in rows] == [
         (c.status, c.name) for c in default.checks
     ]

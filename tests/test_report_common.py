@@ -45,7 +45,7 @@ def _by_name(verdict):
 
 
 # ---------------------------------------------------------------------------
-# evaluate_thresholds / _check_status
+# evaluate_thresholds / verdict_status
 # ---------------------------------------------------------------------------
 
 
@@ -149,12 +149,12 @@ def test_check_status_table():
     def chk(status, required=True):
         return ThresholdCheck("x", 1.0, 1.0, "max", status == "pass", status, required)
 
-    assert run_verdict._check_status([]) == "not_evaluated"
-    assert run_verdict._check_status([chk("pass", False)]) == "not_evaluated"
-    assert run_verdict._check_status([chk("pass")]) == "pass"
-    assert run_verdict._check_status([chk("pass"), chk("not_evaluated")]) == "not_evaluated"
-    assert run_verdict._check_status([chk("fail"), chk("not_evaluated")]) == "fail"
-    assert run_verdict._check_status([chk("pass"), chk("fail", False)]) == "pass"
+    assert run_verdict.verdict_status([]) == "not_evaluated"
+    assert run_verdict.verdict_status([chk("pass", False)]) == "not_evaluated"
+    assert run_verdict.verdict_status([chk("pass")]) == "pass"
+    assert run_verdict.verdict_status([chk("pass"), chk("not_evaluated")]) == "not_evaluated"
+    assert run_verdict.verdict_status([chk("fail"), chk("not_evaluated")]) == "fail"
+    assert run_verdict.verdict_status([chk("pass"), chk("fail", False)]) == "pass"
 
 
 def test_threshold_check_post_init_and_old_constructors():

@@ -84,8 +84,8 @@ class TinyRun(RunServices):
         )
         return apply_to_verdict(verdict, self)
 
-    def _generate_html_report(self, output_path):
-        Path(output_path).write_text("<html>tiny</html>", encoding="utf-8")
+    def _generate_html_report(self, output_path, verdict=None):
+        Path(output_path).write_text(f"<html>tiny {verdict.status}</html>", encoding="utf-8")
 
     def _quality_report_text(self):
         return f"tiny report rmse={self.rmse}"
@@ -166,7 +166,8 @@ def test_html_report_paths(tmp_path):
     run = TinyRun().solve()
     path = run.export_html_report(output_dir=str(tmp_path / "html"))
     assert path == str(tmp_path / "html" / "identification_report.html")
-    assert Path(path).read_text(encoding="utf-8") == "<html>tiny</html>"
+    # the default verify(): prediction scope without validation evidence
+    assert Path(path).read_text(encoding="utf-8") == "<html>tiny not_evaluated</html>"
     explicit = str(tmp_path / "r.html")
     assert run.export_html_report(output_path=explicit) == explicit
 

@@ -187,7 +187,7 @@ def test_figaroh_identify_runs_on_the_installed_wheel(wheel_env, outside_project
     out = config.parent / "out"
     proc = subprocess.run(
         [str(figaroh), "identify", str(config), "--urdf", str(ur10_urdf), "--data", str(train)]
-        + ["--validation-data", str(validation), "-o", str(out), "-q"],
+        + ["--validation-data", str(validation), "-o", str(out), "--scope", "execution", "-q"],
         capture_output=True,
         text=True,
         cwd=config.parent,

@@ -132,13 +132,17 @@ def run(
     seed: int = 0,
     plotting: bool = False,
     quiet: bool = False,
+    config: str | os.PathLike = CONFIG,
 ) -> UR10Identification:
-    """Generate data, identify and return the solved identification object."""
+    """Generate data, identify and return the solved identification object.
+
+    ``config`` is the unified configuration (default ``config/ur10_unified_config.yaml``).
+    """
     robot = load_ur10()
     train, validation = generate_ur10_data(
         Path(work_dir) / "data", n_samples, noise_std, seed, robot
     )
-    ident = UR10Identification(robot, CONFIG, data_dir=train)
+    ident = UR10Identification(robot, config, data_dir=train)
     ident.identif_config["validation_data_file"] = str(validation)
     ident.initialize()
     ident.solve(decimate=False, plotting=plotting, save_results=False, verbose=not quiet)

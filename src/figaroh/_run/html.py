@@ -449,8 +449,12 @@ def _verdict_section(verdict: Any, unavailable_reason: str = "") -> str:
 
 
 def _run_verdict(task: Any) -> Tuple[Any, str]:
-    """``(verdict, reason)``: ``task.verify()`` with its default policy, or None and why."""
-    verify = getattr(task, "verify", None)
+    """``(verdict, reason)``: the run's verdict, or None and why.
+
+    The run's verdict is the one its last ``verify()`` kept (``RunServices``),
+    else ``task.verify()`` with its default policy.
+    """
+    verify = getattr(task, "_current_verdict", None) or getattr(task, "verify", None)
     if not callable(verify):
         return None, f"{type(task).__name__} has no verify()"
     try:
@@ -461,7 +465,7 @@ def _run_verdict(task: Any) -> Tuple[Any, str]:
 
 
 def _verdict_block(task: Any, verdict: Any = None) -> str:
-    """Verdict panel of ``verdict``, or of ``task.verify()`` when None."""
+    """Verdict panel of ``verdict``, or of the run's verdict when None."""
     reason = ""
     if verdict is None:
         verdict, reason = _run_verdict(task)

@@ -41,6 +41,7 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping
 
+from figaroh._run import verification_policy as _policy
 from figaroh._run.stages import with_schema
 from figaroh.utils._lazy import lazy_module
 from figaroh.utils.fileio import atomic_write_text, make_folder
@@ -177,12 +178,69 @@ class RunServices:
         )
         return ResultsManager(self._task, name, self._results_record())
 
+    # ------------------------------------------------------------------ the run's verdict
+    def _task_config(self) -> Mapping[str, Any] | None:
+        """The converted task configuration (``identif_config`` / ``calib_config``), if any."""
+        for name in ("identif_config", "calib_config"):
+            config = getattr(self, name, None)
+            if isinstance(config, Mapping):
+                return config
+        return None
+
+    def _solve_key(self) -> tuple:
+        """Identity of the current ``solve()``: its provenance record and results dict.
+
+        Both are new objects after every ``solve()``, so a verdict stored with
+        this key is recognised as stale once the run is solved again.
+        """
+        return (getattr(self, "_run_provenance", None), self._results_record())
+
+    def _stored_verdict(self) -> VerificationVerdict | None:
+        """The verdict kept for the current ``solve()`` (None: none, or a previous solve's)."""
+        stored = self.__dict__.get("_verdict_store")
+        if stored is None:
+            return None
+        key, verdict = stored
+        current = self._solve_key()
+        if len(key) != len(current) or any(a is not b for a, b in zip(key, current, strict=True)):
+            return None
+        return verdict
+
+    def _keep_verdict(self, verdict: VerificationVerdict) -> VerificationVerdict:
+        """Make ``verdict`` the run's verdict (shown by every later export)."""
+        self.__dict__["_verdict_store"] = (self._solve_key(), verdict)
+        return verdict
+
+    def _verdict_for(
+        self,
+        thresholds: Mapping[str, Mapping[str, Any]] | None,
+        scope: str,
+        verdict: VerificationVerdict | None,
+    ) -> VerificationVerdict:
+        """The verdict an export shows.
+
+        ``verdict`` when given (it becomes the run's verdict); a new
+        :meth:`verify` when ``thresholds`` or a scope other than the default
+        is given; else the run's verdict (the last :meth:`verify` of this
+        ``solve()``), computed with the configuration's policy the first time.
+        """
+        self._require_solved()
+        if verdict is not None:
+            return self._keep_verdict(verdict)
+        if not _policy.is_default_request(thresholds, scope):
+            return self.verify(thresholds=thresholds, scope=scope)
+        return self._stored_verdict() or self.verify()
+
+    def _current_verdict(self) -> VerificationVerdict:
+        """The run's verdict: the last :meth:`verify` of this ``solve()``, else :meth:`verify`."""
+        return self._verdict_for(None, _policy.DEFAULT_SCOPE, None)
+
     def verify(
         self,
         thresholds: Mapping[str, Mapping[str, Any]] | None = None,
         scope: str = "prediction",
     ) -> VerificationVerdict:
-        """Scoped acceptance evidence of the solved run.
+        """Scoped acceptance evidence of the solved run; it becomes the run's verdict.
 
         ``scope="execution"`` checks finite numerical outputs;
         ``scope="prediction"`` also requires independent validation and
@@ -190,10 +248,20 @@ class RunServices:
         ``not_evaluated``; non-finite evidence fails; ``passed`` is True only
         when every required check passes.
 
+        An argument left at its default takes the value of the task
+        configuration's ``verification`` section (``thresholds``, ``scope``);
+        without that section the policy is empty and the scope
+        ``"prediction"``, so the verdict is ``not_evaluated``. The returned
+        verdict is kept: :meth:`export_html_report`,
+        :meth:`export_verification_report` and the archived run show it
+        until the next ``verify()`` or ``solve()``.
+
         Args:
             thresholds: Metric name → ``{"threshold", "comparison", "required"}``;
-                None uses the task's (empty) default policy.
-            scope: ``"execution"`` or ``"prediction"``.
+                None: the configuration's ``verification.thresholds`` (else
+                the task's empty default policy).
+            scope: ``"execution"`` or ``"prediction"`` (the default, replaced
+                by the configuration's ``verification.scope`` when it has one).
 
         Returns:
             The :class:`~figaroh._run.verdict.VerificationVerdict`.
@@ -202,7 +270,8 @@ class RunServices:
             AttributeError: If ``solve()`` has not been run.
         """
         self._require_solved()
-        return self._run_verification(thresholds, scope)
+        thresholds, scope = _policy.resolve_policy(thresholds, scope, self._task_config())
+        return self._keep_verdict(self._run_verification(thresholds, scope))
 
     def export_html_report(
         self,
@@ -215,17 +284,19 @@ class RunServices:
     ) -> str:
         """Write the self-contained HTML report.
 
-        The report's verdict panel shows ``verdict`` when given, else the
-        verdict of :meth:`verify` under ``thresholds`` / ``scope`` when
-        ``thresholds`` is given, else :meth:`verify`'s default (no limits:
-        "not evaluated").
+        The report's verdict panel shows the run's verdict: the one the last
+        :meth:`verify` of this ``solve()`` returned, else :meth:`verify` under
+        the configuration's policy (computed once and kept). ``verdict``, or
+        ``thresholds`` / a non-default ``scope`` (a new :meth:`verify`),
+        replace it.
 
         Args:
             output_path: Destination file; default ``<output_dir>/<task>_report.html``
                 (``output_dir`` is created).
             output_dir: Folder of the default destination.
-            thresholds: Acceptance limits for the verdict panel (as :meth:`verify`).
-            scope: Verification scope used with ``thresholds``.
+            thresholds: Acceptance limits: verify again with them (as :meth:`verify`).
+            scope: Verification scope; a value other than ``"prediction"``
+                verifies again.
             verdict: An already computed verdict to show (overrides ``thresholds``).
 
         Returns:
@@ -234,16 +305,11 @@ class RunServices:
         Raises:
             AttributeError: If ``solve()`` has not been run.
         """
-        self._require_solved()
+        verdict = self._verdict_for(thresholds, scope, verdict)
         if output_path is None:
             make_folder(output_dir)
             output_path = os.path.join(output_dir, f"{self._task}_report.html")
-        if verdict is None and thresholds is not None:
-            verdict = self.verify(thresholds=thresholds, scope=scope)
-        if verdict is None:
-            self._generate_html_report(output_path)
-        else:
-            self._generate_html_report(output_path, verdict=verdict)
+        self._generate_html_report(output_path, verdict=verdict)
         logger.info("HTML %s report written to %s", self._task, output_path)
         return output_path
 
@@ -256,8 +322,12 @@ class RunServices:
         *,
         verdict: VerificationVerdict | None = None,
     ) -> str:
-        """Write the :meth:`verify` verdict as strict JSON (``allow_nan=False``), atomically.
+        """Write the run's verdict as strict JSON (``allow_nan=False``), atomically.
 
+        The verdict is chosen as in :meth:`export_html_report`: the run's
+        verdict (last :meth:`verify` of this ``solve()``, else the
+        configuration's policy), replaced by ``verdict``, or by a new
+        :meth:`verify` when ``thresholds`` or a non-default ``scope`` is given.
         The file holds ``{"schema_version": 1, **asdict(verdict),
         "stage_records": [...]}``, indented by 2, with every non-finite float
         stored as ``null``.
@@ -266,11 +336,10 @@ class RunServices:
             output_path: Destination file; default
                 ``<output_dir>/<task>_verification.json`` (``output_dir`` is created).
             output_dir: Folder of the default destination.
-            thresholds: Passed to :meth:`verify`.
-            scope: Passed to :meth:`verify`.
+            thresholds: Passed to :meth:`verify` (a new verdict).
+            scope: Passed to :meth:`verify` when not ``"prediction"``.
             verdict: A verdict already computed by :meth:`verify` (then
-                ``thresholds`` and ``scope`` are not used): written as it is,
-                so a caller that writes several files verifies once.
+                ``thresholds`` and ``scope`` are not used): written as it is.
 
         Returns:
             The path written.
@@ -278,8 +347,7 @@ class RunServices:
         Raises:
             AttributeError: If ``solve()`` has not been run.
         """
-        if verdict is None:
-            verdict = self.verify(thresholds=thresholds, scope=scope)
+        verdict = self._verdict_for(thresholds, scope, verdict)
         verdict_dict = dataclasses.asdict(verdict)
         if self.results_manager is not None:
             verdict_dict = self.results_manager._convert_for_serialization(verdict_dict)

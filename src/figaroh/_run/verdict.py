@@ -31,6 +31,7 @@ __all__ = [
     "VerificationVerdict",
     "evaluate_thresholds",
     "scoped_verification",
+    "verdict_status",
 ]
 
 #: Statuses of a :class:`ThresholdCheck` (and of a verdict).
@@ -149,16 +150,26 @@ class VerificationVerdict:
         return verification_json_data(dataclasses.asdict(self))
 
 
-def _check_status(checks: Iterable[ThresholdCheck]) -> str:
+def verdict_status(checks: Iterable[ThresholdCheck | Mapping[str, Any]]) -> str:
     """Overall status of the *required* checks.
 
     Any ``fail`` → ``"fail"``; no required check, or any ``not_evaluated`` →
-    ``"not_evaluated"``; otherwise ``"pass"``.
+    ``"not_evaluated"``; otherwise ``"pass"``. A check is a
+    :class:`ThresholdCheck` or its JSON form (a mapping with ``status`` and
+    ``required``, default True), so a verdict read back from a file is judged
+    by the same rule.
     """
-    required = [c for c in checks if c.required]
-    if any(c.status == "fail" for c in required):
+
+    def field_of(check: Any, name: str, default: Any) -> Any:
+        if isinstance(check, Mapping):
+            return check.get(name, default)
+        return getattr(check, name, default)
+
+    required = [c for c in checks if field_of(c, "required", True) is not False]
+    statuses = [field_of(c, "status", None) for c in required]
+    if any(s == "fail" for s in statuses):
         return "fail"
-    if not required or any(c.status == "not_evaluated" for c in required):
+    if not required or any(s != "pass" for s in statuses):
         return "not_evaluated"
     return "pass"
 
@@ -256,7 +267,7 @@ def evaluate_thresholds(
     * ``v`` non-finite (NaN, ±inf) → ``fail`` ("Computed metric is nonfinite");
     * otherwise pass iff ``v ≤ τ`` (max) or ``v ≥ τ`` (min).
 
-    The verdict's ``status`` is :func:`_check_status` of the checks and
+    The verdict's ``status`` is :func:`verdict_status` of the checks and
     ``passed = (status == "pass")``; an empty policy is ``not_evaluated`` and
     does **not** pass.
 
@@ -279,7 +290,7 @@ def evaluate_thresholds(
             f"thresholds must be a mapping name -> spec, got {type(thresholds).__name__}"
         )
     checks = [_threshold_check(name, spec, metrics.get(name)) for name, spec in thresholds.items()]
-    status = _check_status(checks)
+    status = verdict_status(checks)
     return VerificationVerdict(
         passed=status == "pass",
         checks=checks,
@@ -421,7 +432,7 @@ def scoped_verification(
        ``prediction_error_policy`` (pass iff every key of ``prediction_keys``
        has a required ``max`` limit ≥ 0; empty keys → ``not_evaluated``).
 
-    The status is :func:`_check_status` of all checks; ``passed`` is True only
+    The status is :func:`verdict_status` of all checks; ``passed`` is True only
     for ``"pass"``. ``verdict.stages`` holds ``numerical_execution`` (guards),
     ``prediction`` (all checks in prediction scope, else ``not_evaluated``),
     ``solver`` and ``not_evaluated`` placeholders for ``data_provenance``,
@@ -454,7 +465,7 @@ def scoped_verification(
     verdict = evaluate_thresholds(metrics, thresholds)
 
     guard = _evidence_guards(arrays, facts, solver_success)
-    numerical_status = _check_status(guard)
+    numerical_status = verdict_status(guard)
     checks = guard + list(verdict.checks)
 
     prediction_status = "not_evaluated"
@@ -462,10 +473,10 @@ def scoped_verification(
         checks.extend(
             _prediction_checks(thresholds, independent, prediction_keys, independence_failure)
         )
-        prediction_status = _check_status(checks)
+        prediction_status = verdict_status(checks)
 
     verdict.checks = checks
-    verdict.status = _check_status(checks)
+    verdict.status = verdict_status(checks)
     verdict.passed = verdict.status == "pass"
     verdict.scope = scope
     verdict.stages = _stage_map(numerical_status, prediction_status, solver_success)

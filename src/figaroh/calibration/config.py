@@ -21,6 +21,8 @@ from typing import Any, List, Mapping, Sequence
 
 import numpy as np
 
+from figaroh._run.verification_policy import CONFIG_KEY as _VERIFICATION_KEY
+from figaroh._run.verification_policy import parse_verification_section
 from figaroh.calibration.parameter import get_elastic_names
 from figaroh.utils.config_keys import (
     LEGACY_SCHEMA,
@@ -365,7 +367,9 @@ def unified_to_legacy_config(robot: Any, unified_calib_config: Mapping[str, Any]
     Raises:
         ConfigurationError: missing ``kinematics.tool_frame``, unknown frame,
             no marker, bad ``measurable_dof``, unknown calibration level,
-            malformed poses, a non-zero ``regularization_coefficient``.
+            malformed poses, a non-zero ``regularization_coefficient``, a
+            malformed ``verification`` section (kept, normalised, as
+            ``calib_config["verification"]``).
     """
     task_cfg = unified_calib_config
     if not isinstance(task_cfg, Mapping):
@@ -397,6 +401,10 @@ def unified_to_legacy_config(robot: Any, unified_calib_config: Mapping[str, Any]
     _check_reference_joints(robot.model, markers, "measurements.markers", "reference_joint")
     _unified_settings(cfg, task_cfg, params, meas)
     _unified_data(cfg, robot.model, params, data, eye)
+    if task_cfg.get(_VERIFICATION_KEY) is not None:
+        cfg[_VERIFICATION_KEY] = parse_verification_section(
+            task_cfg[_VERIFICATION_KEY], "tasks.calibration.verification"
+        )
     return cfg
 
 

@@ -208,8 +208,9 @@ def _add_verdict_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scope",
         choices=("auto", "execution", "prediction"),
-        default="auto",
-        help="verification scope (auto: prediction when a limit is given, else execution)",
+        default=None,
+        help="verification scope (default: the configuration's verification.scope, else "
+        "prediction, as verify(); auto: prediction when a limit is given, else execution)",
     )
     p.add_argument(
         "--threshold",

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List
 
+from figaroh._run.verdict import verdict_status
 from figaroh.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -55,7 +56,47 @@ def _require_verdict(data: Dict[str, Any], path: Path) -> Dict[str, Any]:
                 '{"name": str, "status": "pass"|"fail"|"not_evaluated", "value": number|null, '
                 "...}: regenerate the file with export_verification_report()"
             )
+    _require_consistent_status(data, path)
     return data
+
+
+def _require_consistent_status(data: Dict[str, Any], path: Path) -> None:
+    """Refuse a file whose ``status`` or ``passed`` contradicts its own checks.
+
+    The status is recomputed from the checks by the rule of ``verify()``
+    (:func:`~figaroh._run.verdict.verdict_status`: a failed required check →
+    ``fail``; else a required check not evaluated, or no required check →
+    ``not_evaluated``; else ``pass``); ``passed`` must be ``status == "pass"``.
+
+    Raises:
+        CLIError: The stored ``status``/``passed`` differ from the recomputed
+            ones (exit 2), naming the file, the stored and recomputed values
+            and the checks that decide.
+    """
+    status = verdict_status(data["checks"])
+    stored_status, stored_passed = data.get("status"), data.get("passed")
+    problems = []
+    if "status" in data and stored_status != status:
+        problems.append(f'"status": {json.dumps(stored_status)}')
+    if "passed" in data and stored_passed is not (status == "pass"):
+        problems.append(f'"passed": {json.dumps(stored_passed)}')
+    if not problems:
+        return
+    required = [c for c in data["checks"] if c.get("required", True) is not False]
+    deciding = [c for c in required if c.get("status") != "pass"]
+    because = (
+        "its required checks "
+        + ", ".join(f"{c.get('name')} = {c.get('status')}" for c in deciding[:6])
+        + (" …" if len(deciding) > 6 else "")
+        if deciding
+        else ("it has no required check" if not required else "every required check passes")
+    )
+    raise CLIError(
+        f"{path}: {' and '.join(problems)} "
+        f"{'contradict' if len(problems) > 1 else 'contradicts'} its own checks ({because}), "
+        f"whose verdict is {status!r}: the file was edited or written by another tool; "
+        "regenerate it with export_verification_report() or figaroh identify/calibrate"
+    )
 
 
 def _check_problem(check: Any) -> str:
@@ -87,7 +128,7 @@ def _summarise_verdict(data: Dict[str, Any]) -> List[str]:
         f"task         {meta.get('task', '?')} · robot {model.get('robot_name', '?')} · "
         f"asset {asset.get('asset_id', '?')}"
     )
-    status = data.get("status", "pass" if data.get("passed") else "fail")
+    status = verdict_status(checks)  # equal to the file's status/passed (checked on reading)
     stage = data.get("selected_stage")
     lines.append(
         f"verdict      {status} (scope {data.get('scope', '?')}"
@@ -133,7 +174,7 @@ def report(args: argparse.Namespace) -> int:
         data = _require_verdict(_load_json(path, "verification file"), path)
         for line in _summarise_verdict(data):
             say(args, line)
-        return EXIT_OK if data.get("passed") else EXIT_FAILED
+        return EXIT_OK if verdict_status(data["checks"]) == "pass" else EXIT_FAILED
     if (path / "index.jsonl").is_file() and not (path / "provenance.json").is_file():
         _list_archive(args, path)
         return EXIT_OK
@@ -149,7 +190,7 @@ def report(args: argparse.Namespace) -> int:
         data = _require_verdict(_load_json(verdict_file, "verdict"), verdict_file)
         for line in _summarise_verdict(data):
             say(args, line)
-        passed = bool(data.get("passed"))
+        passed = verdict_status(data["checks"]) == "pass"
     else:
         prov = _load_json(provenance_file, "provenance")
         say(args, f"run          {prov.get('run_id', '?')} (no verdict.json)")

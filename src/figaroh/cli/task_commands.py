@@ -1,7 +1,10 @@
 """``figaroh identify`` and ``figaroh calibrate``: run, verify, write, archive.
 
 Each command runs its workflow of :mod:`figaroh.cli.workflows`, checks the
-verdict against the ``--threshold`` limits, writes the parameter CSV, the
+verdict against the configuration's ``verification`` limits and the
+command-line ones (``--threshold`` and the dedicated options win metric by
+metric), in the scope ``--scope`` names, else the configuration's, else
+``prediction`` (the defaults of ``verify()``), writes the parameter CSV, the
 verification JSON and, on request, the HTML report, the run archive and the
 URDF export, and prints one summary line.
 """
@@ -10,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
+from figaroh._run.verification_policy import DEFAULT_SCOPE, config_policy
 from figaroh.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -35,10 +39,26 @@ from figaroh.tools.urdf_exporter import export_urdf
 __all__ = ["calibrate", "identify"]
 
 
-def _scope(args: argparse.Namespace, thresholds: Dict[str, Any]) -> str:
-    if args.scope != "auto":
-        return args.scope
-    return "prediction" if thresholds else "execution"
+def _policy(
+    args: argparse.Namespace, thresholds: Dict[str, Any], config: Any
+) -> Tuple[Dict[str, Any], str]:
+    """The thresholds and scope of the command's verdict (the rules of ``verify()``).
+
+    Thresholds: the configuration's ``verification.thresholds``, overridden
+    metric by metric by the command-line limits. Scope: ``--scope`` when
+    given (``auto``: prediction when a limit is given, else execution), else
+    the configuration's ``verification.scope``, else ``prediction`` — the
+    default of ``verify()``.
+    """
+    config_thresholds, config_scope = config_policy(config)
+    merged = {**(config_thresholds or {}), **thresholds}
+    if args.scope is None:
+        scope = config_scope or DEFAULT_SCOPE
+    elif args.scope == "auto":
+        scope = "prediction" if merged else "execution"
+    else:
+        scope = args.scope
+    return merged, scope
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -97,9 +117,21 @@ def _report_outcome(args, verdict, scope, written: Sequence[Path]) -> int:
 
 def identify(args: argparse.Namespace) -> int:
     """``figaroh identify``: exit 0 when the verdict passed, else 1."""
-    thresholds = build_thresholds(args.threshold, command="identify")  # before the long steps
+    given = build_thresholds(args.threshold, command="identify")  # before the long steps
     _check_outputs(args)
-    planned_scope = _scope(args, thresholds)  # --rmse-limit sets a limit for every joint
+    policy: Dict[str, Any] = {}
+
+    def plan(ident: Any) -> None:
+        """The verdict's policy, checked once the configuration is read (before the fit)."""
+        limits = {}
+        if args.rmse_limit is not None:  # a limit for every fitted joint; --threshold wins
+            limits = {f"validation_rmse:{j}": args.rmse_limit for j in ident.fit_joints()}
+        thresholds, scope = _policy(
+            args, {**build_thresholds(None, limits), **given}, ident.identif_config
+        )
+        check_identification_limits(thresholds, scope, ident)
+        policy.update(thresholds=thresholds, scope=scope)
+
     names = ["load robot", "read configuration", "load data and build the regressor", "solve"]
     names += ["verify and write"] + (["URDF export"] if args.export_urdf else [])
     out = Path(args.output)
@@ -117,16 +149,13 @@ def identify(args: argparse.Namespace) -> int:
             show_report=not args.quiet,
             require_inertials=bool(args.export_urdf),
             steps=steps,
-            check=lambda ident: check_identification_limits(
-                thresholds, "execution" if args.rmse_limit is not None else planned_scope, ident
-            ),
+            check=plan,
         )
         steps.start("verify and write")
-        if args.rmse_limit is not None:
-            limits = {f"validation_rmse:{j}": args.rmse_limit for j in ident.fit_joints()}
-            thresholds = {**build_thresholds(None, limits), **thresholds}
-        scope = _scope(args, thresholds)
-        verdict = ident.verify(thresholds=thresholds or None, scope=scope)
+        if not policy:  # a workflow that skipped the check
+            plan(ident)
+        scope = policy["scope"]
+        verdict = ident.verify(thresholds=policy["thresholds"], scope=scope)
         written = [
             write_parameter_csv(
                 out / "base_parameters.csv",
@@ -165,9 +194,16 @@ def calibrate(args: argparse.Namespace) -> int:
         limits["position_rmse_mm"] = args.position_limit_mm
     if args.orientation_limit_deg is not None:
         limits["orientation_rmse_deg"] = args.orientation_limit_deg
-    thresholds = build_thresholds(args.threshold, limits, command="calibrate")
+    given = build_thresholds(args.threshold, limits, command="calibrate")
     _check_outputs(args)
-    planned_scope = _scope(args, thresholds)
+    policy: Dict[str, Any] = {}
+
+    def plan(calib: Any) -> None:
+        """The verdict's policy, checked once the configuration is read (before the fit)."""
+        thresholds, scope = _policy(args, given, calib.calib_config)
+        check_calibration_limits(thresholds, scope, calib.calib_config)
+        policy.update(thresholds=thresholds, scope=scope)
+
     names = ["load robot", "read configuration", "load data", "solve", "verify and write"]
     names += ["URDF export"] if args.export_urdf else []
     out = Path(args.output)
@@ -186,13 +222,13 @@ def calibrate(args: argparse.Namespace) -> int:
             free_flyer=args.free_flyer,
             show_report=not args.quiet,
             steps=steps,
-            check=lambda calib: check_calibration_limits(
-                thresholds, planned_scope, calib.calib_config
-            ),
+            check=plan,
         )
         steps.start("verify and write")
-        scope = _scope(args, thresholds)
-        verdict = calib.verify(thresholds=thresholds or None, scope=scope)
+        if not policy:  # a workflow that skipped the check
+            plan(calib)
+        scope = policy["scope"]
+        verdict = calib.verify(thresholds=policy["thresholds"], scope=scope)
         names_ = list(calib.calib_config["param_name"])
         columns: Dict[str, Any] = {"value": calib.var_}
         std = getattr(calib, "std_dev", None)

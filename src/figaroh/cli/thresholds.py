@@ -148,9 +148,11 @@ def build_thresholds(
 #: What to add when the prediction verdict lacks a limit, per command.
 POLICY_HINT = {
     "identify": "give --rmse-limit TAU or --threshold validation_rmse:<joint>=TAU for every "
-    "fitted joint, or use --scope execution",
+    "fitted joint (or tasks.identification.verification.thresholds in the configuration), "
+    "or use --scope execution",
     "calibrate": "give --position-limit-mm and/or --orientation-limit-deg for every measured "
-    "output, or use --scope execution",
+    "output (or tasks.calibration.verification.thresholds in the configuration), or use "
+    "--scope execution",
 }
 
 

@@ -27,7 +27,9 @@
   ``independent_validation``.
 
 No universal improvement, correlation or conditioning gate is imposed: the
-default policy is empty, so a default ``verify()`` is ``not_evaluated``.
+default policy is empty, so a default ``verify()`` is ``not_evaluated``
+unless the configuration's ``verification`` section gives limits
+(:mod:`figaroh._run.verification_policy`).
 """
 
 from __future__ import annotations

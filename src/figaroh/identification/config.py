@@ -20,6 +20,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from figaroh._run.verification_policy import CONFIG_KEY as _VERIFICATION_KEY
+from figaroh._run.verification_policy import parse_verification_section
 from figaroh.identification._config_values import as_bool as _as_bool
 from figaroh.identification._config_values import check_nyquist as _check_nyquist
 from figaroh.identification._config_values import coulomb_deadband
@@ -558,7 +560,10 @@ def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping
     ``mass_load``/``which_body_loaded`` (0.0), optional ``coulomb_deadband``
     [rad/s or m/s] (only when ``problem.coulomb_deadband`` is given),
     ``physical_consistency``, ``reconstruction``, ``select_stage``,
-    ``physical_fit`` and ``validation_data_file`` (``""``).
+    ``physical_fit``, ``validation_data_file`` (``""``) and, when the task
+    has a ``verification`` section, ``verification`` (``{scope, thresholds}``
+    normalised by
+    :func:`~figaroh._run.verification_policy.parse_verification_section`).
 
     When ``active_joints`` is non-empty, :func:`fill_active_joint_indices` also
     adds ``act_idxq``, ``act_idxv``, ``act_Jid``, ``act_J`` and
@@ -601,6 +606,12 @@ def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping
     _extract_load_params(identif_config)
     _extract_optional_sections(identif_config, cfg)
     _extract_selection_config(identif_config, cfg)
+    if cfg.get(_VERIFICATION_KEY) is not None:
+        identif_config[_VERIFICATION_KEY] = parse_verification_section(
+            cfg[_VERIFICATION_KEY],
+            "tasks.identification.verification",
+            IdentificationConfigError,
+        )
     data_section = cfg.get("data", {})
     if not isinstance(data_section, Mapping):
         data_section = {}

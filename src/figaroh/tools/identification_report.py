@@ -650,9 +650,10 @@ def generate_identification_report(
             the provenance, or the class name.
         verdict: The :class:`~figaroh._run.verdict.VerificationVerdict` to show
             in the verdict panel (e.g. the one ``verify(thresholds, scope)``
-            returned with the application's limits); None computes
-            ``identifier.verify()`` with its default (empty) policy, which is
-            ``not_evaluated``.
+            returned with the application's limits); None shows the run's
+            verdict (its last ``verify()``, else ``identifier.verify()`` with
+            the configuration's policy — empty by default, hence
+            ``not_evaluated``).
 
     Returns:
         The HTML document.

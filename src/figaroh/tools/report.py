@@ -741,8 +741,9 @@ def generate_calibration_report(
             class name).
         verdict: The :class:`~figaroh._run.verdict.VerificationVerdict` shown in
             the verdict panel (status, each check with value, limit and
-            reason); None computes ``calibrator.verify()`` with its default
-            (empty) policy.
+            reason); None shows the run's verdict (its last ``verify()``,
+            else ``calibrator.verify()`` with the configuration's policy —
+            empty by default).
 
     Returns:
         The HTML document.

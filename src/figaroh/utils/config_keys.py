@@ -104,8 +104,12 @@ _TASK_COMMON: dict[str, Schema] = {
     **ROBOT_PROPERTIES,
 }
 
+#: The acceptance policy of a task's verdict (``verify()``, the exports, the command line).
+_VERIFICATION: dict[str, Schema] = {"scope": FREE, "thresholds": FREE}
+
 _IDENTIFICATION: dict[str, Schema] = {
     **_TASK_COMMON,
+    "verification": _VERIFICATION,
     "problem": {
         **_leaves(
             "include_external_forces",
@@ -177,6 +181,7 @@ _IDENTIFICATION: dict[str, Schema] = {
 
 _CALIBRATION: dict[str, Schema] = {
     **_TASK_COMMON,
+    "verification": _VERIFICATION,
     "kinematics": _leaves("base_frame", "tool_frame", "free_flying_base"),
     "measurements": {
         "markers": _leaves("name", "reference_joint", "measurable_dof", "measure", "sensor_type"),
