@@ -8,6 +8,7 @@ numbers every time for every job kind.
 
 from __future__ import annotations
 
+import json
 import pickle
 import shutil
 
@@ -263,3 +264,20 @@ def test_a_trajectory_job_is_one_seeded_ipopt_restart(ur10_urdf):
 def test_the_package_exports_the_api_lazily():
     assert fleet.run_batch.__module__ == "figaroh.fleet.runner"
     assert fleet.load_batch is load_batch and "run_serial" in dir(fleet)
+
+
+def test_a_job_is_judged_by_its_configuration_verification_section(job, tmp_path):
+    """No batch thresholds: the config's ``verification`` section decides (as in the API and CLI)."""
+    config = yaml.safe_load(open(job.config, encoding="utf-8"))
+    config["tasks"]["identification"]["verification"] = {
+        "scope": "prediction",
+        "thresholds": {"rmse": {"threshold": 1e-9, "comparison": "max", "required": True}},
+    }
+    strict = tmp_path / "strict.yaml"
+    strict.write_text(yaml.safe_dump(config), encoding="utf-8")
+    out = run_job(Job(**{**job.fields(), "config": str(strict)}))
+    assert out.record.verdict_status == "fail" and out.record.passed is False
+    verdict = json.loads(out.files[VERDICT_FILE])
+    assert verdict["scope"] == "prediction"
+    failed = {c["name"] for c in verdict["checks"] if c["status"] == "fail"}
+    assert "rmse" in failed

@@ -34,9 +34,13 @@ Per kind:
   segments solved and the initial / final condition numbers, no parameters;
   ``job.options`` may set ``segments``, ``max_iterations``, ``n_wps`` and ``freq``.
 
-The verdict is :meth:`verify` with the batch's ``thresholds`` (scope
-``prediction`` when thresholds are given, else ``execution``, as the command
-line does); its numeric metrics become the record's metrics.
+The verdict is :meth:`verify` judged by the first policy that exists: the
+batch's ``thresholds`` (scope ``prediction``), else the ``verification``
+section of the job's configuration (its thresholds and scope, as the API and
+the command line read it), else the ``execution`` scope (a nightly batch
+without limits records whether every run computed finite results; it never
+reports a prediction it was given no limits for). Its numeric metrics become
+the record's metrics.
 
 Determinism: nothing depends on the clock or on an unseeded generator, so a
 job gives the same numbers on any worker and serially. BLAS threads must be
@@ -67,6 +71,7 @@ from figaroh._optional import require
 from figaroh._run.archive import archive_files
 from figaroh._run.json_io import strict_json_text
 from figaroh._run.uncertainty import parameter_uncertainty
+from figaroh._run.verification_policy import config_policy
 from figaroh.cli.csv_identification import resolve_csv_path
 from figaroh.cli.workflows import load_robot_model, run_calibration, run_identification
 from figaroh.fleet.jobs import Job, input_hashes
@@ -111,8 +116,15 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _scope(thresholds: Mapping[str, Any] | None) -> str:
-    return "prediction" if thresholds else "execution"
+def _policy(task: Any, thresholds: Mapping[str, Any] | None) -> Tuple[Any, str]:
+    """``(thresholds, scope)`` of a fleet verdict (see the module docstring)."""
+    if thresholds:
+        return thresholds, "prediction"
+    config = getattr(task, "identif_config", None) or getattr(task, "calib_config", None)
+    config_thresholds, config_scope = config_policy(config)
+    if config_thresholds or config_scope:
+        return config_thresholds, config_scope or "prediction"
+    return None, "execution"
 
 
 def _verdict_files(
@@ -129,8 +141,9 @@ def _verdict_files(
     """
     with tempfile.TemporaryDirectory(prefix="figaroh-fleet-") as tmp:
         path = Path(tmp) / VERDICT_FILE
+        policy_thresholds, scope = _policy(task, thresholds)
         task.export_verification_report(
-            output_path=str(path), thresholds=thresholds or None, scope=_scope(thresholds)
+            output_path=str(path), thresholds=policy_thresholds, scope=scope
         )
         text = path.read_text(encoding="utf-8")
     data = json.loads(text)
@@ -336,7 +349,8 @@ def run_job(job: Job, thresholds: Mapping[str, Any] | None = None) -> JobOutput:
     Args:
         job: The job.
         thresholds: Verdict thresholds (as :func:`figaroh.cli.thresholds.build_thresholds`
-            gives; None: the execution-scope verdict).
+            gives; None: the configuration's verification section, else the
+            execution-scope verdict).
 
     Returns:
         The run files and record (nothing is written).
