@@ -91,8 +91,10 @@ from figaroh.utils.fileio import (
     SEAL_MARKER,
     STALE_TEMP_AGE_S,
     atomic_write_text,
+    create_exclusive,
     file_sha256,
     is_sealed_dir,
+    is_temp_name,
     make_folder,
     refuse_sealed,
     remove_stale_temps,
@@ -206,28 +208,14 @@ def _claim_dir(parent: Path, base: str, mark: bool = False) -> Path:
     raise FileExistsError(f"no free run directory name left for {base!r} in {str(parent)!r}")
 
 
-def _create_exclusive(path: Path, text: str, mode: int = 0o644) -> bool:
-    """Create ``path`` holding ``text`` (``O_EXCL``, fsync'd); False when it exists."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    except FileExistsError:
-        return False
-    try:
-        os.write(fd, text.encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return True
-
-
 def _mark_archiving(run_dir: Path, how: str) -> bool:
     """Take ``run_dir`` for one archive (:data:`ARCHIVING_MARKER`); False when taken already."""
-    return _create_exclusive(run_dir / ARCHIVING_MARKER, f"{os.getpid()} {writer_tag()} {how}\n")
+    return create_exclusive(run_dir / ARCHIVING_MARKER, f"{os.getpid()} {writer_tag()} {how}\n")
 
 
 def _seal(run_dir: Path, run_id: str) -> bool:
     """Exclusively create the seal marker; False when the directory is already sealed."""
-    if not _create_exclusive(run_dir / _SEAL_FILE, f"{run_id}\n"):
+    if not create_exclusive(run_dir / _SEAL_FILE, f"{run_id}\n"):
         return False
     try:
         os.unlink(run_dir / ARCHIVING_MARKER)
@@ -549,9 +537,12 @@ def _write_all(target: Path, files: Mapping[str, str]) -> None:
 
 def _run_hashes(target: Path) -> Dict[str, str]:
     """sha256 of every file of a run folder (its markers excepted)."""
-    return {
-        p.name: file_sha256(p) for p in target.iterdir() if p.name not in _MARKERS and p.is_file()
-    }
+    return {p.name: file_sha256(p) for p in target.iterdir() if _is_run_file(p)}
+
+
+def _is_run_file(path: Path) -> bool:
+    """A file of the run: not a marker, not a temporary file of a killed writer."""
+    return path.name not in _MARKERS and not is_temp_name(path.name) and path.is_file()
 
 
 def _take_target(run_dir: Path) -> Tuple[Path, str]:
@@ -764,7 +755,9 @@ def _hash_problems(run_dir: Path, hashes: Mapping[str, Any]) -> List[str]:
         elif file_sha256(path) != digest:
             problems.append(f"{name}: altered (sha256 differs from the index)")
     extra = sorted(
-        p.name for p in run_dir.iterdir() if p.name not in _MARKERS and p.name not in hashes
+        p.name
+        for p in run_dir.iterdir()
+        if p.name not in hashes and p.name not in _MARKERS and not is_temp_name(p.name)
     )
     problems.extend(f"{name}: added after archiving" for name in extra)
     return problems

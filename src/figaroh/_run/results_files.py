@@ -52,7 +52,13 @@ from typing import IO, Any
 
 import numpy as np
 
-from figaroh.utils.fileio import atomic_write, host_name, make_folder, writer_gone
+from figaroh.utils.fileio import (
+    atomic_write,
+    create_exclusive,
+    host_name,
+    make_folder,
+    writer_gone,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -580,15 +586,7 @@ def _remove_dead_claims(folder: Path) -> None:
 
 
 def _try_claim(claim: Path) -> bool:
-    try:
-        fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError:
-        return False
-    try:
-        os.write(fd, f"{os.getpid()} {_HOST}\n".encode())
-    finally:
-        os.close(fd)
-    return True
+    return create_exclusive(claim, f"{os.getpid()} {_HOST}\n")
 
 
 def _record_set(claim: Path, complete: str, suffixes: Sequence[str]) -> None:

@@ -45,8 +45,10 @@ __all__ = [
     "SealedRunError",
     "atomic_write",
     "atomic_write_text",
+    "create_exclusive",
     "file_sha256",
     "is_sealed_dir",
+    "is_temp_name",
     "make_folder",
     "refuse_sealed",
     "remove_stale_temps",
@@ -120,6 +122,11 @@ _TEMP_RE = re.compile(
 # temporary files of earlier versions: tempfile.mkstemp(prefix=".<name>.", suffix=".tmp")
 # (only recognised next to the file <name> they were writing)
 _LEGACY_TEMP_RE = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.(?:tmp|urdf)$")
+
+
+def is_temp_name(name: str) -> bool:
+    """True when ``name`` is the name of a temporary file of :func:`atomic_write`."""
+    return _TEMP_RE.match(name) is not None
 
 
 class SealedRunError(FigarohError, FileExistsError):
@@ -428,6 +435,62 @@ def atomic_write(
             raise _named_os_error(exc, dest) from exc
         raise
     return str(dest)
+
+
+def create_exclusive(path: PathLike, text: str) -> bool:
+    """Create ``path`` holding ``text``, unless it exists; it appears whole or not at all.
+
+    The text is written and flushed to a temporary sibling file, which is then
+    hard-linked to ``path`` (``os.link`` fails when ``path`` exists, so two
+    processes never both create it), so no reader, and no process killed at any
+    moment, ever sees ``path`` empty or half written (an ``O_EXCL`` create
+    followed by a write would). On a file system without hard links the file
+    is created with ``O_EXCL`` and written at once.
+
+    Args:
+        path: File to create (its folder must exist).
+        text: Its content (UTF-8).
+
+    Returns:
+        True when created, False when ``path`` already existed.
+    """
+    dest = Path(path)
+    refuse_sealed(dest)
+    data = text.encode("utf-8")
+    fd, tmp = _create_temp(dest.parent, dest.name, ".tmp")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        try:
+            os.link(tmp, dest)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            return _create_exclusive_direct(dest, data)
+        return True
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _create_exclusive_direct(dest: Path, data: bytes) -> bool:
+    """``O_EXCL`` create and one write (no hard links on this file system)."""
+    try:
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return False
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return True
 
 
 def atomic_write_text(path: PathLike, text: str, encoding: str = "utf-8") -> str:
