@@ -156,29 +156,40 @@ def test_legacy_mkstemp_temps_are_removed_when_old_and_next_to_their_file(tmp_pa
 
 def test_sealed_run_folder_refuses_every_write(tmp_path):
     run = tmp_path / "20260101T000000Z_nogit"
-    run.mkdir()
+    (run / "plots").mkdir(parents=True)
     (run / "report.html").write_text("original")
     assert not is_sealed_dir(run)
     (run / SEAL_MARKER).write_text("run-1\n")
     assert is_sealed_dir(run)
-    # the archive completes its run record once, right after sealing
-    atomic_write_text(run / "provenance.json", "{}")
-    for name in ("report.html", "verdict.json", "provenance.json", "plot.png"):
+    assert fileio.sealed_run_of(run / "plots" / "a.png") == run
+    for name in ("report.html", "verdict.json", "provenance.json", "plots/plot.png", "a/b.txt"):
         with pytest.raises(SealedRunError, match="archived run") as info:
             atomic_write_text(run / name, "overwrite")
         assert isinstance(info.value, FileExistsError) and isinstance(info.value, FigarohError)
-        assert str(run) in str(info.value) and "new run" in str(info.value)
+        message = str(info.value)
+        assert str(run / name) in message and repr(str(run)) in message
+        assert "choose another output folder" in message and "new run" in message
     assert (run / "report.html").read_text() == "original"
-    assert (run / "provenance.json").read_text() == "{}"
-    assert sorted(os.listdir(run)) == [SEAL_MARKER, "provenance.json", "report.html"]
+    assert sorted(os.listdir(run)) == [SEAL_MARKER, "plots", "report.html"]
+    assert os.listdir(run / "plots") == []
+
+
+def test_a_symlink_into_a_sealed_run_is_refused(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / SEAL_MARKER).write_text("run-1\n")
+    (tmp_path / "alias").symlink_to(run, target_is_directory=True)
+    with pytest.raises(SealedRunError, match="archived run"):
+        atomic_write_text(tmp_path / "alias" / "x.txt", "x")
+    assert sorted(os.listdir(run)) == [SEAL_MARKER]
 
 
 def test_no_sub_folder_is_created_inside_a_sealed_run(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / SEAL_MARKER).write_text("run-1\n")
-    with pytest.raises(SealedRunError, match="archived run"):
-        make_folder(run / "plots" / "png")
+    for folder in (run / "plots" / "png", run):
+        with pytest.raises(SealedRunError, match="choose another output folder"):
+            make_folder(folder)
     assert sorted(os.listdir(run)) == [SEAL_MARKER]
-    assert make_folder(run) == run  # an existing folder is fine (nothing is created)
     assert make_folder(tmp_path / "next" / "to").is_dir()

@@ -414,12 +414,12 @@ def test_rebuild_reports_skipped_folders(tmp_path):
     summary = rebuild_index(root, tmp_path / "x.sqlite")
     assert summary.runs == 1
     reasons = dict(line.split(": ", 1) for line in summary.skipped)
-    assert set(reasons) == {
-        "r/identification/s0_torn",
-        "r/identification/single",
-        "r/identification/garbled",
-    }
-    assert "not sealed" in reasons["r/identification/s0_torn"]
+    assert set(reasons) == {"r/identification/single", "r/identification/garbled"}
+    # an unsealed folder is not an archived run: reported, left in place, not an error
+    assert summary.swept == (
+        "r/identification/s0_torn: left in place (not sealed: not an archived run)",
+    )
+    assert (torn / "provenance.json").is_file()
     assert RECORD_FILE in reasons["r/identification/single"]
     assert "not valid JSON" in reasons["r/identification/garbled"]
     with pytest.raises(RunIndexError, match="not a folder"):
@@ -454,7 +454,7 @@ def test_interrupted_write_is_adopted_not_archived_twice(tmp_path):
     folders = sorted(p.name for p in (root / "ur10-04" / "identification").iterdir())
     assert folders == ["s1_job004s1", "s2_job004s2", "s2_job004s2-r2"]
     summary = rebuild_index(root, tmp_path / "re.sqlite")
-    assert summary.runs == 2 and len(summary.skipped) == 1
+    assert summary.runs == 2 and summary.skipped == () and len(summary.swept) == 1
     assert _rows(tmp_path / "re.sqlite") == _rows(index_path(root))
 
 

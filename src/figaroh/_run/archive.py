@@ -18,11 +18,24 @@ directory; :func:`verify_archived_run` checks a run against it.
 :func:`archive_run` is two steps, usable apart (a fleet worker serialises, the
 driver writes): :func:`archive_files` serialises every file of a run object
 (nothing written), :func:`write_archived_run` writes serialised files as one
-sealed run. Files other than the record files (e.g. ``verdict.json``) are
-written before the seal, since a sealed folder accepts only the record files
-:data:`~figaroh.utils.fileio.ARCHIVE_RECORD_FILES`; a caller that claimed a
-fresh directory (:func:`claim_run_dir`) gets every file written before the
-seal, so such a sealed folder is always complete.
+sealed run.
+
+Crash consistency — the order of an archive, each step durable before the next:
+
+1. the folder is taken exclusively: a fresh one by ``mkdir``, or the
+   caller's folder by creating :data:`ARCHIVING_MARKER` (``O_EXCL``; it holds
+   the writer's pid and host tag);
+2. every file is written (atomically each);
+3. the index line is appended (with the sha256 of every file);
+4. the folder is sealed (:data:`~figaroh.utils.fileio.SEAL_MARKER`), then
+   the archiving marker is removed.
+
+So a sealed folder is always complete and always has its index line. A
+process killed before step 4 leaves an unsealed folder: :func:`read_index`
+ignores an index line whose folder is not sealed (it says so in the log),
+and :func:`sweep_interrupted_runs` finishes (seals) a folder whose line was
+written and whose files match it, removes a fresh folder whose writer died
+before its line, and leaves the caller's own folders in place.
 
 Guarantees:
 
@@ -30,9 +43,11 @@ Guarantees:
   components (only ``A-Z a-z 0-9 . _ -``; no ``..``, no separators, no control
   characters), and the run directory is checked to lie inside ``root``.
 * **Never overwrite, never merge.** A run directory is claimed with an
-  exclusive ``mkdir`` and sealed with an exclusive marker file (``.archived``)
-  when archived. Archiving into a sealed directory (e.g. the same provenance
-  twice) goes to a new sibling directory with a ``-r<k>`` suffix.
+  exclusive ``mkdir`` (or :data:`ARCHIVING_MARKER`) and sealed with an
+  exclusive marker file (``.archived``) when archived. Archiving into a
+  sealed directory, or one being archived (e.g. the same provenance twice),
+  goes to a new sibling directory with a ``-r<k>`` suffix. Nothing is ever
+  written inside a sealed directory, sub-folders included.
 * **Atomic files.** Every file is written to a temporary file and renamed
   (:func:`figaroh.utils.fileio.atomic_write_text`); a crash while writing
   leaves no half-written file. All content is serialised before anything is
@@ -53,6 +68,8 @@ import json
 import logging
 import os
 import re
+import shutil
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple, Union
@@ -72,15 +89,23 @@ from figaroh.tools._timestamps import parse_time
 from figaroh.utils.fileio import (
     ARCHIVE_RECORD_FILES,
     SEAL_MARKER,
-    SealedRunError,
+    STALE_TEMP_AGE_S,
     atomic_write_text,
+    create_exclusive,
     file_sha256,
     is_sealed_dir,
+    is_temp_name,
+    make_folder,
+    refuse_sealed,
+    remove_stale_temps,
+    writer_gone,
+    writer_tag,
 )
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "ARCHIVING_MARKER",
     "INDEX_FILE",
     "ArchiveFileNameError",
     "RunCheck",
@@ -89,6 +114,7 @@ __all__ = [
     "claim_run_dir",
     "compute_run_dir",
     "read_index",
+    "sweep_interrupted_runs",
     "verify_archived_run",
     "write_archived_run",
 ]
@@ -98,6 +124,12 @@ INDEX_FILE = "index.jsonl"
 #: Marker file that seals an archived run directory.
 _SEAL_FILE = SEAL_MARKER
 _ARCHIVE_FILES = ARCHIVE_RECORD_FILES
+#: Marker of a run folder being archived (removed once it is sealed):
+#: ``<pid> <host tag> <claimed|adopted>``; ``claimed``: the archive created
+#: the folder and owns every file in it, ``adopted``: the caller's folder.
+ARCHIVING_MARKER = ".archiving"
+#: Files of a run folder that are not part of the run (never hashed).
+_MARKERS = (SEAL_MARKER, ARCHIVING_MARKER)
 _SUFFIX_RE = re.compile(r"-r\d+$")
 _MAX_SUFFIX = 10000
 
@@ -153,33 +185,42 @@ def _check_inside(path: Path, root: Path) -> None:
 
 
 def _is_sealed(run_dir: Path) -> bool:
-    return (run_dir / _SEAL_FILE).exists() or (run_dir / "provenance.json").exists()
+    return any(
+        (run_dir / name).exists() for name in (_SEAL_FILE, ARCHIVING_MARKER, "provenance.json")
+    )
 
 
-def _claim_dir(parent: Path, base: str) -> Path:
-    """Create (exclusively) the first free directory ``base``, ``base-r2``, …"""
-    parent.mkdir(parents=True, exist_ok=True)
+def _claim_dir(parent: Path, base: str, mark: bool = False) -> Path:
+    """Create (exclusively) the first free directory ``base``, ``base-r2``, …
+
+    With ``mark`` the new directory gets a ``claimed`` :data:`ARCHIVING_MARKER`.
+    """
+    make_folder(parent)
     for k in range(1, _MAX_SUFFIX):
         candidate = parent / (base if k == 1 else f"{base}-r{k}")
         try:
             candidate.mkdir()
         except FileExistsError:
             continue
+        if mark:
+            _mark_archiving(candidate, "claimed")
         return candidate
     raise FileExistsError(f"no free run directory name left for {base!r} in {str(parent)!r}")
 
 
+def _mark_archiving(run_dir: Path, how: str) -> bool:
+    """Take ``run_dir`` for one archive (:data:`ARCHIVING_MARKER`); False when taken already."""
+    return create_exclusive(run_dir / ARCHIVING_MARKER, f"{os.getpid()} {writer_tag()} {how}\n")
+
+
 def _seal(run_dir: Path, run_id: str) -> bool:
     """Exclusively create the seal marker; False when the directory is already sealed."""
-    try:
-        fd = os.open(run_dir / _SEAL_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
+    if not create_exclusive(run_dir / _SEAL_FILE, f"{run_id}\n"):
         return False
     try:
-        os.write(fd, f"{run_id}\n".encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        os.unlink(run_dir / ARCHIVING_MARKER)
+    except OSError:
+        pass  # a marker left in a sealed folder is not part of the run
     return True
 
 
@@ -494,39 +535,60 @@ def _write_all(target: Path, files: Mapping[str, str]) -> None:
         atomic_write_text(target / name, text)
 
 
-def _seal_target(run_dir: Path, run_id: str, extras: Mapping[str, str]) -> Path:
-    """Seal ``run_dir`` (or a fresh ``-r<k>`` sibling when it is sealed) with ``extras`` in it.
+def _run_hashes(target: Path) -> Dict[str, str]:
+    """sha256 of every file of a run folder (its markers excepted)."""
+    return {p.name: file_sha256(p) for p in target.iterdir() if _is_run_file(p)}
 
-    ``extras`` (files other than :data:`ARCHIVE_RECORD_FILES`) are written
-    before the seal, since a sealed folder accepts only the record files.
+
+def _is_run_file(path: Path) -> bool:
+    """A file of the run: not a marker, not a temporary file of a killed writer."""
+    return path.name not in _MARKERS and not is_temp_name(path.name) and path.is_file()
+
+
+def _take_target(run_dir: Path) -> Tuple[Path, str]:
+    """The folder this archive owns: ``run_dir`` (``adopted``) or a fresh sibling (``claimed``).
+
+    ``run_dir`` is adopted when it is not sealed, holds none of the record
+    files and no other archive has taken it (:data:`ARCHIVING_MARKER`).
     """
-    clashes = [n for n in _ARCHIVE_FILES if (run_dir / n).exists()]
-    if not clashes and not is_sealed_dir(run_dir):
-        try:
-            _write_all(run_dir, extras)
-        except SealedRunError:  # sealed meanwhile by another archiver
-            pass
-        else:
-            if _seal(run_dir, run_id):
-                return run_dir
+    why = "is already archived"
+    if is_sealed_dir(run_dir):
+        refuse_sealed(run_dir.parent)
+    else:
+        make_folder(run_dir)
+        clashes = [n for n in _ARCHIVE_FILES if (run_dir / n).exists()]
+        if not clashes:
+            if _mark_archiving(run_dir, "adopted"):
+                return run_dir, "adopted"
+            why = "is being archived by another process (or its archive was interrupted)"
     base = _SUFFIX_RE.sub("", run_dir.name) or "run"
-    target = _claim_dir(run_dir.parent, base)
-    _write_all(target, extras)
-    if not _seal(target, run_id):  # pragma: no cover - fresh exclusive mkdir
-        raise FileExistsError(f"run directory {str(target)!r} was sealed concurrently")
+    target = _claim_dir(run_dir.parent, base, mark=True)
     logger.warning(
-        "%s is already archived; archiving this run to %s instead (never overwritten)",
-        run_dir,
-        target,
+        "%s %s; archiving this run to %s instead (never overwritten)", run_dir, why, target
     )
-    return target
+    return target, "claimed"
+
+
+def _abandon(target: Path, how: str, record_names: List[str]) -> None:
+    """Undo an archive that failed before its index line: nothing of it stays."""
+    try:
+        if how == "claimed":
+            shutil.rmtree(target)
+            return
+        for name in record_names:  # they did not exist before (no clash)
+            (target / name).unlink(missing_ok=True)
+        (target / ARCHIVING_MARKER).unlink(missing_ok=True)
+    except OSError as exc:  # pragma: no cover - reported, the original error is raised
+        logger.warning("cannot clean up the failed archive in %s: %s", target, exc)
 
 
 def claim_run_dir(parent: Union[str, os.PathLike], base: str) -> Path:
     """Create, exclusively, the first free directory ``base``, ``base-r2``, … in ``parent``.
 
-    The directory belongs to the caller alone (exclusive ``mkdir``); pass it
-    to :func:`write_archived_run` with ``claimed=True``.
+    The directory belongs to the caller alone (exclusive ``mkdir``; it gets a
+    ``claimed`` :data:`ARCHIVING_MARKER`, so a crash before the seal leaves a
+    folder :func:`sweep_interrupted_runs` may remove); pass it to
+    :func:`write_archived_run` with ``claimed=True``.
 
     Args:
         parent: Folder to create it in (created if missing).
@@ -537,8 +599,9 @@ def claim_run_dir(parent: Union[str, os.PathLike], base: str) -> Path:
 
     Raises:
         FileExistsError: every suffix up to ``-r9999`` is taken.
+        SealedRunError: ``parent`` lies in a sealed archived run.
     """
-    return _claim_dir(Path(parent), base)
+    return _claim_dir(Path(parent), base, mark=True)
 
 
 def write_archived_run(
@@ -551,14 +614,14 @@ def write_archived_run(
 ) -> str:
     """Write serialised run files as one sealed, immutable archived run.
 
-    Files other than the record files (:data:`ARCHIVE_RECORD_FILES`, e.g.
-    ``verdict.json``, ``run_record.json``) are written before the seal; the
-    record files after it (as :func:`archive_run` does), or before it too when
-    ``claimed`` (the caller created ``run_dir`` exclusively, so a sealed folder
-    is then always complete). Then one line is appended to
-    ``<root>/index.jsonl`` with the sha256 of every file of the folder.
-    A sealed ``run_dir`` (or one already holding record files) is never
-    written: the run goes to the next free ``<name>-r<k>`` sibling.
+    Every file is written (atomically each) before the index line, and the
+    folder is sealed after the index line (see the module docstring): a
+    sealed folder is complete and indexed, whatever moment a crash hits.
+    ``run_dir`` is used when it is not sealed, holds none of the record files
+    (:data:`ARCHIVE_RECORD_FILES`) and is not being archived by another
+    process; otherwise the run goes to the next free ``<name>-r<k>``
+    sibling. A write that fails leaves no trace of the archive (a fresh
+    folder is removed; the record files written into ``run_dir`` are).
 
     Args:
         files: File name → text, written in this order (atomically each).
@@ -567,7 +630,7 @@ def write_archived_run(
         run_id: Run id for the seal and the index line; default the
             ``run_id`` of ``files["provenance.json"]`` (``"unknown"`` without it).
         claimed: ``run_dir`` was just created by the caller alone
-            (:func:`claim_run_dir`): every file is written before the seal.
+            (:func:`claim_run_dir`).
 
     Returns:
         str: The directory the run was actually archived in.
@@ -575,6 +638,7 @@ def write_archived_run(
     Raises:
         ArchiveFileNameError: a file name is not one plain path component.
         FileExistsError: ``claimed`` but ``run_dir`` is already sealed.
+        SealedRunError: ``run_dir`` or ``root`` lies inside a sealed run.
         OSError: the archive could not be written (no partial file is left).
     """
     _check_file_names(files)
@@ -583,29 +647,28 @@ def write_archived_run(
         run_id = str(provenance.get("run_id", "unknown"))
     run_dir = Path(run_dir)
     root = Path(root)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    record = {n: t for n, t in files.items() if n in _ARCHIVE_FILES}
+    refuse_sealed(root)
     if claimed:
         if is_sealed_dir(run_dir):
             raise FileExistsError(
                 f"run directory {str(run_dir)!r} is already sealed; claim a fresh one "
                 "with claim_run_dir()"
             )
-        _write_all(run_dir, files)
-        if not _seal(run_dir, run_id):  # pragma: no cover - the caller's own directory
-            raise FileExistsError(f"run directory {str(run_dir)!r} was sealed concurrently")
-        target = run_dir
+        make_folder(run_dir)
+        _mark_archiving(run_dir, "claimed")  # claim_run_dir() made it already
+        target, how = run_dir, "claimed"
     else:
-        extras = {n: t for n, t in files.items() if n not in _ARCHIVE_FILES}
-        target = _seal_target(run_dir, run_id, extras)
-        _write_all(target, record)
-
-    hashes = {
-        p.name: file_sha256(p) for p in target.iterdir() if p.name != _SEAL_FILE and p.is_file()
-    }
-    entry = _index_entry(provenance, run_id, target, root, hashes)
-    root.mkdir(parents=True, exist_ok=True)
-    _append_line(root / INDEX_FILE, _strict_json(entry, sort_keys=True) + "\n")
+        target, how = _take_target(run_dir)
+    try:
+        _write_all(target, files)
+        entry = _index_entry(provenance, run_id, target, root, _run_hashes(target))
+        make_folder(root)
+        _append_line(root / INDEX_FILE, _strict_json(entry, sort_keys=True) + "\n")
+    except BaseException:
+        _abandon(target, how, [n for n in files if n in _ARCHIVE_FILES])
+        raise
+    if not _seal(target, run_id):  # pragma: no cover - this archive owns the folder
+        raise FileExistsError(f"run directory {str(target)!r} was sealed concurrently")
     logger.info("Run archived to %s", target)
     return str(target)
 
@@ -670,12 +733,16 @@ class RunCheck:
 
 def _index_entry_of(run_dir: Path, root: Path) -> Mapping[str, Any] | None:
     """The last index entry naming ``run_dir`` (None when there is none)."""
-    wanted = run_dir.resolve()
-    found = None
-    for entry in read_index(root):
+    return _entries_by_dir(root).get(run_dir.resolve())
+
+
+def _entries_by_dir(root: Path) -> Dict[Path, Dict[str, Any]]:
+    """Resolved run folder → its last line of ``<root>/index.jsonl`` (sealed or not)."""
+    found: Dict[Path, Dict[str, Any]] = {}
+    for entry in _index_lines(root):
         rel = entry.get("run_dir")
-        if isinstance(rel, str) and (root / rel).resolve() == wanted:
-            found = entry
+        if isinstance(rel, str):
+            found[(root / rel).resolve()] = entry
     return found
 
 
@@ -688,7 +755,9 @@ def _hash_problems(run_dir: Path, hashes: Mapping[str, Any]) -> List[str]:
         elif file_sha256(path) != digest:
             problems.append(f"{name}: altered (sha256 differs from the index)")
     extra = sorted(
-        p.name for p in run_dir.iterdir() if p.name != _SEAL_FILE and p.name not in hashes
+        p.name
+        for p in run_dir.iterdir()
+        if p.name not in hashes and p.name not in _MARKERS and not is_temp_name(p.name)
     )
     problems.extend(f"{name}: added after archiving" for name in extra)
     return problems
@@ -730,19 +799,9 @@ def verify_archived_run(
     return RunCheck(run_dir=str(path), ok=not problems, problems=tuple(problems))
 
 
-def read_index(root: Union[str, os.PathLike] = "results/runs") -> List[Dict[str, Any]]:
-    """Entries of ``<root>/index.jsonl`` in file order.
-
-    Blank or unparseable lines (e.g. a line torn by a crash) are skipped with
-    a warning.
-
-    Args:
-        root: Archive root.
-
-    Returns:
-        One dict per archived run (empty when there is no index).
-    """
-    path = Path(root) / INDEX_FILE
+def _index_lines(root: Path) -> List[Dict[str, Any]]:
+    """Every parseable line of ``<root>/index.jsonl``, in file order."""
+    path = root / INDEX_FILE
     if not path.is_file():
         return []
     entries: List[Dict[str, Any]] = []
@@ -757,3 +816,128 @@ def read_index(root: Union[str, os.PathLike] = "results/runs") -> List[Dict[str,
         if isinstance(item, dict):
             entries.append(item)
     return entries
+
+
+def read_index(root: Union[str, os.PathLike] = "results/runs") -> List[Dict[str, Any]]:
+    """Entries of ``<root>/index.jsonl`` in file order, one per sealed archived run.
+
+    Blank or unparseable lines (e.g. a line torn by a crash) are skipped with
+    a warning; so is the line of a folder that is not sealed (an archive
+    interrupted between its index line and its seal, see the module
+    docstring): such a run is not archived.
+
+    Args:
+        root: Archive root.
+
+    Returns:
+        One dict per archived run (empty when there is no index).
+    """
+    root_path = Path(root)
+    entries = []
+    for entry in _index_lines(root_path):
+        rel = entry.get("run_dir")
+        if isinstance(rel, str) and not is_sealed_dir(root_path / rel):
+            logger.warning(
+                "%s: the line of %s is ignored: that folder is not sealed (its archive was "
+                "interrupted; figaroh index rebuild, or the next fleet run, finishes or "
+                "removes it)",
+                root_path / INDEX_FILE,
+                rel,
+            )
+            continue
+        entries.append(entry)
+    return entries
+
+
+def _archiving_writer(marker: Path) -> Tuple[bool, str, str]:
+    """``(gone, how, pid)`` of the archive that left ``marker``.
+
+    The writer is gone when it ran on this host (same pid namespace) and its
+    process is dead (or its pid reused), or when the marker is older than
+    :data:`~figaroh.utils.fileio.STALE_TEMP_AGE_S`. An unreadable marker
+    counts as ``adopted``.
+    """
+    try:
+        text = marker.read_text(encoding="utf-8")
+        mtime = marker.stat().st_mtime
+    except OSError:
+        return False, "adopted", "?"
+    parts = text.split()
+    pid, host, how = (parts + ["?", "?", "adopted"])[:3]
+    if how not in ("claimed", "adopted"):
+        how = "adopted"
+    if time.time() - mtime > STALE_TEMP_AGE_S:
+        return True, how, pid
+    same_host = host == writer_tag() and pid.isdigit()
+    return (same_host and writer_gone(int(pid), mtime)), how, pid
+
+
+def _sweep_one(folder: Path, entries: Dict[Path, Dict[str, Any]]) -> str:
+    """Finish, remove or leave one unsealed run folder; the report line's verdict."""
+    marker = folder / ARCHIVING_MARKER
+    if not marker.is_file():
+        removed = remove_stale_temps(folder)
+        if removed and not any(folder.iterdir()):
+            folder.rmdir()
+            return f"removed (an interrupted write left only {len(removed)} temporary file(s))"
+        return "left in place (not sealed: not an archived run)"
+    gone, how, pid = _archiving_writer(marker)
+    if not gone:
+        return f"left in place (being archived by process {pid})"
+    remove_stale_temps(folder)
+    entry = entries.get(folder.resolve())
+    hashes = entry.get("sha256") if entry is not None else None
+    if isinstance(hashes, Mapping) and dict(hashes) == _run_hashes(folder):
+        _seal(folder, str(entry.get("run_id", "unknown")))
+        return "sealed (its archive was interrupted after its index line, the files match it)"
+    if how == "claimed" and entry is None:
+        shutil.rmtree(folder)
+        return "removed (its archive was interrupted before its index line)"
+    if entry is None:
+        marker.unlink(missing_ok=True)
+    return (
+        "left in place (an interrupted archive of the caller's folder, not archived; "
+        "archive the run again)"
+    )
+
+
+def sweep_interrupted_runs(root: Union[str, os.PathLike]) -> List[str]:
+    """Finish or remove the run folders of archives a crash interrupted.
+
+    Looks at every unsealed folder ``<root>/*/*/*`` and, when the archive
+    that was writing it is gone (see :func:`write_archived_run`'s order):
+
+    * its index line is written and its files match the line's sha256 →
+      sealed (the archive is complete);
+    * a folder the archive created (``claimed``) without an index line →
+      removed with its files;
+    * a folder that holds only temporary files of dead writers (a crash
+      before any file was complete) → emptied and removed;
+    * anything else (the caller's own folders, foreign folders, live
+      archives) → left in place.
+
+    Sealed folders are never touched. Every folder looked at is reported.
+
+    Args:
+        root: Archive root.
+
+    Returns:
+        One line per unsealed folder, ``"<folder relative to root>: <what was done>"``.
+    """
+    root_path = Path(root)
+    if not root_path.is_dir():
+        return []
+    folders = sorted(p for p in root_path.glob("*/*/*") if p.is_dir() and not is_sealed_dir(p))
+    if not folders:
+        return []
+    entries = _entries_by_dir(root_path)
+    report = []
+    for folder in folders:
+        try:
+            outcome = _sweep_one(folder, entries)
+        except OSError as exc:
+            outcome = f"left in place (cannot clean it up: {exc})"
+        line = f"{folder.relative_to(root_path).as_posix()}: {outcome}"
+        logger.warning("interrupted archive %s", line)
+        report.append(line)
+    return report

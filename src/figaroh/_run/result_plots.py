@@ -23,13 +23,12 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from figaroh._run.results_files import claim_stem
-from figaroh.utils.fileio import atomic_write
+from figaroh.utils.fileio import atomic_write, make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -357,8 +356,7 @@ class ResultPlots:
         self, figures: list[tuple[str, Any]], output_dir: PathLike, file_prefix: str | None
     ) -> list[str]:
         """Write each figure as ``<output_dir>/<stem>_<kind>.png`` (atomic, never clobbering)."""
-        folder = Path(output_dir)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = make_folder(output_dir)
         stem = file_prefix or self._default_stem()
         paths: list[str] = []
         for kind, fig in figures:

@@ -20,6 +20,12 @@ any file is written, and gives up the claim once the files are in place. A
 claim left by a killed process (same host, its pid gone) is removed by the
 next save into the folder.
 
+A set of files is complete or absent: the file that completes a set (a
+results save's ``<stem>_metadata.yaml``, written last) is named in the claim;
+when the next save finds the claim of a killed process whose set lacks that
+file, it removes the files of that set too (:func:`claim_stem`), and readers
+list only complete sets (:func:`saved_sets`).
+
 Serialisation rules: numpy integer and floating scalars become ``float``,
 arrays nested lists, dataclasses and objects with ``as_dict()``/``to_dict()``
 dicts, paths and dates text; YAML keeps NaN/±inf as ``.nan``/``.inf``, JSON
@@ -46,7 +52,13 @@ from typing import IO, Any
 
 import numpy as np
 
-from figaroh.utils.fileio import atomic_write, host_name, make_folder, writer_gone
+from figaroh.utils.fileio import (
+    atomic_write,
+    create_exclusive,
+    host_name,
+    make_folder,
+    writer_gone,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +66,7 @@ __all__ = [
     "ARRAY_KEYS",
     "array_entries",
     "claim_stem",
+    "saved_sets",
     "csv_columns",
     "npz_arrays",
     "split_arrays",
@@ -507,19 +520,41 @@ def write_npz(path: Path, data: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------------------
 
 
+def _read_claim(path: Path) -> tuple[int, str, str | None, list[str]] | None:
+    """``(pid, host, completing suffix, suffixes)`` of a claim file (None: unreadable)."""
+    try:
+        parts = path.read_text(encoding="utf-8").split("\n")
+        pid_text, host = parts[0].split(maxsplit=1)
+        pid = int(pid_text)
+    except (OSError, ValueError, IndexError):
+        return None
+    # "<pid> <host>\n<complete>\t<suffix>...\n": the set line counts only when
+    # newline-terminated (a torn line names no set, see _record_set)
+    fields = parts[1].split("\t") if len(parts) > 2 and parts[1] else []
+    return pid, host.strip(), (fields[0] if fields else None), fields[1:]
+
+
 def _claim_owner_gone(path: Path) -> bool:
     """True when the claim file ``path`` was made on this host by a process that is gone."""
+    claim = _read_claim(path)
     try:
-        pid_text, host = path.read_text(encoding="utf-8").split(maxsplit=1)
-        pid = int(pid_text)
         mtime = path.stat().st_mtime
-    except (OSError, ValueError):
+    except OSError:
         return False
-    return host.strip() == _HOST and writer_gone(pid, mtime)
+    return claim is not None and claim[1] == _HOST and writer_gone(claim[0], mtime)
+
+
+def _stem_of_claim(name: str) -> str:
+    return name[1 : -len(_CLAIM_SUFFIX)]
 
 
 def _remove_dead_claims(folder: Path) -> None:
-    """Remove the claim files left in ``folder`` by killed processes of this host."""
+    """Remove the claims left in ``folder`` by killed processes of this host.
+
+    A claim that names the file completing its set (see :func:`claim_stem`)
+    and whose set lacks that file marks an interrupted save: the set's files
+    are removed with the claim.
+    """
     if os.name != "posix":
         return
     try:
@@ -528,26 +563,50 @@ def _remove_dead_claims(folder: Path) -> None:
         return
     for name in names:
         path = folder / name
-        if _claim_owner_gone(path):
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-                logger.debug("removed the claim %s of a dead process", path)
+        if not _claim_owner_gone(path):
+            continue
+        claim = _read_claim(path)
+        stem = _stem_of_claim(name)
+        if claim is not None and claim[2] is not None:
+            complete, suffixes = claim[2], claim[3]
+            if not os.path.lexists(folder / f"{stem}{complete}"):
+                for suffix in suffixes:
+                    with contextlib.suppress(OSError):
+                        os.unlink(folder / f"{stem}{suffix}")
+                logger.warning(
+                    "removed the incomplete set %s%s of an interrupted save (no %s%s)",
+                    folder / stem,
+                    "{" + ",".join(suffixes) + "}",
+                    stem,
+                    complete,
+                )
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            logger.debug("removed the claim %s of a dead process", path)
 
 
 def _try_claim(claim: Path) -> bool:
+    return create_exclusive(claim, f"{os.getpid()} {_HOST}\n")
+
+
+def _record_set(claim: Path, complete: str, suffixes: Sequence[str]) -> None:
+    """Name, in a held claim, the set about to be written (none of its files exists).
+
+    Written only once the names are known to be free, so an interrupted
+    save's set can be removed without touching anyone else's file.
+    """
+    fd = os.open(claim, os.O_WRONLY | os.O_APPEND)
     try:
-        fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError:
-        return False
-    try:
-        os.write(fd, f"{os.getpid()} {_HOST}\n".encode())
+        os.write(fd, ("\t".join([complete, *suffixes]) + "\n").encode())
+        os.fsync(fd)
     finally:
         os.close(fd)
-    return True
 
 
 @contextlib.contextmanager
-def claim_stem(folder: Path, stem: str, suffixes: Sequence[str]) -> Iterator[str]:
+def claim_stem(
+    folder: Path, stem: str, suffixes: Sequence[str], complete: str | None = None
+) -> Iterator[str]:
     """Reserve the first free file-name stem ``stem``, ``stem_1``, ``stem_2``, ...
 
     A stem is free when no ``<folder>/<stem><suffix>`` exists and no other
@@ -557,15 +616,20 @@ def claim_stem(folder: Path, stem: str, suffixes: Sequence[str]) -> Iterator[str
     different names.
 
     Args:
-        folder: Existing destination folder.
+        folder: Destination folder (created when missing).
         stem: Preferred stem.
         suffixes: File-name endings the stem will be used with.
+        complete: The suffix (one of ``suffixes``) of the file that completes
+            the set, written last. When given, a claim left by a killed
+            process whose set lacks that file is removed by the next claim in
+            the folder together with the set's files (``<stem><suffix>``,
+            none of which existed when the claim was made).
 
     Yields:
         The reserved stem.
 
     Raises:
-        SealedRunError: ``folder`` is a sealed archived run (no claim is made).
+        SealedRunError: ``folder`` lies in a sealed archived run (no claim is made).
     """
     make_folder(folder)
     _remove_dead_claims(folder)
@@ -577,9 +641,45 @@ def claim_stem(folder: Path, stem: str, suffixes: Sequence[str]) -> Iterator[str
         if any(os.path.lexists(folder / f"{candidate}{s}") for s in suffixes):
             os.unlink(claim)
             continue
+        if complete is not None:
+            _record_set(claim, complete, suffixes)
         break
     try:
         yield candidate
     finally:
         with contextlib.suppress(OSError):
             os.unlink(claim)
+
+
+def saved_sets(folder: Path, complete: str) -> tuple[list[tuple[str, Path]], list[str]]:
+    """The complete sets of ``folder`` and a reason for each incomplete one.
+
+    A set ``<stem>...`` is complete when ``<stem><complete>`` exists (it is
+    written last). A claim whose set lacks that file is a save being
+    written, or interrupted (a killed process; the next save in the folder
+    removes it).
+
+    Args:
+        folder: Folder to list.
+        complete: Suffix of the file that completes a set (e.g. ``"_metadata.yaml"``).
+
+    Returns:
+        ``([(stem, completing file), ...] sorted by stem, ["<stem>: <reason>", ...])``.
+    """
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return [], []
+    claimed = {_stem_of_claim(n) for n in names if n.startswith(".") and n.endswith(_CLAIM_SUFFIX)}
+    done: list[tuple[str, Path]] = []
+    incomplete: list[str] = []
+    for name in sorted(names):
+        if name.startswith(".") or not name.endswith(complete):
+            continue
+        done.append((name[: -len(complete)], folder / name))
+    for stem in sorted(claimed):
+        if f"{stem}{complete}" not in names:
+            path = folder / f".{stem}{_CLAIM_SUFFIX}"
+            state = "interrupted" if _claim_owner_gone(path) else "being written or interrupted"
+            incomplete.append(f"{stem}: {state} (no {stem}{complete})")
+    return sorted(done), incomplete

@@ -606,8 +606,7 @@ class BaseCalibration(
             The directory the run was archived in.
         """
         self._require_solved()
-        run_dir = compute_run_dir(self, root)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        run_dir = compute_run_dir(self, root)  # exists on return
         self.export_verification_report(output_path=str(run_dir / "verdict.json"))
         if html_report:
             try:

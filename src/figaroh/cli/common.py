@@ -29,6 +29,7 @@ from typing import Sequence
 
 from figaroh.cli.progress import Steps
 from figaroh.errors import FigarohError
+from figaroh.utils.fileio import SealedRunError, refuse_sealed
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -149,13 +150,25 @@ def _existing_file_ancestor(p: Path) -> Path | None:
     return None
 
 
+def _refuse_sealed_output(p: Path, option: str) -> None:
+    """CLIError (exit 2) when the output ``p`` lies in a sealed archived run."""
+    try:
+        refuse_sealed(p)
+    except SealedRunError as exc:
+        raise CLIError(f"{option}: {exc}") from exc
+
+
 def require_output_dir(path: str | os.PathLike, option: str) -> Path:
     """Check that the output folder ``path`` is a folder or can be created.
 
+    Called before any work, so a refused command writes nothing.
+
     Raises:
-        CLIError: ``path`` (or one of its parents) is an existing file (exit 2).
+        CLIError: ``path`` (or one of its parents) is an existing file, or
+            ``path`` lies in a sealed archived run, sub-folders included (exit 2).
     """
     p = Path(path)
+    _refuse_sealed_output(p, option)
     blocker = _existing_file_ancestor(p)
     if blocker is not None:
         where = f"{option} {p}" if blocker == p else f"{option} {p}: {blocker}"
@@ -170,9 +183,11 @@ def require_output_file(path: str | os.PathLike, option: str) -> Path:
     """Check that the output file ``path`` can be written (not a folder, parents creatable).
 
     Raises:
-        CLIError: ``path`` is a folder, or one of its parents is a file (exit 2).
+        CLIError: ``path`` is a folder, or one of its parents is a file, or
+            ``path`` lies in a sealed archived run (exit 2).
     """
     p = Path(path)
+    _refuse_sealed_output(p, option)
     if p.is_dir():
         raise CLIError(f"{option} {p} is a folder; pass the name of the file to write")
     blocker = _existing_file_ancestor(p.parent)

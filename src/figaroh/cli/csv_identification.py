@@ -55,7 +55,7 @@ from figaroh.data.source import DataSource
 from figaroh.data.text_csv import csv_rows, numeric_rows, read_csv_text
 from figaroh.data.trajectory import JOINT_FORCE, JOINT_TORQUE, TrajectoryData, TrajectoryDataError
 from figaroh.identification.base_identification import BaseIdentification
-from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.fileio import atomic_write_text, make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -303,7 +303,7 @@ def write_trajectory_csv(
     lines = [",".join(header)]
     lines.extend(",".join(row) for row in np.char.mod("%.17g", table).tolist())
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path
 

@@ -54,7 +54,7 @@ from figaroh.optimal.base_optimal_calibration import (
 from figaroh.optimal.base_optimal_trajectory import BaseOptimalTrajectory
 from figaroh.optimal.config import load_param
 from figaroh.tools.robot import Robot
-from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.fileio import atomic_write, atomic_write_text, make_folder
 
 __all__ = [
     "active_joint_values",
@@ -139,13 +139,16 @@ def _write_postures(
     names = [str(opt.model.names[j]) for j in ids]
     values = active_joint_values(opt.model, ids, np.asarray(opt.q_measured)[list(chosen)])
     weights = [float(opt.w_dict_sort.get(k, 0.0)) for k in chosen]
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     csv_path = out / "postures.csv"
-    with open(csv_path, "w", newline="") as fh:
+
+    def write_csv(fh: Any) -> None:
         writer = csv.writer(fh)
         writer.writerow(["candidate", *names, "weight"])
         for k, row, w in zip(chosen, values, weights, strict=True):
             writer.writerow([k, *(repr(float(v)) for v in row), repr(w)])
+
+    atomic_write(csv_path, write_csv)
     doc = {
         "calibration_joint_names": names,
         "calibration_joint_configurations": [[float(v) for v in row] for row in values],
@@ -265,10 +268,13 @@ def write_trajectory_csv(
     """
     header = ["t"] + [f"{p}_{j}" for p in ("q", "dq", "ddq") for j in joints]
     table = np.column_stack([t, q, v, a])
-    with open(path, "w", newline="") as fh:
+
+    def write(fh: Any) -> None:
         writer = csv.writer(fh)
         writer.writerow(header)
         writer.writerows([repr(float(x)) for x in row] for row in table)
+
+    atomic_write(path, write)
     return path
 
 
@@ -324,7 +330,7 @@ def trajectory(args: argparse.Namespace) -> int:
             opt.initialize()
         opt.solve(stack_reps=args.segments)
         steps.start("write")
-        out.mkdir(parents=True, exist_ok=True)
+        make_folder(out)
         summary = _trajectory_summary(opt, args.segments)
         summary_path = out / "trajectory_summary.yaml"
         atomic_write_text(summary_path, yaml.safe_dump(summary, sort_keys=False))

@@ -13,8 +13,9 @@
   index (:func:`figaroh.fleet.drift.drift_report`) written as a
   self-contained HTML page; exit 0 when no robot is flagged, 1 when one is.
 * ``index rebuild [ARCHIVE]`` — rebuilds ``index.sqlite`` from the sealed run
-  folders (:func:`figaroh.fleet.run_index.rebuild_index`); exit 1 when a
-  folder was skipped (each named with the reason).
+  folders (:func:`figaroh.fleet.run_index.rebuild_index`), after finishing or
+  removing the folders of interrupted archives (each reported, not an
+  error); exit 1 when a sealed folder was skipped (each named with the reason).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def _progress(args: argparse.Namespace) -> bool:
 
 
 def _print_result(args: argparse.Namespace, result: BatchResult) -> None:
+    for line in result.swept:
+        say(args, f"interrupted: {line}")
     for failure in result.failures:
         job = failure.job
         say(
@@ -105,9 +108,14 @@ def fleet(args: argparse.Namespace) -> int:
 
 
 def index(args: argparse.Namespace) -> int:
-    """``figaroh index rebuild``: exit 0 when every sealed folder was indexed, else 1."""
+    """``figaroh index rebuild``: exit 0 when every sealed folder was indexed, else 1.
+
+    Unsealed folders (interrupted archives) are swept and reported, never an error.
+    """
     require_file(args.archive, "archive folder", directory_ok=True)
     summary = rebuild_index(args.archive)
+    for line in summary.swept:
+        say(args, f"interrupted: {line}")
     for reason in summary.skipped:
         say(args, f"skipped: {reason}")
     say(args, f"indexed {summary.runs} runs into {index_path(args.archive)}")

@@ -19,7 +19,7 @@ from figaroh.cli.common import (
 )
 from figaroh.tools.compare_report import SAMPLE_COUNT_RATIO_LIMIT, generate_compare_page
 from figaroh.tools.run_archive import read_index
-from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.fileio import atomic_write_text, make_folder
 
 __all__ = ["compare", "report"]
 
@@ -254,7 +254,7 @@ def compare(args: argparse.Namespace) -> int:
     cut = page.rfind("</body>")
     page = page[:cut] + "\n".join(preload) + "\n" + page[cut:]
     out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(out.parent)
     atomic_write_text(out, page)
     notes = _compat_notes(runs[0][1], runs[1][1])
     if notes:

@@ -87,8 +87,7 @@ def _verdict_line(verdict: Any, scope: str, command: str = "") -> str:
 
 
 def _archive(obj: Any, out: Path, verdict: Any) -> str:
-    run_dir = Path(compute_run_dir(obj, root=str(out / "runs")))
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = Path(compute_run_dir(obj, root=str(out / "runs")))  # exists on return
     obj.export_verification_report(output_path=str(run_dir / "verdict.json"), verdict=verdict)
     obj.export_html_report(output_path=str(run_dir / "report.html"), verdict=verdict)
     return archive_run(obj, run_dir)

@@ -40,7 +40,7 @@ from figaroh.identification.base_identification import SOLVE_DEFAULTS
 from figaroh.tools.exceptions import RobotLoadError
 from figaroh.tools.robot import Robot
 from figaroh.utils.error_handling import CalibrationError
-from figaroh.utils.fileio import atomic_write_text
+from figaroh.utils.fileio import atomic_write_text, make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ def write_parameter_csv(
     for k, name in enumerate(names):
         writer.writerow([name, *(format(c[k], ".17g") for c in cols)])
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     atomic_write_text(path, buf.getvalue())
     return path
 

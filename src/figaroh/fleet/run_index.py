@@ -61,11 +61,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, List, Mapping, Sequence, Tuple, Union
 
-from figaroh._run.archive import ArchiveFileNameError, claim_run_dir, write_archived_run
+from figaroh._run.archive import (
+    ARCHIVING_MARKER,
+    ArchiveFileNameError,
+    claim_run_dir,
+    sweep_interrupted_runs,
+    write_archived_run,
+)
 from figaroh._run.naming import _safe_path_component
 from figaroh.errors import FigarohError
 from figaroh.fleet.record import RECORD_FILE, ParameterEstimate, RunRecord, RunRecordError
-from figaroh.utils.fileio import is_sealed_dir
+from figaroh.utils.fileio import is_sealed_dir, make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -182,12 +188,17 @@ class RebuildSummary:
 
     Attributes:
         runs: Runs written into the rebuilt index.
-        skipped: One line per run folder left out, ``"<folder>: <reason>"``
-            (unsealed, no or invalid ``run_record.json``, duplicate job).
+        skipped: One line per sealed run folder left out, ``"<folder>: <reason>"``
+            (no or invalid ``run_record.json``, duplicate job): an error.
+        swept: One line per unsealed folder, ``"<folder>: <what was done>"``
+            (an interrupted archive finished or removed, or a folder left in
+            place: :func:`figaroh._run.archive.sweep_interrupted_runs`); not
+            archived runs, so not an error.
     """
 
     runs: int
     skipped: Tuple[str, ...] = ()
+    swept: Tuple[str, ...] = ()
 
 
 def index_path(archive_root: PathLike) -> Path:
@@ -240,7 +251,7 @@ class RunIndex:
 
     def __init__(self, path: PathLike) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(self.path.parent)
         self._lock = threading.RLock()
         try:
             self._conn = sqlite3.connect(
@@ -584,6 +595,7 @@ def write_fleet_run(
     try:
         write_archived_run(payload, folder, root, run_id=final.run_id, claimed=True)
     except ArchiveFileNameError:
+        (folder / ARCHIVING_MARKER).unlink(missing_ok=True)
         folder.rmdir()  # refused before any write: the claimed folder is still empty
         raise
     if index.add(final):
@@ -609,7 +621,7 @@ def _record_of(folder: Path, root: Path) -> RunRecord:
 
 def _fill(index: RunIndex, root: Path) -> Tuple[int, List[str]]:
     runs, skipped = 0, []
-    folders = sorted(p for p in root.glob("*/*/*") if p.is_dir())
+    folders = sorted(p for p in root.glob("*/*/*") if p.is_dir() and is_sealed_dir(p))
     for folder in folders:
         rel = folder.relative_to(root).as_posix()
         try:
@@ -671,7 +683,9 @@ def _release_old(target: Path) -> None:
 def rebuild_index(archive_root: PathLike, index_file: PathLike | None = None) -> RebuildSummary:
     """Rebuild the run index from the sealed run folders of an archive.
 
-    Reads ``run_record.json`` of every sealed folder
+    First finishes or removes the folders of interrupted archives
+    (:func:`figaroh._run.archive.sweep_interrupted_runs`: reported in
+    ``swept``, not an error). Then reads ``run_record.json`` of every sealed folder
     ``<archive_root>/*/*/*/``, builds a new database in a temporary file
     beside the target and atomically replaces the target with it
     (``os.replace``): readers see the old index or the new one, never a mix.
@@ -682,7 +696,8 @@ def rebuild_index(archive_root: PathLike, index_file: PathLike | None = None) ->
         index_file: Database to (re)write; default :func:`index_path` of the root.
 
     Returns:
-        Runs indexed and the folders skipped with the reason.
+        Runs indexed, the sealed folders skipped with the reason, and the
+        unsealed folders swept.
 
     Raises:
         RunIndexError: the archive root is not a folder, or the index is in use.
@@ -694,7 +709,8 @@ def rebuild_index(archive_root: PathLike, index_file: PathLike | None = None) ->
             "are archived in"
         )
     target = Path(index_file) if index_file is not None else index_path(root)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(target.parent)
+    swept = sweep_interrupted_runs(root)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".rebuild", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -709,4 +725,4 @@ def rebuild_index(archive_root: PathLike, index_file: PathLike | None = None) ->
             leftover.unlink(missing_ok=True)
     for line in skipped:
         logger.warning("rebuild_index: skipped %s", line)
-    return RebuildSummary(runs=runs, skipped=tuple(skipped))
+    return RebuildSummary(runs=runs, skipped=tuple(skipped), swept=tuple(swept))

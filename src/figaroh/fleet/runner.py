@@ -37,12 +37,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, List, Mapping, Sequence, Tuple
 
+from figaroh._run.archive import sweep_interrupted_runs
 from figaroh.cli.common import CLIError
 from figaroh.fleet.cluster import dask_client, require_distributed
 from figaroh.fleet.jobs import FleetConfigError, Job, dedupe_jobs
 from figaroh.fleet.record import RunRecord
 from figaroh.fleet.run_index import RunIndex, index_path, write_fleet_run
 from figaroh.fleet.worker import JobOutput, run_job
+from figaroh.utils.fileio import make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +92,9 @@ class BatchResult:
         skipped: ``job_id`` of the jobs already in the index (not run again).
         archive_root: The archive the runs were written to.
         seconds: Wall time of the batch [s].
+        swept: Unsealed folders of interrupted archives the batch found
+            first, ``"<folder>: <what was done>"``
+            (:func:`figaroh._run.archive.sweep_interrupted_runs`).
     """
 
     runs: Tuple[RunRecord, ...]
@@ -97,6 +102,7 @@ class BatchResult:
     skipped: Tuple[str, ...]
     archive_root: str
     seconds: float
+    swept: Tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -202,13 +208,14 @@ class _Batch:
         else:
             self.write(outcome)
 
-    def result(self, start: float) -> BatchResult:
+    def result(self, start: float, swept: Sequence[str] = ()) -> BatchResult:
         return BatchResult(
             tuple(self.runs),
             tuple(self.failures),
             tuple(self.skipped),
             str(self.root),
             time.perf_counter() - start,
+            tuple(swept),
         )
 
 
@@ -225,8 +232,8 @@ def _drive(
     execute: Callable[[_Batch, List[Job]], None],
 ) -> BatchResult:
     start = time.perf_counter()
-    root = Path(archive_root)
-    root.mkdir(parents=True, exist_ok=True)
+    root = make_folder(archive_root)
+    swept = sweep_interrupted_runs(root)  # torn folders of an earlier, killed batch
     with RunIndex(index_path(root)) as index:
         batch = _Batch(root, index, bar=None)
         todo = batch.plan(jobs)
@@ -234,7 +241,7 @@ def _drive(
             batch.bar = bar
             if todo:
                 execute(batch, todo)
-        return batch.result(start)
+        return batch.result(start, swept)
 
 
 def run_serial(

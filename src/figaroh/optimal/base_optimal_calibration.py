@@ -75,7 +75,7 @@ from figaroh.utils.config_parser import (
     require_unified_config,
 )
 from figaroh.utils.error_handling import CalibrationError
-from figaroh.utils.fileio import atomic_write, atomic_write_text
+from figaroh.utils.fileio import atomic_write, atomic_write_text, make_folder
 from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 from figaroh.utils.yaml_budget import load_yaml_file
 
@@ -1683,8 +1683,7 @@ class BaseOptimalCalibration:
             return None
         if output_dir is None:
             output_dir = self.get_optimal_output_dir()
-        folder = Path(output_dir)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = make_folder(output_dir)
         name = self._robot_name()
         files: Dict[str, str] = {
             "configurations": self.save_optimal_configurations(

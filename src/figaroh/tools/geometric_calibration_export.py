@@ -32,6 +32,7 @@ import yaml
 
 from figaroh.data.source import atomic_write_text
 from figaroh.tools.urdf_exporter import _parse_param_name
+from figaroh.utils.fileio import make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -222,7 +223,7 @@ def export_geometric_calibration_yaml(
         text = "".join(f"# {line}\n" for line in str(header_comment).splitlines()) + text
     folder = os.path.dirname(os.fspath(output_path))
     if folder:
-        os.makedirs(folder, exist_ok=True)
+        make_folder(folder)
     atomic_write_text(output_path, text)
     logger.info("PAL geometric calibration written to %s", output_path)
     return str(output_path)

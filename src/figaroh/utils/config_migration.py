@@ -71,7 +71,7 @@ from figaroh.utils.config_parser import (
     is_unified_config,
 )
 from figaroh.utils.error_handling import ConfigurationError
-from figaroh.utils.fileio import atomic_write
+from figaroh.utils.fileio import atomic_write, make_folder
 
 logger = logging.getLogger(__name__)
 
@@ -453,7 +453,7 @@ def migrate_file(
         robot_name or (robot.model.name if robot is not None else None) or _default_robot_name(src)
     )
 
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(dst.parent)
     extends = _locate_template(template, dst.parent)
     if extends is None:
         logger.warning(

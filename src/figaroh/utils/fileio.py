@@ -16,13 +16,19 @@ guarantees:
   last written), or when the file is older than :data:`STALE_TEMP_AGE_S`. A
   live writer's temporary file is never removed.
 * **Sealed runs are immutable.** A folder holding :data:`SEAL_MARKER` is an
-  archived run: no file in it is replaced, and the only files created in it
-  are the archive's own run record (:data:`ARCHIVE_RECORD_FILES`, once each);
-  any other write raises :class:`SealedRunError` naming the run.
+  archived run: nothing in it, or in any of its sub-folders, is created or
+  replaced. Such a write raises :class:`SealedRunError` naming the path, the
+  run and the fix, before any byte is written (:func:`refuse_sealed`).
+* **Errors name the path.** An ``OSError`` while writing (``ENOSPC`` disk
+  full, ``EFBIG`` file too large, ``EACCES`` ...) is raised again as the same
+  ``OSError`` subclass with the same ``errno``, its ``filename`` the
+  destination and its message the cause and the fix; the temporary file is
+  removed first.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -39,18 +45,22 @@ __all__ = [
     "SealedRunError",
     "atomic_write",
     "atomic_write_text",
+    "create_exclusive",
     "file_sha256",
     "is_sealed_dir",
+    "is_temp_name",
     "make_folder",
+    "refuse_sealed",
     "remove_stale_temps",
+    "sealed_run_of",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 #: Marker file whose presence seals an archived run folder.
 SEAL_MARKER = ".archived"
-#: The run record the archive writes into a folder right after sealing it;
-#: each may be created once in a sealed folder, never replaced.
+#: The run record files :func:`figaroh._run.archive.archive_run` writes into a
+#: run folder (with the caller's reports) before sealing it.
 ARCHIVE_RECORD_FILES = ("provenance.json", "config.snapshot.yaml", "parameters.csv", "stages.json")
 #: Age [s] after which a temporary file whose writer cannot be checked (another
 #: host, or an unnamed writer of an older figaroh) counts as abandoned.
@@ -89,6 +99,15 @@ def _writer_namespace() -> str:
     return hashlib.sha256(tag).hexdigest()[:6]
 
 
+def writer_tag() -> str:
+    """Tag of this process's host and pid namespace (as in temporary-file names).
+
+    Another process may test whether a writer of the same tag is alive
+    (:func:`writer_gone`); writers of another tag are judged by age only.
+    """
+    return _writer_namespace()
+
+
 def __getattr__(name: str) -> Any:
     """``_HOST``: :func:`_writer_namespace`, computed on first access (it loads OpenSSL)."""
     if name == "_HOST":
@@ -105,6 +124,11 @@ _TEMP_RE = re.compile(
 _LEGACY_TEMP_RE = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.(?:tmp|urdf)$")
 
 
+def is_temp_name(name: str) -> bool:
+    """True when ``name`` is the name of a temporary file of :func:`atomic_write`."""
+    return _TEMP_RE.match(name) is not None
+
+
 class SealedRunError(FigarohError, FileExistsError):
     """A write into an archived (sealed) run folder was refused."""
 
@@ -114,21 +138,61 @@ def is_sealed_dir(path: PathLike) -> bool:
     return os.path.isfile(os.path.join(os.fspath(path), SEAL_MARKER))
 
 
+def sealed_run_of(path: PathLike) -> Path | None:
+    """The sealed archived run that ``path`` lies in (or is), else None.
+
+    ``path`` itself and every ancestor folder are checked, both as given
+    (made absolute) and with symbolic links resolved; ``path`` need not exist.
+
+    Args:
+        path: A file or folder path.
+
+    Returns:
+        The nearest sealed run folder holding ``path``, or None.
+    """
+    given = Path(os.path.abspath(os.fspath(path)))
+    seen: set[Path] = set()
+    for start in (given, Path(os.path.realpath(given))):
+        for folder in (start, *start.parents):
+            if folder in seen:
+                continue
+            seen.add(folder)
+            if is_sealed_dir(folder):
+                return folder
+    return None
+
+
 def _sealed_error(target: Path, run: Path) -> SealedRunError:
     return SealedRunError(
-        f"cannot write {str(target)!r}: folder {str(run)!r} is an archived run (sealed by "
-        f"{SEAL_MARKER}) and archived runs are never modified; write next to it "
-        f"(e.g. into {str(run.parent / (run.name + '-reports'))!r}) or into a new run "
-        "directory (compute_run_dir)"
+        f"cannot write {str(target)!r}: it lies inside {str(run)!r}, an archived run "
+        f"(sealed by its {SEAL_MARKER} file), and archived runs are never modified "
+        "(nothing was written); choose another output folder: write next to it, e.g. "
+        f"into {str(run.parent / (run.name + '-reports'))!r}, or into a new run directory "
+        "(compute_run_dir)"
     )
 
 
-def _check_not_sealed(dest: Path, parent: Path) -> None:
-    if not is_sealed_dir(parent):
-        return
-    if dest.name in ARCHIVE_RECORD_FILES and not os.path.lexists(dest):
-        return  # the archive completing its own run record
-    raise _sealed_error(dest, parent)
+def refuse_sealed(path: PathLike) -> None:
+    """Raise :class:`SealedRunError` when ``path`` lies in a sealed archived run.
+
+    Call it before writing anything for an output path, so a refused
+    command leaves the sealed run's bytes unchanged.
+
+    Args:
+        path: The file or folder about to be written.
+
+    Raises:
+        SealedRunError: ``path`` is, or lies inside (sub-folders included),
+            a sealed archived run; the message names the path, the run and the
+            fix (choose another output folder).
+    """
+    run = sealed_run_of(path)
+    if run is not None:
+        raise _sealed_error(Path(path), run)
+
+
+def _check_not_sealed(dest: Path) -> None:
+    refuse_sealed(dest)
 
 
 def make_folder(folder: PathLike) -> Path:
@@ -141,19 +205,47 @@ def make_folder(folder: PathLike) -> Path:
         ``Path(folder)``.
 
     Raises:
-        SealedRunError: The nearest existing ancestor is a sealed archived run
-            (a new sub-folder would alter it).
+        SealedRunError: ``folder`` is, or lies inside, a sealed archived run
+            (its files would alter the run); nothing is created.
+        OSError: the folder cannot be created (the message names it).
     """
     path = Path(folder)
+    refuse_sealed(path)
     if path.is_dir():
         return path
-    existing = path.parent
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if existing.is_dir() and is_sealed_dir(existing):
-        raise _sealed_error(path, existing)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _named_os_error(exc, path, "create folder") from exc
     return path
+
+
+#: The fix named for an ``OSError`` of each errno (default: :data:`_OTHER_FIX`).
+_OS_ERROR_FIX = {
+    errno.ENOSPC: "the disk is full: free space on it, or choose another output folder",
+    errno.EDQUOT: "the disk quota is exhausted: free space, or choose another output folder",
+    errno.EFBIG: (
+        "the file exceeds the largest file the file system or this process "
+        "(ulimit -f) allows: choose another output folder, or write less"
+    ),
+    errno.EACCES: "no permission: choose another output folder, or fix its permissions",
+    errno.EPERM: "not permitted: choose another output folder, or fix its permissions",
+    errno.EROFS: "the file system is read-only: choose another output folder",
+}
+_OTHER_FIX = "choose another output folder, or fix the cause above"
+
+
+def _named_os_error(exc: OSError, path: Path, action: str = "write") -> OSError:
+    """``exc`` again (same subclass and errno) with ``path``, the cause and the fix."""
+    if isinstance(exc, FigarohError) or exc.errno is None:
+        return exc
+    cause = exc.strerror or os.strerror(exc.errno)
+    code = errno.errorcode.get(exc.errno, str(exc.errno))
+    fix = _OS_ERROR_FIX.get(exc.errno, _OTHER_FIX)
+    message = f"cannot {action} {str(path)!r}: {cause} ({code}); {fix}"
+    if action == "write":
+        message += "; nothing was written (the temporary file was removed)"
+    return OSError(exc.errno, message, str(path))
 
 
 # ---------------------------------------------------------------------------
@@ -264,9 +356,9 @@ def _create_temp(parent: Path, name: str, suffix: str) -> tuple[int, str]:
             continue
 
 
-def _commit(tmp: str, dest: Path, parent: Path) -> None:
+def _commit(tmp: str, dest: Path) -> None:
     """Move the complete temporary file to ``dest``, re-checking the seal just before."""
-    _check_not_sealed(dest, parent)  # the folder may have been sealed while we wrote
+    _check_not_sealed(dest)  # the folder may have been sealed while we wrote
     os.replace(tmp, dest)
 
 
@@ -303,17 +395,26 @@ def atomic_write(
 
     Raises:
         FileNotFoundError: The destination folder does not exist.
-        SealedRunError: The destination folder is a sealed archived run.
+        SealedRunError: The destination lies in a sealed archived run (its
+            folder or an ancestor holds :data:`SEAL_MARKER`); nothing is
+            written.
+        OSError: The write failed (disk full, file too large, no permission,
+            ...): the same ``OSError`` subclass and ``errno``, its message
+            naming ``path``, the cause and the fix; ``path`` is untouched and
+            no temporary file is left.
     """
     dest = Path(path)
     parent = dest.parent if str(dest.parent) else Path(".")
+    _check_not_sealed(dest)
     if not parent.is_dir():
         raise FileNotFoundError(
             f"cannot write {str(dest)!r}: folder {str(parent)!r} does not exist (create it first)"
         )
-    remove_stale_temps(parent)  # also in a sealed run: the litter is not part of it
-    _check_not_sealed(dest, parent)
-    fd, tmp = _create_temp(parent, dest.name, suffix)
+    remove_stale_temps(parent)
+    try:
+        fd, tmp = _create_temp(parent, dest.name, suffix)
+    except OSError as exc:
+        raise _named_os_error(exc, dest) from exc
     try:
         stream = (
             os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding=encoding, newline="")
@@ -324,14 +425,72 @@ def atomic_write(
             os.fsync(stream.fileno())
         if check is not None:
             check(tmp)
-        _commit(tmp, dest, parent)
-    except BaseException:
+        _commit(tmp, dest)
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise _named_os_error(exc, dest) from exc
         raise
     return str(dest)
+
+
+def create_exclusive(path: PathLike, text: str) -> bool:
+    """Create ``path`` holding ``text``, unless it exists; it appears whole or not at all.
+
+    The text is written and flushed to a temporary sibling file, which is then
+    hard-linked to ``path`` (``os.link`` fails when ``path`` exists, so two
+    processes never both create it), so no reader, and no process killed at any
+    moment, ever sees ``path`` empty or half written (an ``O_EXCL`` create
+    followed by a write would). On a file system without hard links the file
+    is created with ``O_EXCL`` and written at once.
+
+    Args:
+        path: File to create (its folder must exist).
+        text: Its content (UTF-8).
+
+    Returns:
+        True when created, False when ``path`` already existed.
+    """
+    dest = Path(path)
+    refuse_sealed(dest)
+    data = text.encode("utf-8")
+    fd, tmp = _create_temp(dest.parent, dest.name, ".tmp")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        try:
+            os.link(tmp, dest)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            return _create_exclusive_direct(dest, data)
+        return True
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _create_exclusive_direct(dest: Path, data: bytes) -> bool:
+    """``O_EXCL`` create and one write (no hard links on this file system)."""
+    try:
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return False
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return True
 
 
 def atomic_write_text(path: PathLike, text: str, encoding: str = "utf-8") -> str:
