@@ -267,7 +267,7 @@ def test_the_package_exports_the_api_lazily():
 
 
 def test_a_job_is_judged_by_its_configuration_verification_section(job, tmp_path):
-    """No batch thresholds: the config's ``verification`` section decides (as in the API and CLI)."""
+    """No batch thresholds: the config's ``verification`` section decides (as API and CLI)."""
     config = yaml.safe_load(open(job.config, encoding="utf-8"))
     config["tasks"]["identification"]["verification"] = {
         "scope": "prediction",

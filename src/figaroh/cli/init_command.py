@@ -34,7 +34,7 @@ from figaroh.cli.common import (
 from figaroh.cli.workflows import load_robot_model
 from figaroh.tools.robot_paths import resolve_robot_urdf
 from figaroh.utils.config_parser import PACKAGED_TEMPLATES_DIR, UnifiedConfigParser
-from figaroh.utils.fileio import atomic_write
+from figaroh.utils.fileio import atomic_write, make_folder
 
 __all__ = ["config_document", "init", "one_dof_joints", "render_config"]
 
@@ -229,7 +229,7 @@ def init(args: argparse.Namespace) -> int:
             )
             name = model_name or urdf.stem
         text = render_config(name, urdf, joints, _template_extends())
-        output.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(output.parent)
         steps.start("check")  # on the complete temporary file, before it replaces -o
         atomic_write(output, lambda fh: fh.write(text), check=_check_written, suffix=".yaml")
     say(args, f"wrote {output}: {len(joints)} active joints of {name} ({', '.join(joints)})")
