@@ -38,7 +38,7 @@ vectorised, O(samples · joints).
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -243,6 +243,11 @@ _SCALES = (
 )
 
 
+_SINGULAR = {"velocities": "velocity", "accelerations": "acceleration"}
+_DERIVATIVES = {"velocities": "dq/dt", "accelerations": "dv/dt"}
+_SYMBOLS = {"velocities": "‖v − dq/dt‖ / ‖dq/dt‖", "accelerations": "‖a − dv/dt‖ / ‖dv/dt‖"}
+
+
 def _mismatch(
     t: np.ndarray, ref: np.ndarray, given: np.ndarray, window: int
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -351,34 +356,38 @@ def derivative_finding(
         for b in idx:
             if a < b and e[a, b] <= tolerance and e[b, a] <= tolerance:
                 parts.append(
-                    f"{key} columns of joints {names[a]} and {names[b]} look swapped "
-                    f"(each matches the other joint's d{ref_key}/dt): put the columns in "
+                    f"{_SINGULAR[key]} columns of joints {names[a]} and {names[b]} look swapped "
+                    f"(each matches the other joint's {_DERIVATIVES[key]}): put the columns in "
                     "joints.active_joints order"
                 )
                 explained.update((a, b))
+    groups: Dict[str, List[str]] = {}
     for j in idx:
         if j in explained:
             continue
         mismatch = f"{e[j, j]:.3g}" if np.isfinite(e[j, j]) else "inf"
-        line = f"joint {names[j]}: ‖{key} − d{ref_key}/dt‖ / ‖d{ref_key}/dt‖ = {mismatch}"
         hint = _scale_hint(g[:, j], d[:, j], tolerance, key, ref_key)
         others = [i for i in range(e.shape[0]) if i != j and e[i, j] <= tolerance]
-        if hint:
-            line += f": the {key} {hint}"
-        elif others:
-            line += (
-                f": the {key} column of joint {names[others[0]]} matches it; put the "
+        if not hint and others:
+            hint = (
+                f"the {_SINGULAR[key]} column of joint {names[others[0]]} matches it: put the "
                 "columns in joints.active_joints order"
             )
-        parts.append(line)
+        elif hint:
+            hint = f"the {key} {hint}"
+        groups.setdefault(hint, []).append(f"{names[j]} ({mismatch})")
+    symbol = _SYMBOLS[key]
+    for hint, joints in groups.items():
+        label = "joint" if len(joints) == 1 else "joints"
+        parts.append(f"{label} {', '.join(joints)}" + (f": {hint}" if hint else ""))
     return DataFinding(
         check,
         False,
-        f"the given '{key}' are not the time derivative of the '{ref_key}' "
-        f"(tolerance data_checks.{config_key} = {tolerance:g}): "
+        f"the given '{key}' are not the time derivative of the '{ref_key}' (mismatch "
+        f"{symbol} per joint above data_checks.{config_key} = {tolerance:g}): "
         + "; ".join(parts)
-        + f". Fix the {key} columns of load_trajectory_data(), or return {key} = None "
-        "to let figaroh differentiate the positions",
+        + f". Fix the '{key}' columns of load_trajectory_data(), or return {key} = None "
+        f"to let figaroh differentiate the {ref_key}",
     )
 
 
