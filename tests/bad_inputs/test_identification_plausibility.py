@@ -157,6 +157,32 @@ def _clean_passes(tmp_path: Path) -> str:
     return verdict.status
 
 
+class DegreesLog(ArrayIdentification):
+    """The loader returns degrees (velocities in rad/s); the override converts the positions."""
+
+    def process_kinematics_data(self, filter_config=None):
+        raw = self.raw_data
+        self.raw_data = {**raw, "positions": np.deg2rad(raw["positions"])}
+        try:
+            self.filter_kinematics_data(filter_config)
+        finally:
+            self.raw_data = raw  # the raw log stays in degrees
+
+
+def _hook_converts_degrees(tmp_path: Path) -> str:
+    """Raw positions in degrees converted by the subclass: the fitted signals are plausible.
+
+    Only the conditioned signals enter the fit: the raw positions (degrees)
+    disagree with the raw velocities, the conditioned ones do not.
+    """
+    ident = DegreesLog(_robot(), _config(tmp_path), _arrays(_degrees))
+    ident.initialize()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ident.solve(decimate=False, plotting=False)
+    assert not ident.data_checks.failed, ident.data_checks.failed
+    return ident.verify(thresholds=LIMITS, scope="execution").status
+
+
 def _low_cutoff_loses_parameters(tmp_path: Path) -> str:
     """0.01 Hz keeps fewer base parameters than 2 Hz, and only the cutoff check fails."""
     status = _failing(
@@ -229,6 +255,14 @@ CASES = [
         "fail",
     ),
     BadInput("clean_data_passes", _clean_passes, None, "", "pass", already_good=True),
+    BadInput(
+        "degrees_converted_by_the_subclass_pass",
+        _hook_converts_degrees,
+        None,
+        "",
+        "pass",
+        already_good=True,
+    ),
 ]
 
 

@@ -124,7 +124,7 @@ def model_joint_limits(model: Any, names: Sequence[str]) -> Tuple[np.ndarray, ..
     prismatic = np.zeros(n, dtype=bool)
     lo = getattr(model, "lowerPositionLimit", None)
     hi = getattr(model, "upperPositionLimit", None)
-    if lo is None or hi is None or not hasattr(model, "getJointId"):
+    if lo is None or hi is None or not hasattr(model, "getJointId") or not hasattr(model, "joints"):
         return lower, upper, prismatic
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     for k, name in enumerate(names):
