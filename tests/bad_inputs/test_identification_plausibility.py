@@ -311,3 +311,22 @@ def test_margins_and_tolerances_are_configurable():
     assert opts["velocity_tolerance"] == plausibility.VELOCITY_TOLERANCE
     with pytest.raises(ValueError, match="data_checks.velocity_tolerance"):
         magnitude_bounds({"velocity_tolerance": 0})
+
+
+def test_yaml_data_checks_margins_reach_the_checks(tmp_path):
+    """``tasks.identification.data_checks`` margins and tolerances are the ones applied."""
+    path = _config(tmp_path)
+    path.write_text(
+        path.read_text().replace(
+            "    signal_processing:",
+            "    data_checks: {joint_limit_margin: 1000.0, velocity_tolerance: 2.0}\n"
+            "    signal_processing:",
+        )
+    )
+    ident = ArrayIdentification(_robot(), path, _arrays(_degrees))
+    ident.initialize()
+    found = {f.check: f.passed for f in ident.data_checks.findings}
+    assert found["joint_limits"] and found["velocity_consistency"]
+    default = ArrayIdentification(_robot(), _config(tmp_path), _arrays(_degrees))
+    default.initialize()
+    assert {"joint_limits", "velocity_consistency"} <= {f.check for f in default.data_checks.failed}
