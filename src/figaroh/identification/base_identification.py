@@ -140,6 +140,7 @@ from figaroh.identification._pipeline.physical import (
     selection_report_lines,
     validation_estimate,
 )
+from figaroh.identification._pipeline.plausibility import plausibility_checks
 from figaroh.identification._pipeline.records import (
     BaseFit,
     FitOptions,
@@ -406,23 +407,35 @@ class BaseIdentification(RunServices, ABC):
 
         Stores the findings in ``data_checks`` (a failed one is logged as a
         warning and fails ``verify()``); a fatal one (no meaningful fit exists)
-        is raised by ``solve()`` before the fit. The bounds come from the
-        identification task's ``data_checks`` mapping (``max_abs_velocity``
-        [rad/s or m/s], ``max_abs_torque`` [N·m or N]).
+        is raised by ``solve()`` before the fit. Unless a fatal check failed,
+        the physical-plausibility checks compare the conditioned signals with
+        ``raw_data`` and the model's joint limits
+        (:func:`~figaroh.identification._pipeline.plausibility.plausibility_checks`).
+        The bounds, margins and tolerances come from the identification task's
+        ``data_checks`` mapping (``max_abs_velocity`` [rad/s or m/s],
+        ``max_abs_torque`` [N·m or N], ``joint_limit_margin`` [rad], …).
         """
         filter_params = (self.filter_config or {}).get("filter_params") or {}
         options = (getattr(self, "task_config", None) or {}).get("data_checks")
+        names = [str(n) for n in self.identif_config.get("active_joints", [])]
+        bounds = magnitude_bounds(options)
         checks = training_checks(
-            self.processed_data,
-            [str(n) for n in self.identif_config.get("active_joints", [])],
-            filter_params.get("f_sample"),
-            magnitude_bounds(options),
-            self._sample_mask,
+            self.processed_data, names, filter_params.get("f_sample"), bounds, self._sample_mask
         )
-        model = model_finding(self.model)
-        if not model.passed:
-            logger.warning("Data check %s failed: %s", model.check, model.message)
-        self.data_checks = checks.with_findings(model)
+        extra = [model_finding(self.model)]
+        if not any(f.fatal for f in checks.failed):
+            extra += plausibility_checks(
+                self.raw_data,
+                self.processed_data,
+                self.model,
+                names,
+                filter_params.get("f_butter"),
+                bounds,
+            )
+        for f in extra:
+            if not f.passed:
+                logger.warning("Data check %s failed: %s", f.check, f.message)
+        self.data_checks = checks.with_findings(*extra)
 
     def _validate_raw_data(self, raw) -> None:
         """Check the dict returned by :meth:`load_trajectory_data` (shapes, finiteness, time)."""

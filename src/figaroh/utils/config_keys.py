@@ -148,7 +148,15 @@ _IDENTIFICATION: dict[str, Schema] = {
         "validation_data_file", "source_file", "data_directory", "data_dir", "data_files"
     ),
     # Bounds of the data checks run before the fit (plausible magnitudes).
-    "data_checks": _leaves("max_abs_velocity", "max_abs_torque"),
+    "data_checks": _leaves(
+        "max_abs_velocity",
+        "max_abs_torque",
+        "joint_limit_margin",
+        "prismatic_limit_margin",
+        "velocity_tolerance",
+        "acceleration_tolerance",
+        "excitation_tolerance",
+    ),
     "sample_selection": _leaves("edge_samples", "min_joint_speed"),
     "physical_consistency": {
         **_leaves(

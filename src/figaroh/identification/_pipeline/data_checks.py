@@ -30,7 +30,12 @@ Warnings (the script still runs as under figaroh 1.0.2):
   ``data_checks`` mapping);
 * ``validation_independent`` — the held-out trajectory equals the training one;
 * ``model_inertia`` — a link of the model has a negative mass or an inertia
-  matrix that is not positive semi-definite.
+  matrix that is not positive semi-definite;
+* ``joint_limits``, ``velocity_consistency``, ``acceleration_consistency``,
+  ``excitation_retained`` — physical plausibility (positions within the URDF
+  limits, given derivatives consistent with the positions, a low-pass filter
+  that keeps the motion): see
+  :mod:`~figaroh.identification._pipeline.plausibility`.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import numpy as np
 
 from figaroh._run.data_checks import DataChecks as _DataChecks
 from figaroh._run.data_checks import DataFinding
+from figaroh.identification._pipeline.plausibility import PLAUSIBILITY_CHECKS, PLAUSIBILITY_DEFAULTS
 from figaroh.identification.exceptions import IdentificationConfigError, IdentificationDataError
 
 __all__ = [
@@ -80,6 +86,7 @@ CHECKS = (
     "magnitudes",
     "validation_independent",
     "model_inertia",
+    *PLAUSIBILITY_CHECKS,
 )
 
 #: Largest accepted |value| of a signal: above it the squares summed by the
@@ -280,18 +287,20 @@ def sampling_finding(timestamps: np.ndarray, f_sample: float | None) -> DataFind
 
 
 def magnitude_bounds(options: Any) -> Dict[str, float]:
-    """:data:`DEFAULT_BOUNDS` overridden by the ``data_checks`` options of the task config.
+    """:data:`DEFAULT_BOUNDS` and the plausibility defaults, overridden by ``data_checks``.
 
     Args:
         options: The identification task's ``data_checks`` mapping
-            (``max_abs_velocity`` [rad/s or m/s], ``max_abs_torque`` [N·m or N]),
+            (``max_abs_velocity`` [rad/s or m/s], ``max_abs_torque`` [N·m or N],
+            and the margins and tolerances of
+            :data:`~figaroh.identification._pipeline.plausibility.PLAUSIBILITY_DEFAULTS`),
             or None for the defaults.
 
     Raises:
         IdentificationConfigError: ``data_checks`` is not a mapping, or a bound
             is not a positive number.
     """
-    bounds = dict(DEFAULT_BOUNDS)
+    bounds = {**DEFAULT_BOUNDS, **PLAUSIBILITY_DEFAULTS}
     if options is None:
         return bounds
     if not isinstance(options, Mapping):
