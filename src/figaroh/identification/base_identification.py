@@ -161,6 +161,7 @@ from figaroh.identification.parameter import (
     add_custom_parameters,
     add_standard_additional_parameters,
     get_standard_parameters,
+    standard_parameters_with_extras,
 )
 from figaroh.identification.quality_report import basic_identification_plot, format_quality_report
 from figaroh.identification.selection import inputs_of
@@ -574,24 +575,20 @@ class BaseIdentification(RunServices, ABC):
         )
 
     def initialize_standard_parameters(self):
-        """Standard parameters (ordered like the regressor's columns) from the URDF."""
-        self.standard_parameter = get_standard_parameters(self.model, self.identif_config)
-        cfg = self.identif_config
-        if (
-            cfg.get("has_friction")
-            or cfg.get("has_actuator_inertia")
-            or cfg.get("has_joint_offset")
-        ):
-            self.additional_parameters = add_standard_additional_parameters(self.model, cfg)
-            self.standard_parameter.update(self.additional_parameters)
-        if cfg.get("has_custom_parameters", False):
-            self.custom_parameters = add_custom_parameters(
-                self.model, cfg.get("custom_parameters", {})
-            )
-            self.standard_parameter.update(self.custom_parameters)
-        for key, value in self.standard_parameter.items():
-            if isinstance(value, str):
-                self.standard_parameter[key] = float(value)
+        """Standard parameters (ordered like the regressor's columns) from the URDF.
+
+        Sets ``standard_parameter``, and ``additional_parameters`` /
+        ``custom_parameters`` when enabled (see
+        :func:`~figaroh.identification.parameter.standard_parameters_with_extras`).
+        """
+        standard, additional, custom = standard_parameters_with_extras(
+            self.model, self.identif_config
+        )
+        self.standard_parameter = standard
+        if additional is not None:
+            self.additional_parameters = additional
+        if custom is not None:
+            self.custom_parameters = custom
 
     def compute_reference_torque(self):
         """Efforts of the nominal model on the active joints (stacked joint-major)."""
