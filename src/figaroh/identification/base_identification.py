@@ -271,6 +271,11 @@ class BaseIdentification(RunServices, ABC):
         params_base: Base-parameter expressions.
     """
 
+    # Set by the solve steps (declared for type checkers; absent before a solve).
+    _M_matrix: np.ndarray | None
+    _params_r_for_recon: list[str] | None
+    _run_finished_at: str | None
+
     def __init__(self, robot, config_file: str = "config/robot_config.yaml"):
         self.robot = robot
         self.model = self.robot.model
@@ -317,7 +322,7 @@ class BaseIdentification(RunServices, ABC):
         self._wls_row_weight = None
         self._recon_result = None
         self._physical_fit = None
-        self._run = None  # IdentificationRun of the last solve, filled step by step
+        self._run: IdentificationRun | None = None  # the last solve's record, filled step by step
         self.results_manager = None
 
         self.filter_config = self.identif_config.get("filter_config", _DEFAULT_FILTER_CONFIG)
@@ -1518,7 +1523,7 @@ def _physical_steps(ident: BaseIdentification, identif_results: dict) -> None:
 
 def _physical_outcome(ident: BaseIdentification) -> PhysicalOutcome:
     """The :class:`~figaroh.identification._pipeline.records.PhysicalOutcome` of the last solve."""
-    result = ident.result or {}
+    result: dict[str, Any] = ident.result or {}
     return PhysicalOutcome(
         consistency=result.get("physical consistency"),
         reconstruction=result.get("reconstruction"),
