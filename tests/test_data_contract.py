@@ -32,10 +32,10 @@ from figaroh.data.adoption import (
     adopt_trajectory,
     adopt_trajectory_for,
     data_stage_reason,
-    mask_rows,
     trajectory_mask,
 )
 from figaroh.data.source import atomic_write_text
+from figaroh.identification._pipeline.fit_rows import mask_fit_rows as mask_rows
 from figaroh.identification.base_identification import BaseIdentification
 
 UR10_JOINTS = (

@@ -306,6 +306,11 @@ def test_the_ast_check_catches_violations():
 
 def test_the_orchestrator_keeps_its_run_record(ident):
     run = ident._run
+    # the solve arguments the fit rows were built with (solve's defaults but decimate)
+    assert run.options == FitOptions(False, 10, 0.001, apply_mask=True)
+    assert (
+        run.problem.W.shape[0] == ident.tau_noised.shape[0] == len(ident.result["torque processed"])
+    )
     assert run.fit.phi_base is ident.phi_base
     assert run.quality.rms_error == ident.result["effort rmse"] == ident.rms_error
     assert run.quality.condition_number == ident.result["condition number"]

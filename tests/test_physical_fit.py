@@ -25,6 +25,8 @@ from simulate import load_ur10, ur10_urdf  # noqa: E402
 from figaroh.identification import _conic, _physical_comparator  # noqa: E402
 from figaroh.identification import _pipeline_physical as pp  # noqa: E402
 from figaroh.identification import physical_fit as pf  # noqa: E402
+from figaroh.identification._pipeline import physical as physical_step  # noqa: E402
+from figaroh.identification.base_identification import _physical_steps  # noqa: E402
 from figaroh.identification.physical_consistency import (  # noqa: E402
     INERTIAL_KEYS,
     pseudo_inertia_matrix_from_p10,
@@ -75,9 +77,14 @@ def run_pipeline(ident, **cfg):
         "params_r": ident._params_r_for_recon,
         "phi_base": ident.phi_base,
     }
-    ident._store_physical_results(results)
+    _physical_steps(ident, results)
     ident._record_physical_stage()
     return ident.selected
+
+
+def validation_estimate(ident):
+    """``(values or None, estimate stage or None)`` the held-out validation predicts with."""
+    return physical_step.validation_estimate(ident.identif_config, ident.selected)
 
 
 def stage(ident, name):
@@ -121,13 +128,14 @@ def test_physical_fit_accepted_feasible_and_close_to_base_fit(ident):
     assert rmse == pytest.approx(ident.result["selected"]["effort_rmse_fit"], rel=1e-12)
     assert ident.rms_error <= rmse * (1 + 1e-9) <= 1.05 * ident.rms_error
     assert set(ident.result["selected"]["effort_rmse_fit_per_joint"]) == set(ident.fit_joints())
-    values, estimate_stage = ident._validation_estimate()
+    values, estimate_stage = validation_estimate(ident)
     assert estimate_stage == "physical_fit" and values is sel.values
     np.testing.assert_array_equal(
         sel.predict(ident.dynamic_regressor), ident.dynamic_regressor @ sel.values
     )
     assert any(
-        "Selected estimate: physical_fit" in line for line in ident._selection_report_lines()
+        "Selected estimate: physical_fit" in line
+        for line in physical_step.selection_report_lines(ident.result, ident.selected)
     )
 
 
@@ -216,7 +224,7 @@ def test_broken_solver_is_a_hard_reject(ident):
     assert not sel.accepted and sel.stage == "none" and sel.status == "rejected"
     assert "no_such_solver" in sel.reason and sel.values is None
     assert stage(ident, "physical").status == "failed"
-    assert ident._validation_estimate() == (None, "fit")
+    assert validation_estimate(ident) == (None, "fit")
     assert ident.result["physical_fit"]["status"] == "rejected"
     with pytest.raises(ValueError, match="rejected"):
         pp.export_selected_urdf(ident, ur10_urdf())
@@ -227,7 +235,7 @@ def test_physical_fit_enabled_without_selection(ident):
     assert sel is None and ident.selected is None and "selected" not in ident.result
     assert ident.result["physical_fit"]["status"] == "accepted"
     assert stage(ident, "physical").status == "ok"
-    assert ident._validation_estimate() == (None, None)
+    assert validation_estimate(ident) == (None, None)
     with pytest.raises(ValueError, match="base-parameter fit has no link inertials"):
         pp.export_selected_urdf(ident, ur10_urdf())
     assert stage(ident, "export").status == "failed"
@@ -261,7 +269,7 @@ def test_infeasible_reconstruction_is_rejected_and_not_exported(ident, tmp_path,
         pp.export_selected_urdf(ident, ur10_urdf(), output_path=str(out))
     assert not out.exists() and list(tmp_path.iterdir()) == []
     assert stage(ident, "export").status == "failed"
-    assert ident._validation_estimate() == (None, "fit")
+    assert validation_estimate(ident) == (None, "fit")
 
 
 @pytest.mark.parametrize("method", ["sdp", "auto"])

@@ -6,8 +6,7 @@ Plain functions, so the base class only delegates:
   object-free :func:`adopt_trajectory`);
 * ``_trajectory_mask(trajectory, truncate)`` → :func:`trajectory_mask`;
 * ``_record_data_stage()`` → stage ``data`` with :func:`data_stage_reason` and
-  :func:`data_stage_metrics`;
-* ``_mask_rows(tau, regressor, factor)`` → :func:`mask_rows`.
+  :func:`data_stage_metrics`.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ __all__ = [
     "adopt_trajectory_for",
     "data_stage_metrics",
     "data_stage_reason",
-    "mask_rows",
     "overrides_process_torque_data",
     "trajectory_mask",
 ]
@@ -214,48 +212,3 @@ def data_stage_metrics(samples: int | None, mask: np.ndarray | None) -> Dict[str
     """
     masked = 0 if mask is None else int(np.size(mask) - np.count_nonzero(mask))
     return {"samples": None if samples is None else int(samples), "masked_samples": masked}
-
-
-def mask_rows(
-    tau: np.ndarray,
-    regressor: np.ndarray,
-    mask: np.ndarray | None,
-    n_active: int,
-    factor: int = 1,
-) -> Tuple[np.ndarray, np.ndarray]:
-    """Drop the rows of masked samples from a joint-major stacked system.
-
-    Decimated sample ``k`` is original sample ``k·factor``, so the kept samples
-    are ``mask[::factor]`` and the kept rows ``np.tile(mask[::factor], n_active)``.
-
-    Args:
-        tau: (n_active·N,) stacked effort [N·m or N].
-        regressor: (n_active·N, p) regressor.
-        mask: (n,) bool valid-sample mask, or None (inputs returned unchanged).
-        n_active: Number of active joint blocks.
-        factor: Decimation factor (1 without decimation).
-
-    Returns:
-        ``(tau[rows], regressor[rows])``.
-
-    Raises:
-        ValueError: ``"cannot apply the sample mask: …"`` on inconsistent sizes.
-    """
-    if mask is None:
-        return tau, regressor
-    factor = int(factor)
-    if factor < 1:
-        raise ValueError(f"cannot apply the sample mask: decimation factor {factor} < 1")
-    kept = np.asarray(mask, dtype=bool)[::factor]
-    if len(tau) != n_active * len(kept):
-        raise ValueError(
-            f"cannot apply the sample mask: {len(tau)} effort rows for {n_active} active "
-            f"joints × {len(kept)} samples (mask of {len(mask)} samples, factor {factor})"
-        )
-    if regressor.shape[0] != len(tau):
-        raise ValueError(
-            f"cannot apply the sample mask: regressor has {regressor.shape[0]} rows but the "
-            f"effort has {len(tau)}"
-        )
-    rows = np.tile(kept, n_active)
-    return tau[rows], regressor[rows]

@@ -1,4 +1,4 @@
-"""Signal conditioning for identification: filtering, differentiation, decimation.
+"""Signal conditioning for identification: filtering and differentiation.
 
 Every function acts on ``(N, n)`` arrays (one column per joint); none loops
 over samples.
@@ -228,28 +228,6 @@ def differentiate(t: np.ndarray, x: np.ndarray, method: str = "gradient") -> np.
             f"{DIFFERENTIATION_METHODS} (signal_processing.differentiation_method)"
         )
     return out[:, 0] if was_1d else out
-
-
-def decimate_blocks(x: np.ndarray, factor: int, axis: int = 0) -> np.ndarray:
-    """Anti-aliased down-sampling by ``factor`` along ``axis`` (zero phase).
-
-    Uses ``scipy.signal.decimate`` (order-8 Chebyshev type I, forward-backward),
-    so sample ``k`` of the output corresponds to sample ``k·factor`` of the input.
-    """
-    from scipy import signal  # heavy import (~1 s), only where used
-
-    factor = int(factor)
-    if factor < 1:
-        raise ValueError(f"decimation_factor must be ≥ 1, got {factor}")
-    if factor == 1:
-        return np.asarray(x, dtype=float)
-    n = np.asarray(x).shape[axis]
-    if n <= 27 * factor:  # filtfilt padding of the order-8 filter
-        raise ValueError(
-            f"decimation by {factor} needs more than {27 * factor} samples, got {n}; "
-            "use a smaller decimation_factor or decimate=False"
-        )
-    return signal.decimate(np.asarray(x, dtype=float), factor, zero_phase=True, axis=axis)
 
 
 def truncate_dict(data: dict, truncate: tuple | None = None) -> dict:

@@ -108,9 +108,7 @@ from figaroh.identification._pipeline.conditioning import (
 )
 from figaroh.identification._pipeline.data_checks import (
     DataChecks,
-    magnitude_bounds,
-    model_finding,
-    training_checks,
+    training_data_checks,
     validation_finding,
 )
 from figaroh.identification._pipeline.export import base_result
@@ -137,16 +135,13 @@ from figaroh.identification._pipeline.physical import (
     reconstructed_parameter_dict,
     reconstruction_wanted,
     select,
-    selection_report_lines,
     validation_estimate,
 )
-from figaroh.identification._pipeline.plausibility import plausibility_checks
 from figaroh.identification._pipeline.records import (
     BaseFit,
     FitOptions,
     FitProblem,
     IdentificationRun,
-    PhysicalInputs,
     PhysicalOutcome,
     Quality,
     Settings,
@@ -166,6 +161,7 @@ from figaroh.identification.parameter import (
     add_custom_parameters,
     add_standard_additional_parameters,
     get_standard_parameters,
+    standard_parameters_with_extras,
 )
 from figaroh.identification.quality_report import basic_identification_plot, format_quality_report
 from figaroh.identification.selection import inputs_of
@@ -275,6 +271,11 @@ class BaseIdentification(RunServices, ABC):
         params_base: Base-parameter expressions.
     """
 
+    # Set by the solve steps (declared for type checkers; absent before a solve).
+    _M_matrix: np.ndarray | None
+    _params_r_for_recon: list[str] | None
+    _run_finished_at: str | None
+
     def __init__(self, robot, config_file: str = "config/robot_config.yaml"):
         self.robot = robot
         self.model = self.robot.model
@@ -321,10 +322,7 @@ class BaseIdentification(RunServices, ABC):
         self._wls_row_weight = None
         self._recon_result = None
         self._physical_fit = None
-        self._problem = None
-        self._fit = None
-        self._quality = None
-        self._run = None
+        self._run: IdentificationRun | None = None  # the last solve's record, filled step by step
         self.results_manager = None
 
         self.filter_config = self.identif_config.get("filter_config", _DEFAULT_FILTER_CONFIG)
@@ -377,7 +375,11 @@ class BaseIdentification(RunServices, ABC):
 
     def _adopt_trajectory(self, data, attr: str = "trajectory") -> dict:
         raw = adopt_trajectory_for(self, data, attr=attr, base=BaseIdentification)
-        self._validate_raw_data(raw)
+        validate_raw_data(
+            raw,
+            len(self.identif_config.get("act_idxv", [])),
+            list(self.identif_config.get("active_joints", [])),
+        )
         return raw
 
     @staticmethod
@@ -402,55 +404,16 @@ class BaseIdentification(RunServices, ABC):
             )
         return record_stage(self, "data", "ok", reason, metrics)
 
-    def _check_training_data(self) -> None:
-        """Run the data checks on the conditioned active-joint data (before the full configuration).
-
-        Stores the findings in ``data_checks`` (a failed one is logged as a
-        warning and fails ``verify()``); a fatal one (no meaningful fit exists)
-        is raised by ``solve()`` before the fit. Unless a fatal check failed,
-        the physical-plausibility checks compare the conditioned signals with
-        ``raw_data`` and the model's joint limits
-        (:func:`~figaroh.identification._pipeline.plausibility.plausibility_checks`).
-        The bounds, margins and tolerances come from the identification task's
-        ``data_checks`` mapping (``max_abs_velocity`` [rad/s or m/s],
-        ``max_abs_torque`` [N·m or N], ``joint_limit_margin`` [rad], …).
-        """
-        filter_params = (self.filter_config or {}).get("filter_params") or {}
-        options = (getattr(self, "task_config", None) or {}).get("data_checks")
-        names = [str(n) for n in self.identif_config.get("active_joints", [])]
-        bounds = magnitude_bounds(options)
-        checks = training_checks(
-            self.processed_data, names, filter_params.get("f_sample"), bounds, self._sample_mask
-        )
-        extra = [model_finding(self.model)]
-        if not any(f.fatal for f in checks.failed):
-            extra += plausibility_checks(
-                self.raw_data,
-                self.processed_data,
-                self.model,
-                names,
-                filter_params.get("f_butter"),
-                bounds,
-            )
-        for f in extra:
-            if not f.passed:
-                logger.warning("Data check %s failed: %s", f.check, f.message)
-        self.data_checks = checks.with_findings(*extra)
-
-    def _validate_raw_data(self, raw) -> None:
-        """Check the dict returned by :meth:`load_trajectory_data` (shapes, finiteness, time)."""
-        validate_raw_data(
-            raw,
-            len(self.identif_config.get("act_idxv", [])),
-            list(self.identif_config.get("active_joints", [])),
-        )
-
     def process_data(self, truncate=None):
         """Load, truncate, filter and differentiate the data; check it; build full configurations.
 
-        The data checks (:meth:`_check_training_data`) run on the conditioned
-        active-joint signals; their findings go to ``data_checks`` and stage
-        ``data`` (the fatal ones are raised by :meth:`solve`).
+        The data checks
+        (:func:`~figaroh.identification._pipeline.data_checks.training_data_checks`)
+        run on the conditioned active-joint signals, before the full
+        configuration; their findings go to ``data_checks`` (a failed one is
+        a logged warning) and stage ``data`` (the fatal ones are raised by
+        :meth:`solve`). Their bounds, margins and tolerances come from the
+        identification task's ``data_checks`` mapping.
 
         Args:
             truncate: Optional ``(start, end)`` sample range to keep.
@@ -467,7 +430,15 @@ class BaseIdentification(RunServices, ABC):
         self.process_kinematics_data(self.filter_config)
         self.processed_data["torques"] = np.asarray(self.process_torque_data(), dtype=float)
         self.num_samples = self.processed_data["positions"].shape[0]
-        self._check_training_data()
+        self.data_checks = training_data_checks(
+            self.processed_data,
+            self.raw_data,
+            self.model,
+            [str(n) for n in self.identif_config.get("active_joints", [])],
+            (self.filter_config or {}).get("filter_params") or {},
+            (getattr(self, "task_config", None) or {}).get("data_checks"),
+            self._sample_mask,
+        )
         self._build_full_configuration()
         self._record_data_stage()
 
@@ -575,16 +546,10 @@ class BaseIdentification(RunServices, ABC):
         Inactive joints stay at ``robot.q0`` with zero velocity; an active
         continuous joint (cos/sin configuration) gets ``(cos θ, sin θ)``.
         """
-        q, v, a = full_configuration(self.processed_data, self._settings(), self.num_samples)
+        q, v, a = full_configuration(self.processed_data, _settings(self), self.num_samples)
         self.processed_data["positions"] = q
         self.processed_data["velocities"] = v
         self.processed_data["accelerations"] = a
-
-    def _settings(self) -> Settings:
-        """The :class:`~figaroh.identification._pipeline.records.Settings` of the current config."""
-        return make_settings(
-            self.identif_config, self.model, self.robot.q0, getattr(self, "tol_qr", 1e-6)
-        )
 
     # ------------------------------------------------------------------ model
     def build_regressor(self, positions, velocities, accelerations):
@@ -615,39 +580,26 @@ class BaseIdentification(RunServices, ABC):
         )
 
     def initialize_standard_parameters(self):
-        """Standard parameters (ordered like the regressor's columns) from the URDF."""
-        self.standard_parameter = get_standard_parameters(self.model, self.identif_config)
-        cfg = self.identif_config
-        if (
-            cfg.get("has_friction")
-            or cfg.get("has_actuator_inertia")
-            or cfg.get("has_joint_offset")
-        ):
-            self.additional_parameters = add_standard_additional_parameters(self.model, cfg)
-            self.standard_parameter.update(self.additional_parameters)
-        if cfg.get("has_custom_parameters", False):
-            self.custom_parameters = add_custom_parameters(
-                self.model, cfg.get("custom_parameters", {})
-            )
-            self.standard_parameter.update(self.custom_parameters)
-        for key, value in self.standard_parameter.items():
-            if isinstance(value, str):
-                self.standard_parameter[key] = float(value)
+        """Standard parameters (ordered like the regressor's columns) from the URDF.
+
+        Sets ``standard_parameter``, and ``additional_parameters`` /
+        ``custom_parameters`` when enabled (see
+        :func:`~figaroh.identification.parameter.standard_parameters_with_extras`).
+        """
+        standard, additional, custom = standard_parameters_with_extras(
+            self.model, self.identif_config
+        )
+        self.standard_parameter = standard
+        if additional is not None:
+            self.additional_parameters = additional
+        if custom is not None:
+            self.custom_parameters = custom
 
     def compute_reference_torque(self):
         """Efforts of the nominal model on the active joints (stacked joint-major)."""
         phi_ref = np.fromiter(self.standard_parameter.values(), dtype=float)
-        tau_ref = self.dynamic_regressor @ phi_ref
-        self.tau_ref = self._active_rows(tau_ref, self.num_samples)
-
-    def _active_rows(self, stacked: np.ndarray, n: int) -> np.ndarray:
-        """Rows of the active DOF blocks, in active order."""
-        idx = np.asarray(self.identif_config["act_idxv"], dtype=int)
-        return (
-            np.asarray(stacked)
-            .reshape(self.model.nv, n, *np.shape(stacked)[1:])[idx]
-            .reshape(idx.size * n, *np.shape(stacked)[1:])
-        )
+        tau_ref = (self.dynamic_regressor @ phi_ref).reshape(self.model.nv, self.num_samples)
+        self.tau_ref = tau_ref[np.asarray(self.identif_config["act_idxv"], dtype=int)].reshape(-1)
 
     def initialize(self, truncate=None):
         """Process the data, build the regressor, the parameters and the nominal torques.
@@ -710,7 +662,7 @@ class BaseIdentification(RunServices, ABC):
         Raises:
             IdentificationConfigError: unknown or empty ``torque_fit_joints``.
         """
-        return fit_joint_names(self._settings())
+        return fit_joint_names(_settings(self))
 
     def _fit_blocks(self):
         """Active-block index (0-based, active order) of each joint of :meth:`fit_joints`."""
@@ -763,7 +715,7 @@ class BaseIdentification(RunServices, ABC):
         Returns:
             ``(regressor_reduced, active_parameters)``.
         """
-        options = getattr(self, "_fit_options", None)
+        options = getattr(self._run, "options", None)
         W_red, params_r, idx_e = eliminate_zero_columns(
             self.dynamic_regressor,
             self.standard_parameter,
@@ -810,7 +762,7 @@ class BaseIdentification(RunServices, ABC):
             ``(n_active·ceil(N/decimation_factor), p)`` array, blocks in active order.
         """
         return decimate_regressor(
-            regressor_reduced, self.num_samples, decimation_factor, self._settings()
+            regressor_reduced, self.num_samples, decimation_factor, _settings(self)
         )
 
     def _prepare_undecimated_data(self, regressor_reduced):
@@ -821,7 +773,7 @@ class BaseIdentification(RunServices, ABC):
             matching regressor rows.
         """
         return undecimated_rows(
-            self.processed_data["torques"], regressor_reduced, self.num_samples, self._settings()
+            self.processed_data["torques"], regressor_reduced, self.num_samples, _settings(self)
         )
 
     def _mask_rows(self, tau, regressor, factor=1):
@@ -833,38 +785,8 @@ class BaseIdentification(RunServices, ABC):
         Returns:
             ``(tau, regressor)`` without the rows of samples the mask excludes.
         """
-        return mask_fit_rows(tau, regressor, self._sample_mask, self._settings(), factor)
-
-    def _row_hooks(self) -> RowSteps:
-        """The fit-rows sub-steps: this object's overridable methods."""
-        return RowSteps(
-            eliminate_zero_columns=self._eliminate_zero_columns,
-            apply_decimation=self._apply_decimation,
-            prepare_undecimated_data=self._prepare_undecimated_data,
-            mask_rows=self._mask_rows,
-            select_fit_rows=self._select_fit_rows,
-        )
-
-    def _fit_rows(self, options: FitOptions) -> FitProblem:
-        """Pipeline step ``fit_rows`` of both solves, through the row hooks.
-
-        :func:`~figaroh.identification._pipeline.fit_rows.build_fit_problem`
-        runs :meth:`_eliminate_zero_columns`, :meth:`_apply_decimation` or
-        :meth:`_prepare_undecimated_data`, :meth:`_mask_rows` (when
-        ``options.apply_mask``) and :meth:`_select_fit_rows`, in that order;
-        then :meth:`_reset_solve_state` receives the fitted rows.
-        """
-        self._fit_options = options
-        try:
-            problem = build_fit_problem(self._row_hooks(), options, list(self.standard_parameter))
-        finally:
-            self._fit_options = None
-        self._problem = problem
-        self._idx_eliminated = list(problem.idx_eliminated)  # the columns the fit lacks
-        self._run = None
-        self._quality = None
-        self._reset_solve_state(problem.tau, problem.W, list(problem.active_params))
-        return problem
+        n_active = len(self.identif_config.get("act_idxv", []))
+        return mask_fit_rows(tau, regressor, self._sample_mask, n_active, factor)
 
     def _reset_solve_state(self, tau, W, active_params):
         """Hook: start a new fit on the rows ``(tau, W)`` (both solves, just before the fit).
@@ -887,20 +809,6 @@ class BaseIdentification(RunServices, ABC):
         self.selected = None
         for stage in ("export", "physical", "validation"):
             drop_stage(self, stage)
-
-    def _publish_fit(self, fit: BaseFit) -> None:
-        """Expose a :class:`~figaroh.identification._pipeline.records.BaseFit` as attributes."""
-        self._fit = fit
-        if fit.qr is not None:
-            self._qr = fit.qr
-            self._M_matrix = fit.M
-            self._params_r_for_recon = list(fit.params_r)
-            self._base_indices = list(fit.base_indices)
-        self.dynamic_regressor_base = fit.W_b
-        self.phi_base = fit.phi_base
-        self.params_base = list(fit.params_base)
-        self.tau_identif = fit.tau_identif
-        self.tau_noised = fit.tau_noised
 
     def _calculate_base_parameters(self, tau, W, active_params) -> dict:
         """Hook: base parameters by QR decomposition and their least-squares estimate.
@@ -927,12 +835,9 @@ class BaseIdentification(RunServices, ABC):
             active_params=tuple(active_params),
             idx_eliminated=tuple(self._idx_eliminated or ()),
         )
-        fit = qr_base_fit(problem, self.standard_parameter, self._settings())
-        self._publish_fit(fit)
+        fit = qr_base_fit(problem, self.standard_parameter, _settings(self))
+        _publish_fit(self, fit)
         return fit_results(fit)
-
-    def _n_fit_blocks(self) -> int:
-        return len(self._fit_blocks())
 
     def _apply_weighted_least_squares(self):
         """Hook: Gautier's weighted least squares from the OLS estimate.
@@ -957,14 +862,13 @@ class BaseIdentification(RunServices, ABC):
             ``(phi_wls, std_wls)``: estimate and relative std-devs [%].
         """
         W_b, tau = self.dynamic_regressor_base, self.tau_noised
-        variances = self._calculate_joint_variances(W_b, tau, self._n_fit_blocks())
+        variances = self._calculate_joint_variances(W_b, tau, len(self._fit_blocks()))
         sig_ro_joint, diag_SIGMA = variance_pair(variances, len(tau))
         self._sig_ro_joint = sig_ro_joint
         self._joint_variances = diag_SIGMA
         phi_wls, C_X = estimate_pair(
             self._solve_weighted_least_squares(W_b, tau, diag_SIGMA), W_b, tau, diag_SIGMA
         )
-        self._wls_covariance = C_X
         std_wls = np.asarray(self._compute_wls_standard_deviations(C_X, phi_wls), dtype=float)
         self._wls_row_weight = _metrics.wls_row_weights(diag_SIGMA)
         return phi_wls, std_wls
@@ -1075,8 +979,8 @@ class BaseIdentification(RunServices, ABC):
         options = FitOptions(bool(decimate), decimation_factor, zero_tolerance, apply_mask=True)
         fitted = run_steps(
             {
-                "fit_rows": lambda _: self._fit_rows(options),
-                "base_fit": lambda problem: self._least_squares_fit(problem, wls),
+                "fit_rows": lambda _: _fit_problem(self, options),
+                "base_fit": lambda problem: _least_squares_fit(self, problem, wls),
             }
         )
         self._store_results(fitted.results)
@@ -1084,90 +988,8 @@ class BaseIdentification(RunServices, ABC):
             self.result["wls_std_deviations"] = fitted.wls_std
         if fitted.at_rest is not None:
             self.result["coulomb_at_rest"] = fitted.at_rest
-        self._report_solution(verbose, plotting, save_plots, save_results, html_report)
+        _report_solution(self, verbose, plotting, save_plots, save_results, html_report)
         return self.phi_base
-
-    def _least_squares_fit(self, problem: FitProblem, wls: bool) -> _Fitted:
-        """Pipeline step ``base_fit`` of :meth:`solve`, through its hooks.
-
-        :meth:`_calculate_base_parameters` (a failure records stage ``fit``
-        failed and propagates), then with ``wls``
-        :meth:`_apply_weighted_least_squares` (its estimate replaces
-        ``phi_base``), then :meth:`_compute_quality_metrics` and stage ``fit``.
-        """
-        try:
-            results = self._calculate_base_parameters(
-                problem.tau, problem.W, list(problem.active_params)
-            )
-        except Exception as exc:
-            record_stage(self, "fit", "failed", f"{type(exc).__name__}: {exc}")
-            raise
-        wls_std = None
-        if wls:
-            phi_wls, wls_std = self._apply_weighted_least_squares()
-            self._use_estimate(results, phi_wls)
-        self._run_finished_at = datetime.now(timezone.utc).isoformat()
-        self._compute_quality_metrics()
-        at_rest = self._coulomb_at_rest()
-        self._record_fit_stage(at_rest, wls)
-        return _Fitted(results, wls_std, at_rest)
-
-    def _use_estimate(self, results: dict, phi_base) -> None:
-        """Make ``phi_base`` (e.g. the WLS estimate) the estimate of ``self`` and of ``results``.
-
-        ``tau_identif = dynamic_regressor_base @ phi_base``; the dict's
-        ``phi_base`` and ``tau_estimated`` follow. ``base_param_dict`` (which
-        becomes ``result["base parameters"]``) keeps the least-squares values,
-        as in figaroh 1.0.2: after ``solve(wls=True)`` the WLS estimate is
-        ``result["base parameters values"]`` (and ``phi_base``), the name →
-        value dict the OLS one.
-        """
-        fit = getattr(self, "_fit", None)
-        if fit is not None and fit.W_b is self.dynamic_regressor_base:
-            self._fit = with_estimate(fit, phi_base)
-            tau_estimated = self._fit.tau_identif
-        else:
-            tau_estimated = self.dynamic_regressor_base @ phi_base
-        self.phi_base = phi_base
-        self.tau_identif = tau_estimated
-        results["phi_base"] = phi_base
-        results["tau_estimated"] = tau_estimated
-
-    def _report_solution(
-        self,
-        verbose: bool,
-        plotting: bool,
-        save_plots: str | os.PathLike | None,
-        save_results: bool,
-        html_report: bool,
-    ) -> None:
-        """The side effects :meth:`solve` was asked for, through the overridable report methods."""
-        if verbose:
-            self.print_quality_report()
-        if plotting:
-            self._plot_into(save_plots)
-        if save_results:
-            self.save_results()
-        if html_report:
-            self.export_html_report()
-
-    def _record_fit_stage(self, at_rest: dict | None, wls: bool) -> None:
-        """Record stage ``fit`` ``ok`` with the effort RMSE, rows and parameter count."""
-        fit_metrics = {
-            "effort_rmse": (float(self.rms_error), "N·m or N (stacked joints)"),
-            "rows": len(self.tau_noised),
-            "base_parameters": len(self.phi_base),
-        }
-        if at_rest is not None:
-            fit_metrics["coulomb_rows_at_rest"] = (at_rest["rows_at_rest"], "rows")
-            fit_metrics["coulomb_round_off_rows"] = (at_rest["round_off_rows"], "rows")
-        record_stage(
-            self,
-            "fit",
-            "ok",
-            "weighted least squares" if wls else "least squares",
-            fit_metrics,
-        )
 
     def solve_with_custom_solver(
         self,
@@ -1213,53 +1035,17 @@ class BaseIdentification(RunServices, ABC):
         extra = {"solver_method": method, "regularization": regularization, "alpha": alpha}
         fitted = run_steps(
             {
-                "fit_rows": lambda _: self._fit_rows(options),
-                "base_fit": lambda problem: self._solver_fit(problem, solver, extra),
+                "fit_rows": lambda _: _fit_problem(self, options),
+                "base_fit": lambda problem: _solver_fit(self, problem, solver, extra),
             }
         )
         self._store_results(fitted.results)
-        self._report_solution(False, plotting, save_plots, save_results, False)
+        _report_solution(self, False, plotting, save_plots, save_results, False)
         logger.info("  RMSE: %.6f", self.rms_error)
         logger.info("  Correlation: %.6f", self.correlation)
         return self.phi_base
 
-    def _solver_fit(self, problem: FitProblem, solver: Any, extra: dict) -> _Fitted:
-        """Pipeline step ``base_fit`` of :meth:`solve_with_custom_solver`.
-
-        Base columns by QR (default tolerance), values by ``solver.solve(W_b,
-        tau)``, then :meth:`_compute_quality_metrics`.
-        """
-        fit = custom_solver_fit(problem, self.standard_parameter, solver, extra)
-        fit = dataclasses.replace(fit, extra={"solver_info": solver.solver_info, **extra})
-        self._publish_fit(fit)
-        self._compute_quality_metrics()
-        return _Fitted(fit_results(fit), None, None)
-
     # ------------------------------------------------------------------ metrics
-    def _coulomb_at_rest(self) -> dict | None:
-        """Coulomb-friction rows at rest in the training data, or None when not relevant.
-
-        With friction identified, counts the samples of each fitted joint whose
-        processed velocity is below the dead band ``coulomb_deadband`` (if set;
-        the Coulomb column is 0 there) or below
-        :data:`~figaroh.identification._metrics.REST_SPEED` (the column is then
-        the sign of filtered noise, ±1 at random), and the samples whose
-        velocity is round-off (``|dq_j| <=``
-        :data:`~figaroh.identification._metrics.ROUND_OFF_SCALE` ``· max|dq_j|``,
-        not zeroed by the dead band), whose ``sign(dq)`` depends on the machine.
-        Returns None without friction, or when no sample is round-off, no dead
-        band is set and fewer than
-        :data:`~figaroh.identification._metrics.REST_FRACTION` of the rows are at
-        rest (the zero crossings of a moving trajectory); logs one warning when
-        rows at rest or round-off samples keep a sign.
-        """
-        if not self.identif_config.get("has_friction") or self.processed_data is None:
-            return None
-        settings = self._settings()
-        blocks = self._fit_blocks()
-        names = [settings.active_joints[b] for b in blocks]
-        return coulomb_at_rest(self.processed_data["velocities"], settings, blocks, names)
-
     def _compute_quality_metrics(self):
         """Hook: relative std-devs [%], effort RMSE [N·m or N] and correlation of the fit.
 
@@ -1276,23 +1062,13 @@ class BaseIdentification(RunServices, ABC):
             params_base=tuple(self.params_base or ()),
             tau_noised=self.tau_noised,
             tau_identif=self.tau_identif,
-            qr=getattr(self, "_qr", None),
+            qr=getattr(getattr(self._run, "fit", None), "qr", None),
         )
-        self._quality = fit_quality(fit)
-        self.std_relative = self._quality.std_relative
-        self.rms_error = self._quality.rms_error
-        self.correlation = self._quality.correlation
-
-    def _condition_number(self) -> float:
-        """2-norm condition number of ``dynamic_regressor_base``.
-
-        The QR's ``cond(R1)`` when :meth:`_compute_quality_metrics` computed it
-        for this fit, else ``np.linalg.cond``.
-        """
-        quality = getattr(self, "_quality", None)
-        if quality is not None:
-            return quality.condition_number
-        return float(np.linalg.cond(self.dynamic_regressor_base))
+        quality = fit_quality(fit)
+        _update_run(self, quality=quality)
+        self.std_relative = quality.std_relative
+        self.rms_error = quality.rms_error
+        self.correlation = quality.correlation
 
     def _store_results(self, identif_results):
         """Hook: build ``result`` from the fit, then run the physical and validation steps.
@@ -1311,77 +1087,18 @@ class BaseIdentification(RunServices, ABC):
         """
         validation = run_steps(
             {
-                "export": lambda _: self._export_result(identif_results),
-                "physical": lambda _: self._store_physical_results(identif_results),
-                "validation": lambda _: self._store_validation_metrics(),
+                "export": lambda _: _export_result(self, identif_results),
+                "physical": lambda _: _physical_steps(self, identif_results),
+                "validation": lambda _: _store_validation_metrics(self),
             }
         )
         self._record_physical_stage()
-        self._run = self._run_record(validation)
+        _update_run(self, physical=_physical_outcome(self), validation=validation)
         self.result["stages"] = stages_as_dicts(self)
         self._run_provenance = collect_run_provenance(self, "identification")
         self.results_manager = self._make_results_manager()
 
-    def _export_result(self, identif_results) -> None:
-        """Pipeline step ``export``: ``result`` from the fit results and the quality attributes."""
-        self._quality = Quality(
-            std_relative=self.std_relative,
-            rms_error=self.rms_error,
-            correlation=self.correlation,
-            condition_number=self._condition_number(),
-        )
-        self.result = base_result(
-            identif_results, self._quality, self.num_samples, self.identif_config
-        )
-
-    def _store_validation_metrics(self) -> dict | None:
-        """Pipeline step ``validation``: ``result["validation_metrics"]`` (None: not computed)."""
-        validation = self._compute_validation_metrics()
-        if validation is not None:
-            self.result["validation_metrics"] = validation
-        return validation
-
-    def _run_record(self, validation) -> IdentificationRun | None:
-        """The :class:`~figaroh.identification._pipeline.records.IdentificationRun` of ``solve``."""
-        problem, fit = getattr(self, "_problem", None), getattr(self, "_fit", None)
-        if problem is None or fit is None:
-            return None
-        result = self.result or {}
-        physical = PhysicalOutcome(
-            consistency=result.get("physical consistency"),
-            reconstruction=result.get("reconstruction"),
-            recon_result=self._recon_result,
-            physical_fit=self._physical_fit,
-            physical_fit_entry=result.get("physical_fit"),
-            selected=self.selected,
-            selected_entry=result.get("selected"),
-        )
-        return IdentificationRun(
-            settings=self._settings(),
-            problem=problem,
-            fit=fit,
-            quality=self._quality,
-            physical=physical,
-            validation=validation,
-        )
-
     # ------------------------------------------------------------------ physical steps
-    def _physical_inputs(self) -> PhysicalInputs:
-        """The :class:`~figaroh.identification._pipeline.records.PhysicalInputs` of the last fit."""
-        return inputs_of(self)
-
-    def _store_physical_results(self, identif_results) -> None:
-        """Physical steps 4–6 in order (``_store_results``, before validation)."""
-        self._apply_physical_consistency_if_enabled(identif_results)
-        self._apply_reconstruction_if_enabled(identif_results)
-        self._run_physical_fit_if_wanted()
-        self._select_if_requested()
-
-    def _store_entry(self, key: str, value):
-        if self.result is not None and value is not None:
-            self.result[key] = value
-        return value
-
     def _apply_physical_consistency_if_enabled(self, identif_results):
         """Per-link feasibility check / LMI projection when ``physical_consistency`` is enabled.
 
@@ -1398,8 +1115,8 @@ class BaseIdentification(RunServices, ABC):
             entry = self._apply_reconstruction_if_enabled(identif_results)
             if entry is not None and self._recon_result is not None:
                 params = reconstructed_parameter_dict(self.standard_parameter, self._recon_result)
-        out = check_consistency(self._physical_inputs(), params, source)
-        return self._store_entry("physical consistency", out)
+        out = check_consistency(inputs_of(self), params, source)
+        return _store_entry(self.result, "physical consistency", out)
 
     def _apply_reconstruction_if_enabled(self, identif_results):
         """Base → full standard parameters when ``reconstruction`` is enabled or selected.
@@ -1412,38 +1129,16 @@ class BaseIdentification(RunServices, ABC):
             return None
         done = identif_results.get(_RECON_DONE)
         if done is None:
-            done = reconstruct(self._physical_inputs(), identif_results)
+            done = reconstruct(inputs_of(self), identif_results)
             identif_results[_RECON_DONE] = done
         self._recon_result = done[1]
-        return self._store_entry("reconstruction", done[0])
-
-    def _run_physical_fit_if_wanted(self):
-        """Direct LMI fit (``_physical_fit``, ``result["physical_fit"]``) when wanted."""
-        outcome, entry = physical_fit(self._physical_inputs())
-        if outcome is None:
-            return None
-        self._physical_fit = outcome
-        return self._store_entry("physical_fit", entry)
-
-    def _select_if_requested(self):
-        """``selected`` and ``result["selected"]`` for ``reconstruction``/``physical_fit``."""
-        sel, entry = select(self._physical_inputs(), self._recon_result, self._physical_fit)
-        self.selected = sel
-        self._store_entry("selected", entry)
-        return sel
-
-    def _validation_estimate(self):
-        """``(values or None, estimate_stage or None)`` validation predicts with."""
-        return validation_estimate(self.identif_config or {}, self.selected)
+        return _store_entry(self.result, "reconstruction", done[0])
 
     def _record_physical_stage(self):
         decision = physical_stage(self.result or {}, self.selected)
         if decision is not None:
             status, reason, metrics = decision
             record_stage(self, "physical", status, reason, metrics)
-
-    def _selection_report_lines(self):
-        return selection_report_lines(self.result or {}, self.selected)
 
     def _refresh_result_stages(self):
         if self.result is not None:
@@ -1473,20 +1168,9 @@ class BaseIdentification(RunServices, ABC):
             self._val_num_samples = self.num_samples
             self._val_regressor = None
             self._val_available = True
-            self._record_validation_independence(saved[0], self.raw_data)
+            _check_validation_independence(self, saved[0], self.raw_data)
         finally:
             self.raw_data, self.processed_data, self.num_samples = saved
-
-    def _record_validation_independence(self, training: dict, validation: dict) -> None:
-        """Check ``validation_independent`` (held-out ≠ training) and re-record stage ``data``."""
-        finding = validation_finding(training or {}, validation or {})
-        self._val_duplicate = not finding.passed
-        if not finding.passed:
-            logger.warning("Data check %s failed: %s", finding.check, finding.message)
-        self.data_checks = (getattr(self, "data_checks", None) or DataChecks()).with_findings(
-            finding
-        )
-        self._record_data_stage()
 
     def _compute_validation_metrics(self):
         """Held-out metrics (else on the training data); records stage ``validation``."""
@@ -1506,12 +1190,12 @@ class BaseIdentification(RunServices, ABC):
                 self._sample_mask,
                 "identification_data_fallback",
             )
-        W_full = self._evaluation_regressor(data)
-        values, estimate_stage = self._validation_estimate()
+        W_full = _evaluation_regressor(self, data)
+        values, estimate_stage = validation_estimate(self.identif_config or {}, self.selected)
         x = identified_standard_vector(
             W_full.shape[1], self._idx_eliminated, self._base_indices, self.phi_base, values
         )
-        settings = self._settings()
+        settings = _settings(self)
         metrics = validation_metrics(
             W_full,
             signal_set(data, mask),
@@ -1524,29 +1208,6 @@ class BaseIdentification(RunServices, ABC):
         )
         record_stage(self, "validation", *validation_stage(metrics))
         return metrics
-
-    def _evaluation_regressor(self, data: dict) -> np.ndarray:
-        """Full regressor of the evaluated trajectory ``data``, built at most once.
-
-        The training data (or an identical copy of it) reuse
-        ``dynamic_regressor``; the held-out regressor is built by
-        :meth:`build_regressor` on the first solve and kept, together with the
-        ``dynamic_regressor`` it was built alongside, for the next solves: a
-        new ``dynamic_regressor`` (:meth:`calculate_full_regressor`, e.g. in
-        :meth:`initialize`) or new held-out data rebuild it.
-        """
-        W_train = self.dynamic_regressor
-        if W_train is not None and (
-            data is self.processed_data or same_kinematics(data, self.processed_data)
-        ):
-            return W_train
-        cached = getattr(self, "_val_regressor", None)
-        if data is self._val_processed_data and cached is not None and cached[0] is W_train:
-            return cached[1]
-        W_full = self.build_regressor(data["positions"], data["velocities"], data["accelerations"])
-        if data is self._val_processed_data:
-            self._val_regressor = (W_train, W_full)
-        return W_full
 
     def _identified_joints(self):
         eliminated = set(self._idx_eliminated or [])
@@ -1650,3 +1311,271 @@ class BaseIdentification(RunServices, ABC):
             f"samples={self.num_samples}",
             f"state={state}",
         ]
+
+
+# ---------------------------------------------------------------------- solve glue
+# Plain functions that sequence the hooks of one ``BaseIdentification`` (they
+# call them through the object, so an override takes effect); the numerical
+# work is in the pipeline steps they call.
+def _settings(ident: BaseIdentification) -> Settings:
+    """The :class:`~figaroh.identification._pipeline.records.Settings` of ``identif_config`` now.
+
+    Built on each call: ``identif_config`` may be edited between runs. The
+    QR rank tolerance is a subclass's ``tol_qr`` attribute, else 1e-6.
+    """
+    return make_settings(
+        ident.identif_config, ident.model, ident.robot.q0, getattr(ident, "tol_qr", 1e-6)
+    )
+
+
+def _update_run(ident: BaseIdentification, **fields: Any) -> None:
+    """Fill fields of the run record ``_run`` of the current solve (none outside a solve)."""
+    if ident._run is not None:
+        ident._run = dataclasses.replace(ident._run, **fields)
+
+
+def _fit_problem(ident: BaseIdentification, options: FitOptions) -> FitProblem:
+    """Pipeline step ``fit_rows`` of both solves, through the row hooks.
+
+    Starts the run record ``_run`` (settings and ``options``; the hook
+    ``_eliminate_zero_columns`` reads ``options.decimate`` from it), then
+    :func:`~figaroh.identification._pipeline.fit_rows.build_fit_problem` runs
+    ``_eliminate_zero_columns``, ``_apply_decimation`` or
+    ``_prepare_undecimated_data``, ``_mask_rows`` (when ``options.apply_mask``)
+    and ``_select_fit_rows``, in that order; ``_reset_solve_state`` then
+    receives the fitted rows.
+    """
+    ident._run = IdentificationRun(settings=_settings(ident), options=options)
+    hooks = RowSteps(
+        eliminate_zero_columns=ident._eliminate_zero_columns,
+        apply_decimation=ident._apply_decimation,
+        prepare_undecimated_data=ident._prepare_undecimated_data,
+        mask_rows=ident._mask_rows,
+        select_fit_rows=ident._select_fit_rows,
+    )
+    problem = build_fit_problem(hooks, options, list(ident.standard_parameter))
+    _update_run(ident, problem=problem)
+    ident._idx_eliminated = list(problem.idx_eliminated)  # the columns the fit lacks
+    ident._reset_solve_state(problem.tau, problem.W, list(problem.active_params))
+    return problem
+
+
+def _publish_fit(ident: BaseIdentification, fit: BaseFit) -> None:
+    """Expose a :class:`~figaroh.identification._pipeline.records.BaseFit` as attributes."""
+    _update_run(ident, fit=fit)
+    if fit.qr is not None:
+        ident._M_matrix = fit.M
+        ident._params_r_for_recon = list(fit.params_r)
+        ident._base_indices = list(fit.base_indices)
+    ident.dynamic_regressor_base = fit.W_b
+    ident.phi_base = fit.phi_base
+    ident.params_base = list(fit.params_base)
+    ident.tau_identif = fit.tau_identif
+    ident.tau_noised = fit.tau_noised
+
+
+def _least_squares_fit(ident: BaseIdentification, problem: FitProblem, wls: bool) -> _Fitted:
+    """Pipeline step ``base_fit`` of ``solve``, through its hooks.
+
+    ``_calculate_base_parameters`` (a failure records stage ``fit`` failed and
+    propagates), then with ``wls`` ``_apply_weighted_least_squares`` (its
+    estimate replaces ``phi_base``), then ``_compute_quality_metrics``, the
+    Coulomb-rows-at-rest count
+    (:func:`~figaroh.identification._pipeline.base_fit.coulomb_at_rest`, with
+    friction identified) and stage ``fit`` (effort RMSE, rows, parameters).
+    """
+    try:
+        results = ident._calculate_base_parameters(
+            problem.tau, problem.W, list(problem.active_params)
+        )
+    except Exception as exc:
+        record_stage(ident, "fit", "failed", f"{type(exc).__name__}: {exc}")
+        raise
+    wls_std = None
+    if wls:
+        phi_wls, wls_std = ident._apply_weighted_least_squares()
+        _use_estimate(ident, results, phi_wls)
+    ident._run_finished_at = datetime.now(timezone.utc).isoformat()
+    ident._compute_quality_metrics()
+    at_rest = None
+    if ident.identif_config.get("has_friction") and ident.processed_data is not None:
+        settings, blocks = _settings(ident), ident._fit_blocks()
+        names = [settings.active_joints[b] for b in blocks]
+        at_rest = coulomb_at_rest(ident.processed_data["velocities"], settings, blocks, names)
+    fit_metrics = {
+        "effort_rmse": (float(ident.rms_error), "N·m or N (stacked joints)"),
+        "rows": len(ident.tau_noised),
+        "base_parameters": len(ident.phi_base),
+    }
+    if at_rest is not None:
+        fit_metrics["coulomb_rows_at_rest"] = (at_rest["rows_at_rest"], "rows")
+        fit_metrics["coulomb_round_off_rows"] = (at_rest["round_off_rows"], "rows")
+    reason = "weighted least squares" if wls else "least squares"
+    record_stage(ident, "fit", "ok", reason, fit_metrics)
+    return _Fitted(results, wls_std, at_rest)
+
+
+def _use_estimate(ident: BaseIdentification, results: dict, phi_base: np.ndarray) -> None:
+    """Make ``phi_base`` (e.g. the WLS estimate) the estimate of ``ident`` and of ``results``.
+
+    ``tau_identif = dynamic_regressor_base @ phi_base``; the dict's
+    ``phi_base`` and ``tau_estimated`` follow. ``base_param_dict`` (which
+    becomes ``result["base parameters"]``) keeps the least-squares values, as
+    in figaroh 1.0.2: after ``solve(wls=True)`` the WLS estimate is
+    ``result["base parameters values"]`` (and ``phi_base``), the name → value
+    dict the OLS one.
+    """
+    fit = getattr(ident._run, "fit", None)
+    if fit is not None and fit.W_b is ident.dynamic_regressor_base:
+        fit = with_estimate(fit, phi_base)
+        _update_run(ident, fit=fit)
+        tau_estimated = fit.tau_identif
+    else:
+        tau_estimated = ident.dynamic_regressor_base @ phi_base
+    ident.phi_base = phi_base
+    ident.tau_identif = tau_estimated
+    results["phi_base"] = phi_base
+    results["tau_estimated"] = tau_estimated
+
+
+def _solver_fit(
+    ident: BaseIdentification, problem: FitProblem, solver: Any, extra: dict
+) -> _Fitted:
+    """Pipeline step ``base_fit`` of ``solve_with_custom_solver``.
+
+    Base columns by QR (default tolerance), values by ``solver.solve(W_b,
+    tau)``, then ``_compute_quality_metrics``.
+    """
+    fit = custom_solver_fit(problem, ident.standard_parameter, solver, extra)
+    fit = dataclasses.replace(fit, extra={"solver_info": solver.solver_info, **extra})
+    _publish_fit(ident, fit)
+    ident._compute_quality_metrics()
+    return _Fitted(fit_results(fit), None, None)
+
+
+def _report_solution(
+    ident: BaseIdentification,
+    verbose: bool,
+    plotting: bool,
+    save_plots: str | os.PathLike | None,
+    save_results: bool,
+    html_report: bool,
+) -> None:
+    """The side effects a solve was asked for, through the overridable report methods."""
+    if verbose:
+        ident.print_quality_report()
+    if plotting:
+        ident._plot_into(save_plots)
+    if save_results:
+        ident.save_results()
+    if html_report:
+        ident.export_html_report()
+
+
+# ---------------------------------------------------------------------- _store_results glue
+def _export_result(ident: BaseIdentification, identif_results: dict) -> None:
+    """Pipeline step ``export``: ``result`` from the fit results and the quality attributes.
+
+    The condition number is the QR's ``cond(R1)`` when
+    ``_compute_quality_metrics`` computed it for this fit, else
+    ``np.linalg.cond(dynamic_regressor_base)``.
+    """
+    computed = getattr(ident._run, "quality", None)
+    quality = Quality(
+        std_relative=ident.std_relative,
+        rms_error=ident.rms_error,
+        correlation=ident.correlation,
+        condition_number=(
+            computed.condition_number
+            if computed is not None
+            else float(np.linalg.cond(ident.dynamic_regressor_base))
+        ),
+    )
+    _update_run(ident, quality=quality)
+    ident.result = base_result(identif_results, quality, ident.num_samples, ident.identif_config)
+
+
+def _store_entry(result: dict | None, key: str, value: Any) -> Any:
+    """``result[key] = value`` unless either is None; returns ``value``."""
+    if result is not None and value is not None:
+        result[key] = value
+    return value
+
+
+def _physical_steps(ident: BaseIdentification, identif_results: dict) -> None:
+    """Pipeline step ``physical`` (``_store_results``, before validation).
+
+    In order: the hooks ``_apply_physical_consistency_if_enabled`` and
+    ``_apply_reconstruction_if_enabled``, the direct LMI fit when wanted
+    (``_physical_fit``, ``result["physical_fit"]``), then the selected
+    estimate (``selected``, ``result["selected"]``).
+    """
+    ident._apply_physical_consistency_if_enabled(identif_results)
+    ident._apply_reconstruction_if_enabled(identif_results)
+    outcome, entry = physical_fit(inputs_of(ident))
+    if outcome is not None:
+        ident._physical_fit = outcome
+        _store_entry(ident.result, "physical_fit", entry)
+    sel, entry = select(inputs_of(ident), ident._recon_result, ident._physical_fit)
+    ident.selected = sel
+    _store_entry(ident.result, "selected", entry)
+
+
+def _physical_outcome(ident: BaseIdentification) -> PhysicalOutcome:
+    """The :class:`~figaroh.identification._pipeline.records.PhysicalOutcome` of the last solve."""
+    result: dict[str, Any] = ident.result or {}
+    return PhysicalOutcome(
+        consistency=result.get("physical consistency"),
+        reconstruction=result.get("reconstruction"),
+        recon_result=ident._recon_result,
+        physical_fit=ident._physical_fit,
+        physical_fit_entry=result.get("physical_fit"),
+        selected=ident.selected,
+        selected_entry=result.get("selected"),
+    )
+
+
+def _store_validation_metrics(ident: BaseIdentification) -> dict | None:
+    """Pipeline step ``validation``: ``result["validation_metrics"]`` (None: not computed)."""
+    validation = ident._compute_validation_metrics()
+    if validation is not None:
+        ident.result["validation_metrics"] = validation
+    return validation
+
+
+# ---------------------------------------------------------------------- held-out data
+def _check_validation_independence(
+    ident: BaseIdentification, training: dict, validation: dict
+) -> None:
+    """Check ``validation_independent`` (held-out ≠ training) and re-record stage ``data``."""
+    finding = validation_finding(training or {}, validation or {})
+    ident._val_duplicate = not finding.passed
+    if not finding.passed:
+        logger.warning("Data check %s failed: %s", finding.check, finding.message)
+    checks = getattr(ident, "data_checks", None) or DataChecks()
+    ident.data_checks = checks.with_findings(finding)
+    ident._record_data_stage()
+
+
+def _evaluation_regressor(ident: BaseIdentification, data: dict) -> np.ndarray:
+    """Full regressor of the evaluated trajectory ``data``, built at most once.
+
+    The training data (or an identical copy of it) reuse
+    ``dynamic_regressor``; the held-out regressor is built by the hook
+    ``build_regressor`` on the first solve and kept in ``_val_regressor``,
+    together with the ``dynamic_regressor`` it was built alongside, for the
+    next solves: a new ``dynamic_regressor`` (``calculate_full_regressor``,
+    e.g. in ``initialize``) or new held-out data rebuild it.
+    """
+    W_train = ident.dynamic_regressor
+    if W_train is not None and (
+        data is ident.processed_data or same_kinematics(data, ident.processed_data)
+    ):
+        return W_train
+    cached = getattr(ident, "_val_regressor", None)
+    if data is ident._val_processed_data and cached is not None and cached[0] is W_train:
+        return cached[1]
+    W_full = ident.build_regressor(data["positions"], data["velocities"], data["accelerations"])
+    if data is ident._val_processed_data:
+        ident._val_regressor = (W_train, W_full)
+    return W_full

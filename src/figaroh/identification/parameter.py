@@ -373,6 +373,43 @@ def get_standard_parameters(
     return params
 
 
+def standard_parameters_with_extras(
+    model: Any, identif_config: Mapping[str, Any]
+) -> tuple[dict[str, float], dict[str, float] | None, dict[str, float] | None]:
+    """The standard parameters of an identification, ordered like the regressor's columns.
+
+    The inertial parameters of :func:`get_standard_parameters`, then (when
+    ``has_friction``, ``has_actuator_inertia`` or ``has_joint_offset``) those
+    of :func:`add_standard_additional_parameters`, then (when
+    ``has_custom_parameters``) those of :func:`add_custom_parameters`; a value
+    given as a string is converted to float.
+
+    Args:
+        model: Pinocchio model.
+        identif_config: Flat identification settings.
+
+    Returns:
+        ``(standard, additional, custom)``: the full ordered dict, and the
+        additional and custom parts (None when not enabled).
+    """
+    standard = get_standard_parameters(model, identif_config)
+    additional = custom = None
+    if (
+        identif_config.get("has_friction")
+        or identif_config.get("has_actuator_inertia")
+        or identif_config.get("has_joint_offset")
+    ):
+        additional = add_standard_additional_parameters(model, identif_config)
+        standard.update(additional)
+    if identif_config.get("has_custom_parameters", False):
+        custom = add_custom_parameters(model, identif_config.get("custom_parameters", {}))
+        standard.update(custom)
+    for key, value in standard.items():
+        if isinstance(value, str):
+            standard[key] = float(value)
+    return standard, additional, custom
+
+
 def get_parameter_info() -> dict[str, Any]:
     """Get information about available parameter types.
 

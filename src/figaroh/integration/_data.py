@@ -42,42 +42,16 @@ class SystemIdentification(CSVIdentification):
 
     def __init__(self, robot, config_file: str, data_dir: str | os.PathLike | None):
         super().__init__(robot, config_file, data_dir if data_dir is not None else ".")
-        self.data_dir = self._resolve_data_dir(data_dir)
-
-    def _data_section(self) -> dict:
-        section = getattr(self, "task_config", {}).get("data") or {}
-        return dict(section) if isinstance(section, dict) else {}
-
-    def _resolve_data_dir(self, data_dir) -> Path:
-        if data_dir is not None:
-            return Path(data_dir)
-        configured = self._data_section().get("data_dir")
-        if not configured:
-            raise ValueError(
-                "No data source specified: pass data_dir= to identify_parameters() or set "
-                "tasks.identification.data.data_dir in the configuration"
-            )
-        path = Path(configured)
-        if not path.is_absolute():
-            path = Path(self._config_file_path).resolve().parent / path
-        return path
-
-    def _split_files(self, folder: Path) -> dict[str, Path] | None:
-        names = dict(SPLIT_LAYOUT_FILES)
-        names.update({k: v for k, v in (self._data_section().get("data_files") or {}).items()})
-        unknown = sorted(set(names) - set(SPLIT_LAYOUT_FILES))
-        if unknown:
-            raise ValueError(
-                f"tasks.identification.data.data_files has unknown keys {unknown}; "
-                f"use {sorted(SPLIT_LAYOUT_FILES)}"
-            )
-        files = {k: folder / v for k, v in names.items()}  # an absolute v replaces folder
-        return files if files["q"].is_file() else None
+        self.data_dir = _resolve_data_dir(
+            data_dir, getattr(self, "task_config", None), self._config_file_path
+        )
 
     def load_trajectory_data(self, data_source: str | None = None):
         """Read the training log (or ``data_source``) in either supported layout."""
         folder = Path(data_source) if data_source else self.data_dir
-        files = self._split_files(folder) if folder.is_dir() else None
+        files = (
+            _split_files(folder, getattr(self, "task_config", None)) if folder.is_dir() else None
+        )
         if files is None:
             return super().load_trajectory_data(data_source)
         if not files["tau"].is_file():
@@ -95,6 +69,50 @@ class SystemIdentification(CSVIdentification):
             "accelerations": signals.get("ddq"),
             "torques": signals["tau"],
         }
+
+
+def _data_section(task_config: dict | None) -> dict:
+    """``tasks.identification.data`` of the task configuration (empty when absent)."""
+    section = (task_config or {}).get("data") or {}
+    return dict(section) if isinstance(section, dict) else {}
+
+
+def _resolve_data_dir(data_dir, task_config: dict | None, config_file: str) -> Path:
+    """``data_dir``, else the configured ``data.data_dir`` (relative to ``config_file``).
+
+    Raises:
+        ValueError: Neither is given.
+    """
+    if data_dir is not None:
+        return Path(data_dir)
+    configured = _data_section(task_config).get("data_dir")
+    if not configured:
+        raise ValueError(
+            "No data source specified: pass data_dir= to identify_parameters() or set "
+            "tasks.identification.data.data_dir in the configuration"
+        )
+    path = Path(configured)
+    if not path.is_absolute():
+        path = Path(config_file).resolve().parent / path
+    return path
+
+
+def _split_files(folder: Path, task_config: dict | None) -> dict[str, Path] | None:
+    """The one-file-per-signal files of ``folder`` (None when its ``q`` file is absent).
+
+    Raises:
+        ValueError: ``data.data_files`` names an unknown signal.
+    """
+    names = dict(SPLIT_LAYOUT_FILES)
+    names.update({k: v for k, v in (_data_section(task_config).get("data_files") or {}).items()})
+    unknown = sorted(set(names) - set(SPLIT_LAYOUT_FILES))
+    if unknown:
+        raise ValueError(
+            f"tasks.identification.data.data_files has unknown keys {unknown}; "
+            f"use {sorted(SPLIT_LAYOUT_FILES)}"
+        )
+    files = {k: folder / v for k, v in names.items()}  # an absolute v replaces folder
+    return files if files["q"].is_file() else None
 
 
 def _read_matrix(path: Path) -> np.ndarray:

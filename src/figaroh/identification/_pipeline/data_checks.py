@@ -47,7 +47,11 @@ import numpy as np
 
 from figaroh._run.data_checks import DataChecks as _DataChecks
 from figaroh._run.data_checks import DataFinding
-from figaroh.identification._pipeline.plausibility import PLAUSIBILITY_CHECKS, PLAUSIBILITY_DEFAULTS
+from figaroh.identification._pipeline.plausibility import (
+    PLAUSIBILITY_CHECKS,
+    PLAUSIBILITY_DEFAULTS,
+    plausibility_checks,
+)
 from figaroh.identification.exceptions import IdentificationConfigError, IdentificationDataError
 
 __all__ = [
@@ -70,6 +74,7 @@ __all__ = [
     "sampling_finding",
     "torque_finding",
     "training_checks",
+    "training_data_checks",
     "validation_finding",
 ]
 
@@ -497,3 +502,46 @@ def training_checks(
     for f in checks.failed:
         logger.warning("Data check %s failed: %s", f.check, f.message)
     return checks
+
+
+def training_data_checks(
+    processed: Mapping[str, Any],
+    raw: Mapping[str, Any],
+    model: Any,
+    names: Sequence[str],
+    filter_params: Mapping[str, Any],
+    options: Any,
+    mask: np.ndarray | None = None,
+) -> DataChecks:
+    """Every data check of a training trajectory: the signal checks, the model, plausibility.
+
+    :func:`training_checks` on the conditioned active-joint signals, then
+    :func:`model_finding`; unless a fatal check failed, the
+    physical-plausibility checks compare the conditioned signals with ``raw``
+    and the model's joint limits
+    (:func:`~figaroh.identification._pipeline.plausibility.plausibility_checks`).
+    A failed finding is logged as a warning.
+
+    Args:
+        processed: Conditioned active-joint signals (see :func:`training_checks`).
+        raw: The raw data they were conditioned from.
+        model: Pinocchio model (masses, inertias, joint limits).
+        names: Active joint names.
+        filter_params: ``filter_config["filter_params"]`` (``f_sample`` [Hz],
+            ``f_butter`` [Hz]).
+        options: The identification task's ``data_checks`` mapping (bounds
+            ``max_abs_velocity`` [rad/s or m/s], ``max_abs_torque`` [N·m or N],
+            margins and tolerances), or None for the defaults.
+        mask: (N,) valid-sample mask, or None.
+    """
+    bounds = magnitude_bounds(options)
+    checks = training_checks(processed, names, filter_params.get("f_sample"), bounds, mask)
+    extra = [model_finding(model)]
+    if not any(f.fatal for f in checks.failed):
+        extra += plausibility_checks(
+            raw, processed, model, names, filter_params.get("f_butter"), bounds
+        )
+    for f in extra:
+        if not f.passed:
+            logger.warning("Data check %s failed: %s", f.check, f.message)
+    return checks.with_findings(*extra)

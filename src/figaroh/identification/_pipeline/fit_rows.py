@@ -16,8 +16,6 @@ from typing import Callable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-from figaroh.data.adoption import mask_rows
-from figaroh.identification import _signal
 from figaroh.identification._pipeline.records import FitOptions, FitProblem, Settings, SignalSet
 from figaroh.identification.exceptions import IdentificationConfigError
 from figaroh.tools.regressor import get_index_eliminate
@@ -28,6 +26,7 @@ __all__ = [
     "build_fit_problem",
     "check_decimated_rows",
     "decimate_regressor",
+    "decimate_signals",
     "decimate_torques",
     "decimated_rows",
     "eliminate_zero_columns",
@@ -129,6 +128,33 @@ def _every_dof_active(settings: Settings) -> bool:
     return idx.size == settings.nv and np.array_equal(idx, np.arange(settings.nv))
 
 
+def decimate_signals(x: np.ndarray, factor: int, axis: int = 0) -> np.ndarray:
+    """Anti-aliased down-sampling by ``factor`` along ``axis`` (zero phase).
+
+    ``scipy.signal.decimate(x, factor, zero_phase=True, axis=axis)`` (order-8
+    Chebyshev type I, forward-backward), so sample ``k`` of the output is
+    sample ``k·factor`` of the input; ``factor == 1`` returns ``x`` as floats.
+
+    Raises:
+        ValueError: ``factor < 1``, or no more than ``27·factor`` samples (the
+            padding of the forward-backward filter).
+    """
+    from scipy import signal  # heavy import (~1 s), only where used
+
+    factor = int(factor)
+    if factor < 1:
+        raise ValueError(f"decimation_factor must be ≥ 1, got {factor}")
+    if factor == 1:
+        return np.asarray(x, dtype=float)
+    n = np.asarray(x).shape[axis]
+    if n <= 27 * factor:  # filtfilt padding of the order-8 filter
+        raise ValueError(
+            f"decimation by {factor} needs more than {27 * factor} samples, got {n}; "
+            "use a smaller decimation_factor or decimate=False"
+        )
+    return signal.decimate(np.asarray(x, dtype=float), factor, zero_phase=True, axis=axis)
+
+
 def decimate_torques(torques: np.ndarray, n: int, factor: int) -> np.ndarray:
     """Decimated efforts of the active joints, stacked joint-major.
 
@@ -139,7 +165,7 @@ def decimate_torques(torques: np.ndarray, n: int, factor: int) -> np.ndarray:
     concatenated.
     """
     torques = np.asarray(torques, float).reshape(n, -1)
-    return _signal.decimate_blocks(torques, factor, axis=0).T.reshape(-1)
+    return decimate_signals(torques, factor, axis=0).T.reshape(-1)
 
 
 def decimate_regressor(W_red: np.ndarray, n: int, factor: int, settings: Settings) -> np.ndarray:
@@ -166,9 +192,9 @@ def decimate_regressor(W_red: np.ndarray, n: int, factor: int, settings: Setting
         per_column = columns.reshape(p, settings.nv, n)
         if not _every_dof_active(settings):
             per_column = per_column[:, np.asarray(settings.act_idxv, dtype=int), :]
-        dec = _signal.decimate_blocks(per_column, factor, axis=2)  # (p, n_active, L)
+        dec = decimate_signals(per_column, factor, axis=2)  # (p, n_active, L)
         return dec.transpose(1, 2, 0).reshape(-1, p)
-    dec = _signal.decimate_blocks(active_blocks(W_red, n, settings), factor, axis=1)
+    dec = decimate_signals(active_blocks(W_red, n, settings), factor, axis=1)
     return dec.reshape(-1, p)
 
 
@@ -208,10 +234,48 @@ def undecimated_rows(
 
 
 def mask_fit_rows(
-    tau: np.ndarray, W: np.ndarray, mask: np.ndarray | None, settings: Settings, factor: int = 1
+    tau: np.ndarray,
+    W: np.ndarray,
+    mask: np.ndarray | None,
+    n_active: int,
+    factor: int = 1,
 ) -> Tuple[np.ndarray, np.ndarray]:
-    """Drop the rows of masked samples (decimated sample ``k`` is sample ``k·factor``)."""
-    return mask_rows(tau, W, mask, settings.n_active, factor)
+    """Drop the rows of masked samples from a joint-major stacked system.
+
+    Decimated sample ``k`` is original sample ``k·factor``, so the kept samples
+    are ``mask[::factor]`` and the kept rows ``np.tile(mask[::factor], n_active)``.
+
+    Args:
+        tau: (n_active·N,) stacked efforts [N·m or N].
+        W: (n_active·N, p) regressor.
+        mask: (n,) bool valid-sample mask, or None (inputs returned unchanged).
+        n_active: Number of active joint blocks.
+        factor: Decimation factor (1 without decimation).
+
+    Returns:
+        ``(tau[rows], W[rows])``.
+
+    Raises:
+        ValueError: ``"cannot apply the sample mask: …"`` on inconsistent sizes.
+    """
+    if mask is None:
+        return tau, W
+    factor = int(factor)
+    if factor < 1:
+        raise ValueError(f"cannot apply the sample mask: decimation factor {factor} < 1")
+    kept = np.asarray(mask, dtype=bool)[::factor]
+    if len(tau) != n_active * len(kept):
+        raise ValueError(
+            f"cannot apply the sample mask: {len(tau)} effort rows for {n_active} active "
+            f"joints × {len(kept)} samples (mask of {len(mask)} samples, factor {factor})"
+        )
+    if W.shape[0] != len(tau):
+        raise ValueError(
+            f"cannot apply the sample mask: regressor has {W.shape[0]} rows but the "
+            f"effort has {len(tau)}"
+        )
+    rows = np.tile(kept, n_active)
+    return tau[rows], W[rows]
 
 
 def select_fit_joint_rows(
@@ -292,7 +356,9 @@ def row_steps(
         prepare_undecimated_data=lambda W_red: undecimated_rows(
             signals.torques, W_red, n, settings
         ),
-        mask_rows=lambda tau, W, factor: mask_fit_rows(tau, W, signals.mask, settings, factor),
+        mask_rows=lambda tau, W, factor: mask_fit_rows(
+            tau, W, signals.mask, settings.n_active, factor
+        ),
         select_fit_rows=lambda tau, W: select_fit_joint_rows(
             tau, W, settings.n_active, fit_blocks(settings)
         ),

@@ -242,8 +242,13 @@ class PhysicalOutcome:
 class IdentificationRun:
     """Everything one ``solve`` produced, step by step.
 
+    The orchestrator starts it at step ``fit_rows`` (``settings``,
+    ``options``) and fills the other fields as the steps run; a field stays
+    None when its step did not run (or a subclass hook replaced it).
+
     Attributes:
         settings: The :class:`Settings` of the run.
+        options: The :class:`FitOptions` the fit rows were built with.
         problem: The fitted :class:`FitProblem`.
         fit: The :class:`BaseFit` (after WLS refinement when requested).
         quality: The :class:`Quality` of ``fit``.
@@ -252,8 +257,9 @@ class IdentificationRun:
     """
 
     settings: Settings
-    problem: FitProblem
-    fit: BaseFit
-    quality: Quality
+    options: FitOptions | None = None
+    problem: FitProblem | None = None
+    fit: BaseFit | None = None
+    quality: Quality | None = None
     physical: PhysicalOutcome | None = None
     validation: Mapping[str, Any] | None = None
