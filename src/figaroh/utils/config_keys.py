@@ -109,10 +109,10 @@ def _with_path(schema: dict[str, Schema], path: tuple[str, ...]) -> None:
     if not rest:
         schema.setdefault(head, FREE)
         return
-    sub = schema.get(head)
-    if head in schema and sub is None:
+    below = _resolved(schema[head]) if head in schema else {}
+    if below is None:
         return  # already free below
-    sub = dict(sub or {})
+    sub = dict(below)
     schema[head] = sub
     _with_path(sub, rest)
 
