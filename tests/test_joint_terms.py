@@ -9,12 +9,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from figaroh.identification import _pipeline_physical
 from figaroh.identification.config import unified_to_legacy_identif_config
 from figaroh.identification.parameter import get_parameter_info, get_standard_parameters
 from figaroh.tools import joint_terms
 from figaroh.tools.randomdata import get_torque_rand
 from figaroh.tools.regressor import RegressorConfig, build_regressor_basic
-from figaroh.tools.urdf_exporter import export_urdf
+from figaroh.tools.urdf_exporter import export_urdf, joint_term_parameters
+from figaroh.utils.config_keys import UnknownConfigKeyError, check_document
 
 #: Independent expected entries of each 1.0.2 joint term.
 EXPECTED_SIGNAL = {
@@ -77,6 +79,8 @@ def test_table_reproduces_the_1_0_2_layout():
     assert joint_terms.enable_keys() == ("has_friction", "has_actuator_inertia", "has_joint_offset")
     assert [r.values_key for r in rows] == ["fv", "fs", "Ia", "off"]
     assert [r.legacy_values_key for r in rows] == ["fv", "fs", "Ia", "offset"]
+    assert [r.gear_power for r in rows] == [2, 1, 2, 1]
+    assert joint_terms.exported_prefixes() == ("fv", "fs", "Ia")
     with pytest.raises(dataclasses.FrozenInstanceError):
         rows[0].prefix = "x"  # type: ignore[misc]
 
@@ -199,7 +203,66 @@ QUADRATIC = joint_terms.JointTerm(
     component_key="quadratic_friction",
     mechanics_path=("quadratic_friction_coefficients",),
     legacy_values_key="fq",
+    gear_power=3,  # τ = N·b_m·(N·dq)·|N·dq|
 )
+
+#: A unified document (strict mode) and a legacy document using the new row's keys.
+QUADRATIC_UNIFIED = {
+    "strict_keys": True,
+    "robot": {"properties": {"mechanics": {"quadratic_friction_coefficients": [0.5]}}},
+    "tasks": {
+        "identification": {
+            "problem": {"model_components": {"friction": True, "quadratic_friction": True}},
+            "mechanics": {"quadratic_friction_coefficients": [0.5]},
+        }
+    },
+}
+QUADRATIC_LEGACY = {
+    "identification": {
+        "robot_params": [{"fv": [1.0], "fq": [0.5]}],
+        "problem_params": [{"has_friction": True, "has_quadratic_friction": True}],
+    }
+}
+
+
+def test_config_keys_of_a_new_row_are_unknown_without_it():
+    with pytest.raises(UnknownConfigKeyError, match="quadratic_friction") as err:
+        check_document(QUADRATIC_UNIFIED, "unified.yaml", strict=True)
+    assert "tasks.identification.mechanics.quadratic_friction_coefficients" in str(err.value)
+    assert "robot.properties.mechanics.quadratic_friction_coefficients" in str(err.value)
+    with pytest.raises(UnknownConfigKeyError, match="has_quadratic_friction"):
+        check_document(QUADRATIC_LEGACY, "legacy.yaml", strict=True, schema="legacy")
+
+
+class _Selection:
+    """An accepted standard-space selection holding only joint terms (no link inertials)."""
+
+    space, accepted, stage, psd_eig_tol = "standard", True, "physical_fit", None
+
+    def __init__(self, params):
+        self._params = dict(params)
+
+    def link_p10(self, joints):
+        return {}
+
+    def parameter_dict(self):
+        return dict(self._params)
+
+
+class _SolvedStub:
+    """The attributes ``export_selected_urdf`` reads on a solved identification."""
+
+    def __init__(self, joints, params, identif_config):
+        self.selected = _Selection(params)
+        self.identif_config = identif_config
+        self.stages = []
+        self._joints = list(joints)
+
+    def _identified_joints(self):
+        return self._joints
+
+    def _refresh_result_stages(self):
+        pass
 
 
 @pytest.fixture()
@@ -235,6 +298,43 @@ def test_an_extra_row_is_enough(ur10, ur10_urdf, tmp_path, extra_row):
     out = export_urdf(ur10_urdf, {f"fq_{joints[0]}": 0.25}, output_path=tmp_path / "fq.urdf")
     dyn = ET.parse(out).getroot().find(f"joint[@name='{joints[0]}']/dynamics")
     assert float(dyn.get("quadratic_damping")) == 0.25
+    # exported by default, reflected through the gear with the row's power
+    values = {f"fq_{j}": 0.5 for j in joints}
+    assert joint_term_parameters(values, joints) == values
+    motor = joint_term_parameters(values, joints[:1], motor_side_ratios={joints[0]: -2.0})
+    assert motor == {f"fq_{joints[0]}": 0.5 * 8.0}
+
+    # the identification's export step writes it when the configuration enabled it
+    owner = _SolvedStub(joints, params, cfg)
+    written = _pipeline_physical.export_selected_urdf(
+        owner, str(ur10_urdf), str(tmp_path / "id.urdf")
+    )
+    root = ET.parse(written).getroot()
+    for j in joints:
+        dyn = root.find(f"joint[@name='{j}']/dynamics")
+        assert float(dyn.get("quadratic_damping")) == params[f"fq_{j}"], j
+        assert float(dyn.get("damping")) == params[f"fv_{j}"], j
+    assert root.find(f"joint[@name='{joints[0]}']/calibration") is None  # off: not exported
+    owner = _SolvedStub(joints, params, off)
+    written = _pipeline_physical.export_selected_urdf(
+        owner, str(ur10_urdf), str(tmp_path / "no.urdf")
+    )
+    dyn = ET.parse(written).getroot().find(f"joint[@name='{joints[0]}']/dynamics")
+    assert dyn.get("quadratic_damping") is None and dyn.get("damping") is not None
+
+    # its configuration keys are known (strict mode), unified and legacy
+    assert check_document(QUADRATIC_UNIFIED, "unified.yaml", strict=True) == []
+    assert check_document(QUADRATIC_LEGACY, "legacy.yaml", strict=True, schema="legacy") == []
+    with pytest.raises(UnknownConfigKeyError, match="quadratic_fricton"):
+        check_document(
+            {
+                "tasks": {
+                    "identification": {"problem": {"model_components": {"quadratic_fricton": 1}}}
+                }
+            },
+            "typo.yaml",
+            strict=True,
+        )
 
     unified = {
         "problem": {"model_components": {"quadratic_friction": False}},

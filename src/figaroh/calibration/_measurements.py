@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from figaroh.calibration._se3 import matrix_to_rpy
+from figaroh.calibration.settings import DEFAULT_SETTINGS
 
 __all__ = ["measured_values", "measurement_weights"]
 
@@ -67,7 +68,8 @@ def measurement_weights(
 ) -> np.ndarray:
     """Per-row weights of the flat layout: ``1/σ_position`` and ``1/σ_orientation``.
 
-    Defaults come from ``calib_config["measurement_std"]``
+    Defaults come from ``calib_config["measurement_std"]``, else
+    :data:`~figaroh.calibration.settings.DEFAULT_SETTINGS`
     (``{position: 0.001 m, orientation: 0.01 rad}``).
 
     Returns:
@@ -78,12 +80,12 @@ def measurement_weights(
     """
     std = calib_config.get("measurement_std") or {}
     if pos_weight is None:
-        s = float(std.get("position", 0.001))
+        s = float(std.get("position", DEFAULT_SETTINGS.measurement_std_position))
         if not s > 0:
             raise ValueError(f"measurement_std.position must be > 0 [m], got {s}")
         pos_weight = 1.0 / s
     if orient_weight is None:
-        s = float(std.get("orientation", 0.01))
+        s = float(std.get("orientation", DEFAULT_SETTINGS.measurement_std_orientation))
         if not s > 0:
             raise ValueError(f"measurement_std.orientation must be > 0 [rad], got {s}")
         orient_weight = 1.0 / s

@@ -90,6 +90,7 @@ from figaroh.calibration.calibration_tools import (
 )
 from figaroh.calibration.config import load_calibration_config, unified_to_legacy_config
 from figaroh.calibration.parameter import BASE_TPL, EE_TPL, add_base_name, add_pee_name
+from figaroh.calibration.settings import DEFAULT_SETTINGS as _DEFAULTS
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.report import generate_calibration_report
 from figaroh.tools.run_archive import archive_run as _archive_run
@@ -384,7 +385,7 @@ class BaseCalibration(
     def solve(
         self,
         method: str = "lm",
-        max_iterations: int = 3,
+        max_iterations: int = _DEFAULTS.max_iterations,
         outlier_threshold: float | None = None,
         enable_logging: bool = True,
         plotting: bool = False,
@@ -467,7 +468,7 @@ class BaseCalibration(
         self,
         var_init: Sequence[float] | None = None,
         method: str = "lm",
-        max_iterations: int = 3,
+        max_iterations: int = _DEFAULTS.max_iterations,
         outlier_threshold: float | None = None,
         enable_logging: bool = False,
     ):
@@ -513,7 +514,7 @@ class BaseCalibration(
         self,
         x0: np.ndarray,
         method: str = "lm",
-        max_iterations: int = 3,
+        max_iterations: int = _DEFAULTS.max_iterations,
         outlier_threshold: float | None = None,
         enable_logging: bool = False,
     ):

@@ -24,6 +24,7 @@ import numpy as np
 from figaroh._run.verification_policy import CONFIG_KEY as _VERIFICATION_KEY
 from figaroh._run.verification_policy import parse_verification_section
 from figaroh.calibration.parameter import get_elastic_names
+from figaroh.calibration.settings import DEFAULT_SETTINGS
 from figaroh.utils.config_keys import (
     LEGACY_SCHEMA,
     find_unknown_keys,
@@ -446,7 +447,8 @@ def _unified_settings(
         params.get("regularization_coefficient", 0.0)
     )
     cfg["outlier_eps"] = _nonneg_number(
-        params.get("outlier_threshold", 0.05), "parameters.outlier_threshold"
+        params.get("outlier_threshold", DEFAULT_SETTINGS.outlier_threshold),
+        "parameters.outlier_threshold",
     )
     estimation = params.get("estimation") or {}
     if not isinstance(estimation, Mapping):

@@ -49,6 +49,7 @@ import traceback
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from figaroh import __version__
+from figaroh.calibration.settings import DEFAULT_SETTINGS as _CALIBRATION_DEFAULTS
 from figaroh.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -59,6 +60,7 @@ from figaroh.cli.common import (
 )
 from figaroh.cli.options import int_at_least, positive_float
 from figaroh.cli.thresholds import CALIBRATE_METRICS, IDENTIFY_METRICS
+from figaroh.identification.settings import DEFAULT_SETTINGS as _IDENTIFICATION_DEFAULTS
 from figaroh.tools.robot_paths import resolve_robot_urdf
 
 logger = logging.getLogger(__name__)
@@ -248,7 +250,8 @@ def _add_identify(sub: Any) -> None:
         "--decimate",
         type=int_at_least(2),
         metavar="N",
-        help="low-pass and keep every N-th sample (N ≥ 2; default: solve()'s, every 10th)",
+        help="low-pass and keep every N-th sample (N ≥ 2; default: solve()'s, every "
+        f"{_IDENTIFICATION_DEFAULTS.decimation_factor}th)",
     )
     decimation.add_argument(
         "--no-decimate",
@@ -297,7 +300,10 @@ def _add_calibrate(sub: Any) -> None:
     )
     p.add_argument("--method", choices=("lm", "trf", "dogbox"), default="lm")
     p.add_argument(
-        "--max-iterations", type=int_at_least(1), default=3, help="outlier-loop fits (≥ 1)"
+        "--max-iterations",
+        type=int_at_least(1),
+        default=_CALIBRATION_DEFAULTS.max_iterations,
+        help="outlier-loop fits (≥ 1)",
     )
     p.add_argument(
         "--position-limit-mm",

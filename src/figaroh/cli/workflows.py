@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from figaroh.calibration.base_calibration import BaseCalibration
+from figaroh.calibration.settings import DEFAULT_SETTINGS as _CALIBRATION_DEFAULTS
 from figaroh.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -314,7 +315,7 @@ def run_calibration(
     known_tip_frame: bool = False,
     measurement_std: Sequence[float] | None = None,
     method: str = "lm",
-    max_iterations: int = 3,
+    max_iterations: int = _CALIBRATION_DEFAULTS.max_iterations,
     package_dirs: Sequence[str] | None = None,
     free_flyer: bool = False,
     show_report: bool = True,

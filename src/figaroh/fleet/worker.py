@@ -72,6 +72,7 @@ from figaroh._run.archive import archive_files
 from figaroh._run.json_io import strict_json_text
 from figaroh._run.uncertainty import parameter_uncertainty
 from figaroh._run.verification_policy import config_policy
+from figaroh.calibration.settings import DEFAULT_SETTINGS as _CALIBRATION_DEFAULTS
 from figaroh.cli.csv_identification import resolve_csv_path
 from figaroh.cli.workflows import load_robot_model, run_calibration, run_identification
 from figaroh.fleet.jobs import Job, input_hashes
@@ -262,7 +263,7 @@ def _calibrate(job: Job, thresholds: Mapping[str, Any] | None) -> _Outcome:
         known_base_frame=bool(opts.get("known_base_frame", False)),
         known_tip_frame=bool(opts.get("known_tip_frame", False)),
         method=str(opts.get("method", "lm")),
-        max_iterations=int(opts.get("max_iterations", 3)),
+        max_iterations=int(opts.get("max_iterations", _CALIBRATION_DEFAULTS.max_iterations)),
         show_report=False,
     )
     files, verdict = _verdict_files(calib, thresholds, bool(opts.get("keep_series")))

@@ -43,9 +43,8 @@ def _write_checked_urdf(nominal_urdf: str, params: dict, output_path, merged_bod
 
 
 def _identified_joint_terms(identif_config: Any) -> tuple[str, ...]:
-    """Prefixes of the exportable joint terms the configuration identified (fv, fs, Ia)."""
-    exportable = ("fv", "fs", "Ia")
-    return tuple(t.prefix for t in enabled_terms(identif_config) if t.prefix in exportable)
+    """Prefixes of the exported joint terms the configuration identified (fv, fs, Ia, ...)."""
+    return tuple(t.prefix for t in enabled_terms(identif_config) if t.exported)
 
 
 def export_selected_urdf(
@@ -60,12 +59,15 @@ def export_selected_urdf(
     Needs an *accepted* standard-space selection (``reconstruction`` or
     ``physical_fit``); writes ``<key>_<joint>`` for the identified joints with
     the selection's ``psd_eig_tol``, checks the file reloads in Pinocchio and
-    records stage ``export``. With ``joint_dynamics`` the identified viscous
-    friction ``fv`` [N·m·s/rad], Coulomb friction ``fs`` [N·m] and actuator
-    inertia ``Ia`` [kg·m²] of the identified joints (only the terms the
-    configuration enabled: ``has_friction``, ``has_actuator_inertia``) are
-    written, joint-side, into ``<dynamics damping friction armature>``;
-    without it only link inertials are written (figaroh 1.0.2's file).
+    records stage ``export``. With ``joint_dynamics`` the identified joint
+    terms of the identified joints — the rows of
+    :data:`figaroh.tools.joint_terms.JOINT_TERMS` marked ``exported`` whose
+    flag the configuration enabled: viscous friction ``fv`` [N·m·s/rad],
+    Coulomb friction ``fs`` [N·m] (``has_friction``), actuator inertia ``Ia``
+    [kg·m²] (``has_actuator_inertia``) — are written, joint-side, into their
+    ``urdf_element``/``urdf_attribute`` (``<dynamics damping friction
+    armature>``); without it only link inertials are written (figaroh
+    1.0.2's file).
 
     Raises:
         ValueError: ``"export failed: …"`` — no accepted standard-space

@@ -72,7 +72,6 @@ import logging
 import os
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -165,6 +164,7 @@ from figaroh.identification.parameter import (
 )
 from figaroh.identification.quality_report import basic_identification_plot, format_quality_report
 from figaroh.identification.selection import inputs_of
+from figaroh.identification.settings import DEFAULT_SETTINGS as _DEFAULTS
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.regressor import (
     build_regressor_basic,
@@ -212,26 +212,11 @@ _solvers = lazy_module("figaroh.tools.solver")
 __getattr__, __dir__ = lazy_reexports(__name__, {"LinearSolver": "figaroh.tools.solver"}, globals())
 
 
-#: Defaults of :meth:`BaseIdentification.solve` (figaroh 1.0.2's): the one
-#: table the signature, the command line (:mod:`figaroh.cli.workflows`) and
-#: the documentation read. ``decimate`` low-pass filters and keeps every
-#: ``decimation_factor``-th sample [-]; ``zero_tolerance`` is the squared
-#: column norm under which a regressor column is dropped [(N·m)² per unit
-#: parameter]; ``verbose`` prints the quality report; ``save_plots`` is the
-#: folder the plots are written to (None: shown only, never written).
-SOLVE_DEFAULTS = MappingProxyType(
-    {
-        "decimate": True,
-        "decimation_factor": 10,
-        "zero_tolerance": 0.001,
-        "plotting": True,
-        "save_results": False,
-        "html_report": False,
-        "wls": False,
-        "verbose": True,
-        "save_plots": None,
-    }
-)
+#: Defaults of :meth:`BaseIdentification.solve` (figaroh 1.0.2's), read-only
+#: ``{name: value}`` of :data:`~figaroh.identification.settings.DEFAULT_SETTINGS`
+#: (:class:`~figaroh.identification.settings.IdentificationSettings`): the
+#: command line (:mod:`figaroh.cli.workflows`) and the documentation read it.
+SOLVE_DEFAULTS = _DEFAULTS.as_mapping()
 
 #: Key under which the fit-results dict remembers its reconstruction.
 _RECON_DONE = "_reconstruction_done"
@@ -926,16 +911,16 @@ class BaseIdentification(RunServices, ABC):
 
     def solve(
         self,
-        decimate=True,
-        decimation_factor=10,
-        zero_tolerance=0.001,
-        plotting=True,
-        save_results=False,
-        html_report=False,
-        wls=False,
+        decimate=_DEFAULTS.decimate,
+        decimation_factor=_DEFAULTS.decimation_factor,
+        zero_tolerance=_DEFAULTS.zero_tolerance,
+        plotting=_DEFAULTS.plotting,
+        save_results=_DEFAULTS.save_results,
+        html_report=_DEFAULTS.html_report,
+        wls=_DEFAULTS.wls,
         *,
-        verbose: bool = True,
-        save_plots: str | os.PathLike | None = None,
+        verbose: bool = _DEFAULTS.verbose,
+        save_plots: str | os.PathLike | None = _DEFAULTS.save_plots,
     ):
         """Identify the base parameters.
 
@@ -999,8 +984,8 @@ class BaseIdentification(RunServices, ABC):
         constraints=None,
         bounds=None,
         decimate=False,
-        decimation_factor=10,
-        zero_tolerance=0.001,
+        decimation_factor=_DEFAULTS.decimation_factor,
+        zero_tolerance=_DEFAULTS.zero_tolerance,
         plotting=False,
         save_results=False,
         *,

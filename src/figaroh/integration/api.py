@@ -48,6 +48,7 @@ import numpy as np
 from figaroh.backends import get_backend
 from figaroh.backends.base import DynamicsBackend
 from figaroh.backends.pinocchio import PinocchioBackend
+from figaroh.identification.settings import DEFAULT_SETTINGS as _IDENTIFICATION_DEFAULTS
 from figaroh.integration._data import SystemIdentification
 from figaroh.tools.load_robot import load_robot
 
@@ -296,9 +297,9 @@ class RobotIdentificationSystem:
         config,
         data_dir=None,
         truncate=None,
-        decimate=True,
-        decimation_factor=10,
-        zero_tolerance=0.001,
+        decimate=_IDENTIFICATION_DEFAULTS.decimate,
+        decimation_factor=_IDENTIFICATION_DEFAULTS.decimation_factor,
+        zero_tolerance=_IDENTIFICATION_DEFAULTS.zero_tolerance,
         plotting=False,
         save_results=False,
         **kwargs: Any,
@@ -313,6 +314,8 @@ class RobotIdentificationSystem:
             decimate: Low-pass and down-sample the rows by ``decimation_factor``.
             decimation_factor: Down-sampling factor.
             zero_tolerance: Squared column norm under which a regressor column is dropped.
+                Defaults of these three: see
+                :class:`~figaroh.identification.settings.IdentificationSettings`.
             plotting: Plot measured vs identified efforts.
             save_results: Save the results under ``results/``.
             **kwargs: Further options of :meth:`BaseIdentification.solve`

@@ -9,13 +9,15 @@ Each row of :data:`JOINT_TERMS` describes one such term: the prefix of its
 parameter names (``fv_<joint>``), the regressor signal its coefficient
 multiplies, its unit, the URDF element/attribute it is written to, the
 ``identif_config`` keys that enable it and hold its values, and where the
-unified and legacy configuration files store them. The regressor
-(:mod:`figaroh.tools.regressor`), the standard parameters
+unified and legacy configuration files store them, how a motor-side value
+reflects through the gear, and whether an identified value is written to the
+URDF. The regressor (:mod:`figaroh.tools.regressor`), the standard parameters
 (:mod:`figaroh.identification.parameter`), the simulated efforts
 (:mod:`figaroh.tools.randomdata`), the URDF export
-(:mod:`figaroh.tools.urdf_exporter`) and the configuration mapping
-(:mod:`figaroh.identification.config`) all iterate over this table, so a new
-term is one new row (with its signal function).
+(:mod:`figaroh.tools.urdf_exporter` and the identification's export step),
+the configuration mapping (:mod:`figaroh.identification.config`) and the
+known configuration keys (:mod:`figaroh.utils.config_keys`) all iterate over
+this table, so a new term is one new row (with its signal function).
 
 The table order is the column order of the regressor's extra blocks and of
 the standard parameters; it must not change (it is the figaroh 1.0.2 layout).
@@ -38,6 +40,7 @@ __all__ = [
     "JointTerm",
     "enable_keys",
     "enabled_terms",
+    "exported_prefixes",
     "term",
     "term_for_parameter",
 ]
@@ -96,6 +99,16 @@ class JointTerm:
             holding the values (``("friction_coefficients", "viscous")``).
         legacy_values_key: Key under ``robot_params`` of the legacy flat
             configuration holding the values.
+        gear_power: Power ``k`` of the gear ratio ``N`` (motor turns per joint
+            turn) reflecting a motor-side coefficient to the joint side,
+            ``c_joint = |N|^k · c_motor``: the term's effort is multiplied by
+            ``N`` and its signal, written in motor coordinates, by ``N`` per
+            factor of ``dq``/``ddq`` (``fv``: 2, ``fs``: 1, ``Ia``: 2).
+        exported: Whether an identified value is written to the URDF by
+            default (:func:`figaroh.tools.urdf_exporter.joint_term_parameters`,
+            ``BaseIdentification.export_urdf``). False for the effort offset
+            ``off``, whose legacy target ``<calibration rising>`` is a joint
+            position, not an effort.
     """
 
     prefix: str
@@ -112,6 +125,8 @@ class JointTerm:
     component_key: str
     mechanics_path: tuple[str, ...]
     legacy_values_key: str
+    gear_power: int
+    exported: bool = True
 
 
 #: The joint model terms, in regressor column / standard-parameter order.
@@ -131,6 +146,7 @@ JOINT_TERMS: tuple[JointTerm, ...] = (
         component_key="friction",
         mechanics_path=("friction_coefficients", "viscous"),
         legacy_values_key="fv",
+        gear_power=2,
     ),
     JointTerm(
         prefix="fs",
@@ -147,6 +163,7 @@ JOINT_TERMS: tuple[JointTerm, ...] = (
         component_key="friction",
         mechanics_path=("friction_coefficients", "static"),
         legacy_values_key="fs",
+        gear_power=1,
     ),
     JointTerm(
         prefix="Ia",
@@ -163,6 +180,7 @@ JOINT_TERMS: tuple[JointTerm, ...] = (
         component_key="actuator_inertia",
         mechanics_path=("actuator_inertias",),
         legacy_values_key="Ia",
+        gear_power=2,
     ),
     JointTerm(
         prefix="off",
@@ -179,6 +197,8 @@ JOINT_TERMS: tuple[JointTerm, ...] = (
         component_key="joint_offset",
         mechanics_path=("joint_offsets",),
         legacy_values_key="offset",
+        gear_power=1,
+        exported=False,
     ),
 )
 
@@ -193,6 +213,11 @@ def enabled_terms(flags: Mapping[str, Any] | None) -> tuple[JointTerm, ...]:
     if not flags:
         return ()
     return tuple(t for t in JOINT_TERMS if bool(flags.get(t.enable_key, False)))
+
+
+def exported_prefixes() -> tuple[str, ...]:
+    """Prefixes of the rows written to the URDF by default (``fv``, ``fs``, ``Ia``)."""
+    return tuple(t.prefix for t in JOINT_TERMS if t.exported)
 
 
 def term(prefix: str) -> JointTerm:

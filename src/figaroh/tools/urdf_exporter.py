@@ -153,12 +153,6 @@ _AXES6 = ("PX", "PY", "PZ", "RX", "RY", "RZ")
 _PLACEMENT = ("px", "py", "pz", "phix", "phiy", "phiz")
 _MERGED_MODES = ("refuse", "subtract_fixed")
 _UNCHANGED_RTOL = 1e-12
-#: Joint terms :func:`joint_term_parameters` exports by default. The effort
-#: offset ``off`` [N·m] is left out: its legacy target ``<calibration rising>``
-#: is a joint position, not an effort.
-_EXPORTED_TERMS = ("fv", "fs", "Ia")
-#: Power of the gear ratio ``N`` that reflects a motor-side term to the joint.
-_REFLECTION_POWER = {"fv": 2, "fs": 1, "Ia": 2, "off": 1}
 
 #: (name, category, index, description) of the metrology-frame parameters.
 _METROLOGY_REGISTRY: Tuple[Tuple[str, str, int, str], ...] = (
@@ -430,7 +424,7 @@ def joint_term_parameters(
     parameters: Mapping[str, Any],
     joints: Sequence[str],
     *,
-    prefixes: Sequence[str] = _EXPORTED_TERMS,
+    prefixes: Sequence[str] | None = None,
     motor_side_ratios: Mapping[str, float] | None = None,
 ) -> Dict[str, float]:
     """The joint-dynamics entries ``{<prefix>_<joint>: value}`` to export.
@@ -445,15 +439,17 @@ def joint_term_parameters(
     Identified values are joint-side (see the module's *Joint-side
     convention*) and are returned unchanged. With ``motor_side_ratios`` the
     values are taken as motor-side and reflected through the gear ratio
-    ``N`` of each joint: ``fv = N²·b_m``, ``fs = |N|·c_m``, ``Ia = N²·I_m``.
+    ``N`` of each joint, ``|N|^k`` with ``k`` the row's ``gear_power``:
+    ``fv = N²·b_m``, ``fs = |N|·c_m``, ``Ia = N²·I_m``.
 
     Args:
         parameters: ``{name: value}``, e.g. the standard parameters.
         joints: Joints whose terms are exported, e.g. the active joints
             (a non-identified joint's entries hold configuration nominals).
         prefixes: Joint-term prefixes to export (rows of
-            :data:`figaroh.tools.joint_terms.JOINT_TERMS`); default
-            ``("fv", "fs", "Ia")``.
+            :data:`figaroh.tools.joint_terms.JOINT_TERMS`); None (default):
+            the rows marked ``exported`` (:func:`~figaroh.tools.joint_terms.exported_prefixes`:
+            ``("fv", "fs", "Ia")``, the effort offset ``off`` is left out).
         motor_side_ratios: ``{joint: N}`` (motor turns per joint turn) when
             the values are motor-side; None (default) when they are
             joint-side, as figaroh identifies them.
@@ -467,6 +463,8 @@ def joint_term_parameters(
         URDFExportError: An unknown prefix, a non-finite value, or a joint
             missing from ``motor_side_ratios`` (a ``ValueError``).
     """
+    if prefixes is None:
+        prefixes = joint_terms.exported_prefixes()
     known = [t.prefix for t in joint_terms.JOINT_TERMS]
     unknown = [p for p in prefixes if p not in known]
     if unknown:
@@ -497,7 +495,7 @@ def _reflection(ratios: Mapping[str, float], joint: str, prefix: str) -> float:
             "exported joint (motor turns per joint turn)"
         )
     ratio = _finite_value(f"motor_side_ratios[{joint!r}]", ratios[joint])
-    return abs(ratio) ** _REFLECTION_POWER[prefix]
+    return abs(ratio) ** joint_terms.term(prefix).gear_power
 
 
 def read_joint_dynamics(urdf_path: Union[str, Path]) -> Dict[str, Dict[str, float]]:

@@ -18,7 +18,12 @@ is free everywhere (private keys, e.g. a ``_defaults: &d`` anchor holder); the
 key ``"*"``
 (:data:`ANY_NAME`) matches any name (task names, joint names). A schema applied
 to a list checks every mapping item of the list (marker lists, the one-element
-blocks of the legacy format).
+blocks of the legacy format). A :class:`Generated` node is built when a
+document is checked: the keys of the joint terms (``mechanics.*``,
+``problem.model_components.*`` and their legacy ``robot_params`` /
+``problem_params`` counterparts) are generated from
+:data:`figaroh.tools.joint_terms.JOINT_TERMS`, read at check time, so a new
+row's keys are known without editing this module.
 
 Strict mode: unknown keys are logged as warnings (and emitted as
 :class:`UnknownConfigKeyWarning`); under strict mode they are refused with
@@ -35,10 +40,11 @@ import difflib
 import logging
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
+from figaroh.tools import joint_terms
 from figaroh.utils.error_handling import ConfigurationError
 
 logger = logging.getLogger(__name__)
@@ -46,6 +52,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "ANY_NAME",
     "FREE",
+    "Generated",
     "STRICT_ENV",
     "STRICT_KEY",
     "UNIFIED_SCHEMA",
@@ -60,7 +67,7 @@ __all__ = [
     "strict_requested",
 ]
 
-Schema = Union[Mapping[str, Any], None]
+Schema = Union[Mapping[str, Any], "Generated", None]
 
 #: Value whose content is not checked.
 FREE: Schema = None
@@ -76,6 +83,96 @@ def _leaves(*names: str) -> dict[str, Schema]:
     return dict.fromkeys(names, FREE)
 
 
+@dataclass(frozen=True)
+class Generated:
+    """A schema node built each time a document is checked.
+
+    Attributes:
+        build: ``() -> schema``, called at check time (so it reads the tables
+            it is generated from, e.g. :data:`~figaroh.tools.joint_terms.JOINT_TERMS`,
+            as they are then).
+    """
+
+    build: Callable[[], Schema]
+
+
+def _resolved(schema: Schema) -> Mapping[str, Any] | None:
+    """The schema itself, or the one a :class:`Generated` node builds now."""
+    while isinstance(schema, Generated):
+        schema = schema.build()
+    return schema
+
+
+def _with_path(schema: dict[str, Schema], path: tuple[str, ...]) -> None:
+    """Add the nested key ``path`` (its last key free) to ``schema``, in place."""
+    head, rest = path[0], path[1:]
+    if not rest:
+        schema.setdefault(head, FREE)
+        return
+    below = _resolved(schema[head]) if head in schema else {}
+    if below is None:
+        return  # already free below
+    sub = dict(below)
+    schema[head] = sub
+    _with_path(sub, rest)
+
+
+# ---------------------------------------------------------------------------
+# joint-term keys, generated from figaroh.tools.joint_terms.JOINT_TERMS
+# ---------------------------------------------------------------------------
+
+
+def _mechanics() -> dict[str, Schema]:
+    """``mechanics``: gear keys and each joint term's ``mechanics_path``."""
+    schema = _leaves("reduction_ratios", "ratio_essential")
+    for row in joint_terms.JOINT_TERMS:
+        _with_path(schema, row.mechanics_path)
+    return schema
+
+
+def _model_components() -> dict[str, Schema]:
+    """``problem.model_components``: each joint term's ``component_key`` and the regressor kinds."""
+    return _leaves(
+        *(row.component_key for row in joint_terms.JOINT_TERMS),
+        "static_regressor",
+        "inertia_regressor",
+        "embedded_forces",
+    )
+
+
+def _legacy_robot_params() -> dict[str, Schema]:
+    """Legacy ``robot_params``: limits, each joint term's ``legacy_values_key``, gears."""
+    return _leaves(
+        "q_lim_def",
+        "dq_lim_def",
+        "ddq_lim_def",
+        "tau_lim_def",
+        *(row.legacy_values_key for row in joint_terms.JOINT_TERMS),
+        "reduction_ratio",
+        "ratio_essential",
+        "Iam6",
+        "fvm6",
+        "fsm6",
+        "N",
+    )
+
+
+def _legacy_problem_params() -> dict[str, Schema]:
+    """Legacy ``problem_params``: each joint term's ``enable_key`` and the other switches."""
+    return _leaves(
+        "active_joints",
+        "is_external_wrench",
+        "is_joint_torques",
+        "force_torque",
+        "external_wrench_offsets",
+        *joint_terms.enable_keys(),
+        "has_coupled_wrist",
+        "is_static_regressor",
+        "is_inertia_regressor",
+        "embedded_forces",
+    )
+
+
 # ---------------------------------------------------------------------------
 # unified format
 # ---------------------------------------------------------------------------
@@ -86,10 +183,7 @@ ROBOT_PROPERTIES: dict[str, Schema] = {
         "active_joints": FREE,
         "joint_limits": _leaves("position", "velocity", "acceleration", "torque"),
     },
-    "mechanics": {
-        **_leaves("reduction_ratios", "ratio_essential", "actuator_inertias", "joint_offsets"),
-        "friction_coefficients": _leaves("viscous", "static"),
-    },
+    "mechanics": Generated(_mechanics),
     "coupling": _leaves("has_coupled_wrist", "coupled_joints", "Iam6", "fvm6", "fsm6"),
     # Robot descriptions carried through, read by robot-specific code only.
     "mobility": FREE,
@@ -122,14 +216,7 @@ _IDENTIFICATION: dict[str, Schema] = {
             "torque_fit_joints",
             "coulomb_deadband",
         ),
-        "model_components": _leaves(
-            "friction",
-            "actuator_inertia",
-            "joint_offset",
-            "static_regressor",
-            "inertia_regressor",
-            "embedded_forces",
-        ),
+        "model_components": Generated(_model_components),
     },
     "signal_processing": {
         **_leaves(
@@ -318,17 +405,23 @@ _OPTIMAL_TRAJECTORY: dict[str, Schema] = {
 }
 
 
+def _merge(a: Schema, b: Schema) -> Schema:
+    """Union of two schemas of one key (a free value wins; generated nodes stay generated)."""
+    if a is b:
+        return a
+    if isinstance(a, Generated) or isinstance(b, Generated):
+        return Generated(lambda: _merge(_resolved(a), _resolved(b)))
+    if a is None or b is None:
+        return FREE
+    return _union(a, b)
+
+
 def _union(*schemas: Mapping[str, Schema]) -> dict[str, Schema]:
     """Key-wise union of schemas (sub-schemas merged, a free value wins)."""
     out: dict[str, Schema] = {}
     for schema in schemas:
         for key, sub in schema.items():
-            if key not in out:
-                out[key] = sub
-            elif out[key] is None or sub is None:
-                out[key] = FREE
-            else:
-                out[key] = _union(out[key], sub)
+            out[key] = _merge(out[key], sub) if key in out else sub
     return out
 
 
@@ -406,36 +499,8 @@ LEGACY_SCHEMA: dict[str, Schema] = {
         "measurement_std": _leaves("position", "orientation"),
     },
     "identification": {
-        "robot_params": _leaves(
-            "q_lim_def",
-            "dq_lim_def",
-            "ddq_lim_def",
-            "tau_lim_def",
-            "fv",
-            "fs",
-            "Ia",
-            "offset",
-            "reduction_ratio",
-            "ratio_essential",
-            "Iam6",
-            "fvm6",
-            "fsm6",
-            "N",
-        ),
-        "problem_params": _leaves(
-            "active_joints",
-            "is_external_wrench",
-            "is_joint_torques",
-            "force_torque",
-            "external_wrench_offsets",
-            "has_friction",
-            "has_actuator_inertia",
-            "has_joint_offset",
-            "has_coupled_wrist",
-            "is_static_regressor",
-            "is_inertia_regressor",
-            "embedded_forces",
-        ),
+        "robot_params": Generated(_legacy_robot_params),
+        "problem_params": Generated(_legacy_problem_params),
         "processing_params": _leaves("ts", "cut_off_frequency_butterworth"),
         "tls_params": _leaves("mass_load", "which_body_loaded", "sync_joint_motion"),
         "trajectory_params": _leaves("n_wps", "freq", "t_s", *_TRAJECTORY_PROBLEM),
@@ -497,6 +562,7 @@ def find_unknown_keys(node: Any, schema: Schema, path: str = "") -> list[Unknown
     Returns:
         The unknown keys, in document order.
     """
+    schema = _resolved(schema)
     if schema is None:
         return []
     if isinstance(node, list):
@@ -536,9 +602,11 @@ def _variant_unknown_keys(variants: Any) -> list[UnknownKey]:
         if isinstance(target, str):
             schema = UNIFIED_SCHEMA
             for part in target.split("."):
+                schema = _resolved(schema)
                 if not isinstance(schema, Mapping):
                     break
                 schema = schema.get(part, schema.get(ANY_NAME, FREE))
+            schema = _resolved(schema)
             if isinstance(schema, Mapping):
                 schema = {**schema, "extends": FREE}
         found.extend(find_unknown_keys(body, schema, f"variants.{name}"))

@@ -22,6 +22,7 @@ from figaroh.calibration._pipeline.residuals import (
     sample_position_errors,
     sample_rows,
 )
+from figaroh.calibration.settings import DEFAULT_SETTINGS
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ def fit_with_outlier_exclusion(
     measured: np.ndarray,
     spec: MeasurementSpec,
     threshold: float | None,
-    max_iterations: int = 3,
+    max_iterations: int = DEFAULT_SETTINGS.max_iterations,
     enable_logging: bool = False,
     *,
     position_errors: Callable[[np.ndarray], np.ndarray | None] | None = None,

@@ -18,6 +18,8 @@ from typing import Any, Mapping, Tuple
 
 import numpy as np
 
+from figaroh.identification.settings import DEFAULT_SETTINGS
+
 __all__ = [
     "BaseFit",
     "FitOptions",
@@ -101,15 +103,17 @@ class FitOptions:
 
     Attributes:
         decimate: Low-pass and down-sample the rows by ``decimation_factor``.
-        decimation_factor: Down-sampling factor.
-        zero_tolerance: Squared column norm under which a regressor column is dropped.
+        decimation_factor: Down-sampling factor (default: see
+            :class:`~figaroh.identification.settings.IdentificationSettings`).
+        zero_tolerance: Squared column norm under which a regressor column is
+            dropped (default: see ``IdentificationSettings``).
         apply_mask: Drop the rows of masked samples (``solve``; the custom
             solver path of figaroh 1.0.2 keeps them).
     """
 
     decimate: bool = False
-    decimation_factor: int = 10
-    zero_tolerance: float = 0.001
+    decimation_factor: int = DEFAULT_SETTINGS.decimation_factor
+    zero_tolerance: float = DEFAULT_SETTINGS.zero_tolerance
     apply_mask: bool = True
 
 
