@@ -1,4 +1,4 @@
-"""The ``validation`` stage of a calibration from its validation metrics."""
+"""The ``fit`` and ``validation`` stages of a calibration from its metrics."""
 
 from __future__ import annotations
 
@@ -6,7 +6,31 @@ from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
 
-__all__ = ["validation_stage"]
+__all__ = ["fit_stage", "validation_stage"]
+
+
+def fit_stage(
+    result: Any, evaluation: Mapping[str, Any], n_outliers: int
+) -> Tuple[str, str, Dict[str, Any]]:
+    """``(status, reason, metrics)`` of the ``fit`` stage.
+
+    ``ok`` when the optimiser converged (``result.success``), else
+    ``failed``; the reason is its message; metrics: the RMSE (per-point
+    norm [m]; radians mixed in when orientation is measured), the number of
+    parameters and of excluded outlier postures.
+    """
+    return (
+        "ok" if result.success else "failed",
+        str(result.message),
+        {
+            "rmse": (
+                evaluation["rmse"],
+                "m (per-point norm; rad mixed in when orientation is measured)",
+            ),
+            "parameters": len(result.x),
+            "excluded_outliers": n_outliers,
+        },
+    )
 
 
 def validation_stage(

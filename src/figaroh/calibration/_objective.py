@@ -364,6 +364,23 @@ class CalibrationObjective:
         _, dependent = ct.select_identifiable_parameters(J, names, tol=tol)
         return dependent
 
+    def warn_if_singular(self, x0: np.ndarray, tol: float = 1e-6) -> None:
+        """Warn (``UserWarning``) when the parameter set is structurally singular at ``x0``."""
+        try:
+            dependent = self.dependent_parameters(x0, tol)
+        except Exception as exc:  # noqa: BLE001 - diagnostic only
+            logger.debug("identifiability check skipped: %s", exc)
+            return
+        if dependent:
+            warnings.warn(
+                f"structurally singular parameter set: {dependent} are linear combinations of "
+                "other parameters on these postures (not identifiable). Remove them with "
+                "drop_unidentifiable_parameters() (or calibration_tools."
+                "drop_calibration_parameters), or use estimation.method: map",
+                UserWarning,
+                stacklevel=3,
+            )
+
     def frames_only_fit(self) -> np.ndarray | None:
         """Nominal joints with best-fit metrology frames (training data, kept samples).
 

@@ -56,7 +56,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
@@ -78,7 +77,7 @@ from figaroh.calibration._corrections import (
     unsupported,
 )
 from figaroh.calibration._data import resolve_data_path
-from figaroh.calibration._evaluation import validation_stage
+from figaroh.calibration._evaluation import fit_stage, validation_stage
 from figaroh.calibration._objective import CalibrationObjective, rows_per_sample
 from figaroh.calibration._parameters import check_problem_size, full_mapping, write_layout
 from figaroh.calibration._pipeline import metrics as _metrics
@@ -437,15 +436,11 @@ class BaseCalibration(RunServices):
     def _record_full_mapping(self) -> None:
         """Hook: copies of the structural base mapping before any row is dropped.
 
-        Called by :meth:`create_param_list` (structural method) after the
-        frame names are added and before
-        :meth:`eliminate_absorbed_parameters` drops rows. Sets
-        ``base_mapping_matrix_full`` and ``base_mapping_row_names_full``
-        (copies of ``base_mapping_matrix`` / ``base_mapping_row_names``) and
-        ``base_frame_row_names``: the representative rows the estimated base
-        frame replaces (``full_params`` with an unknown base frame: the first
-        ``max(0, 6 − start)`` rows of ``base_mapping_slice``), else ``[]``.
-        :meth:`redistribute_parameters` lifts the fit through these copies.
+        Called by :meth:`create_param_list` (structural method) before
+        :meth:`eliminate_absorbed_parameters` drops rows; sets the ``*_full``
+        mapping keys and ``base_frame_row_names``
+        (:func:`~figaroh.calibration._parameters.full_mapping`), through which
+        :meth:`redistribute_parameters` lifts the fit.
         """
         full_mapping(self.calib_config)
 
@@ -750,20 +745,7 @@ class BaseCalibration(RunServices):
             raise
         evaluation = self._evaluate_solution(result, outliers)
         _check_fit(self, result)
-        record_stage(
-            self,
-            "fit",
-            "ok" if result.success else "failed",
-            str(result.message),
-            {
-                "rmse": (
-                    evaluation["rmse"],
-                    "m (per-point norm; rad mixed in when orientation is measured)",
-                ),
-                "parameters": len(result.x),
-                "excluded_outliers": len(outliers),
-            },
-        )
+        record_stage(self, "fit", *fit_stage(result, evaluation, len(outliers)))
         self._run_finished_at = _now()
         if enable_logging:
             self._log_iteration_results(result, evaluation)
@@ -820,7 +802,7 @@ class BaseCalibration(RunServices):
             len(names),
         )
         self._excluded_rows = np.zeros(0, dtype=int)
-        _warn_dependent(objective, x0)
+        objective.warn_if_singular(x0)
         try:
             result, excluded, _ = self._optimize_with_outlier_removal(
                 x0, method, max_iterations, outlier_threshold, enable_logging
@@ -1324,24 +1306,6 @@ def _check_fit(calib: BaseCalibration, result: Any) -> DataChecks:
     calib.data_checks = calib.data_checks.with_findings(*found)
     _record_data_stage(calib)
     return calib.data_checks
-
-
-def _warn_dependent(objective: CalibrationObjective, x0: np.ndarray, tol: float = 1e-6) -> None:
-    """Warn when the parameter set is structurally singular on the loaded postures."""
-    try:
-        dependent = objective.dependent_parameters(x0, tol)
-    except Exception as exc:  # noqa: BLE001 - diagnostic only
-        logger.debug("identifiability check skipped: %s", exc)
-        return
-    if dependent:
-        warnings.warn(
-            f"structurally singular parameter set: {dependent} are linear combinations of "
-            "other parameters on these postures (not identifiable). Remove them with "
-            "drop_unidentifiable_parameters() (or calibration_tools."
-            "drop_calibration_parameters), or use estimation.method: map",
-            UserWarning,
-            stacklevel=3,
-        )
 
 
 # BASE_TPL / EE_TPL are re-exported for subclasses that slice the parameter vector.
