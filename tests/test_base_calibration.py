@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT, load_example
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration import estimation
-from figaroh.calibration._parameters import _finite_difference
+from figaroh.calibration._objective import finite_difference as _finite_difference
 from figaroh.calibration.base_calibration import BaseCalibration
 from figaroh.tools.robot import Robot
 from figaroh.utils.error_handling import CalibrationError
@@ -269,21 +269,26 @@ def test_jacobian_modes(robot, exact):
     user = ex.UR10Calibration(robot, str(CONFIG))
     fd = _CostOnly(robot, str(CONFIG))
     # default: finite differences whatever the subclass defines (figaroh 1.0.2)
-    assert base._jacobian_mode() == user._jacobian_mode() == fd._jacobian_mode() == "2-point"
+    assert (
+        base._objective_model.jacobian_mode()
+        == user._objective_model.jacobian_mode()
+        == fd._objective_model.jacobian_mode()
+        == "2-point"
+    )
     for c in (base, user, fd):
         c.calib_config["jacobian"] = "analytic"
-    assert base._jacobian_mode() == "analytic"
-    assert user._jacobian_mode() == "analytic (user)"
+    assert base._objective_model.jacobian_mode() == "analytic"
+    assert user._objective_model.jacobian_mode() == "analytic (user)"
     with pytest.raises(CalibrationError, match="_CostOnly overrides cost_function"):
-        fd._jacobian_mode()
+        fd._objective_model.jacobian_mode()
     fd.calib_config["jacobian"] = "exact"
     with pytest.raises(CalibrationError, match=r"calib_config\['jacobian'\].*'exact'"):
-        fd._jacobian_mode()
+        fd._objective_model.jacobian_mode()
     with pytest.warns(UserWarning, match="default cost function for BaseCalibration"):
         base.calib_config.update(known_baseframe=False, known_tipframe=False)
         base.set_data_file(train)
         base.initialize()
-        x = base._initial_vector()
+        x = base._objective_model.initial_vector()
         base.cost_function(x)
     # default analytic Jacobian = weighted finite differences of the default cost
     J = base.cost_jacobian(x)
@@ -357,7 +362,7 @@ def test_structurally_singular_set_warns(robot, exact):
     absorbed = calib.calib_config["absorbed_param_name"]
     assert absorbed  # the tip frame absorbs placement errors along/about the last axis
     calib.calib_config["param_name"].insert(6, absorbed[0])
-    calib._layout_cache = None
+    calib._objective_model.forget_layout()
     with pytest.warns(UserWarning, match="structurally singular") as rec:
         calib.solve_optimisation()
     text = str(rec[0].message)

@@ -116,7 +116,7 @@ def test_example_cost_jacobians_differentiate_the_example_costs(shared_data, rob
             analytic_jacobian=True,
         )
     calib.initialize()
-    x = calib._initial_vector() + 1e-3
+    x = calib._objective_model.initial_vector() + 1e-3
     J = calib.cost_jacobian(x)
     h = 1e-6
     Jn = np.column_stack(
@@ -127,7 +127,7 @@ def test_example_cost_jacobians_differentiate_the_example_costs(shared_data, rob
     )
     assert J.shape == Jn.shape
     assert np.abs(J - Jn).max() < 1e-6 * max(1.0, np.abs(Jn).max())
-    assert calib._jacobian_mode() == "analytic (user)"
+    assert calib._objective_model.jacobian_mode() == "analytic (user)"
 
 
 def test_tiago_script(shared_data, tmp_path, capsys):

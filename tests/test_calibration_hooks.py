@@ -240,7 +240,7 @@ def test_apply_measurement_weighting(robot, sim):
     calib = _run(Hook, robot, train)
     r = calib.LM_result.fun
     w = ct.measurement_weights(calib.calib_config, calib.n_samples)
-    raw = calib._logmap_residuals_at(calib.var_)
+    raw = calib._objective_model.logmap_residuals_at(calib.var_)
     np.testing.assert_allclose(r, 2.0 * w * raw, rtol=0, atol=1e-12)
     assert calls and set(calls) == {len(calib.PEE_measured)}
 

@@ -79,14 +79,14 @@ class _Recorder:
 
 def test_a_run_equals_direct_scipy_calls_with_1_0_2_arguments(robot, noisy):
     calib = _calibrator(robot, noisy)
-    x0 = calib._initial_vector()
+    x0 = calib._objective_model.initial_vector()
     res = _solve(calib, outlier_threshold=4e-3)
     assert calib.outlier_indices == [3, 16]  # two fits: exclusion, then refit
     # replay: fit, exclude the same postures, refit from the first solution
     calib._excluded_rows = np.zeros(0, dtype=int)
     first = scipy.optimize.least_squares(calib._objective, x0, method="lm", max_nfev=1000)
     errors = np.linalg.norm(
-        calib._residual_array(first.x)[:, 0, :3], axis=1
+        calib._objective_model.residual_array(first.x)[:, 0, :3], axis=1
     )  # per-posture position error [m]
     assert sorted(np.flatnonzero(errors > 4e-3).tolist()) == [3, 16]
     calib._excluded_rows = calib._sample_rows([3, 16])
@@ -139,7 +139,7 @@ def test_analytic_jacobian_option(robot, noisy, monkeypatch):
     n_an = _count_cost_calls(calib)
     r_an = _solve(calib, outlier_threshold=None)
     (_, kw), *_ = rec.calls
-    assert kw["jac"] == calib._objective_jacobian and kw["method"] == "lm"
+    assert kw["jac"] == calib._objective_model.objective_jacobian and kw["method"] == "lm"
     assert kw["max_nfev"] == 1000
     assert calib.evaluation_metrics["jacobian"] == "analytic"
     # the same minimum to the LM termination tolerance, with fewer evaluations
@@ -151,8 +151,8 @@ def test_analytic_jacobian_option(robot, noisy, monkeypatch):
     calib._excluded_rows = np.zeros(0, dtype=int)
     direct = rec._real(
         calib._objective,
-        calib._initial_vector(),
-        jac=calib._objective_jacobian,
+        calib._objective_model.initial_vector(),
+        jac=calib._objective_model.objective_jacobian,
         method="lm",
         max_nfev=1000,
     )
@@ -178,7 +178,7 @@ def test_real_ur10_set_equals_a_direct_call(robot, shared_data):
     """The shared UR10 measurements (6-DoF), default cost, default threshold."""
     data = shared_data / "ur10" / "calibration.csv"
     calib = _calibrator(robot, data)
-    x0 = calib._initial_vector()
+    x0 = calib._objective_model.initial_vector()
     res = _solve(calib, max_iterations=1)
     calib._excluded_rows = np.zeros(0, dtype=int)
     direct = scipy.optimize.least_squares(calib._objective, x0, method="lm", max_nfev=1000)

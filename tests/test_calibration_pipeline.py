@@ -25,6 +25,7 @@ from scipy.optimize import least_squares
 from conftest import ROOT, load_example
 from figaroh.calibration import _pipeline, estimation
 from figaroh.calibration import calibration_tools as ct
+from figaroh.calibration._parameters import prepare_estimation, write_layout
 from figaroh.calibration._pipeline import metrics, residuals, uncertainty, validation
 from figaroh.calibration._pipeline.errors import EstimationError, UnknownEstimatorError
 from figaroh.calibration._pipeline.estimators import ESTIMATORS, estimate, register, registered
@@ -78,7 +79,12 @@ def _problem(calib, method):
     """The orchestrator's estimation problem of ``method`` (candidate layout loaded)."""
     if method != "structural":
         calib.calib_config["estimation"] = {"method": method, **FAST.get(method, {})}
-        problem = calib._estimation_problem()
+        problem = prepare_estimation(
+            calib.model,
+            calib.calib_config,
+            True,
+            calib._objective_model.residual_model,
+        )
         if method == "cv_subset":
             pre = prefit(problem)
             n_joint = sum(1 for n in pre.identifiable if n in set(problem.joint_names))
@@ -87,7 +93,8 @@ def _problem(calib, method):
             )
             problem = EstimationProblem(**{**problem.__dict__, "settings": st})
         return problem
-    calib._apply_layout(structural_layout(calib.model, calib.data, calib.calib_config))
+    write_layout(calib.calib_config, structural_layout(calib.model, calib.data, calib.calib_config))
+    calib._record_full_mapping()
     names = list(calib.calib_config["param_name"])
     frames = ct.frame_names(names)
     return EstimationProblem(
@@ -96,7 +103,7 @@ def _problem(calib, method):
         joint_names=tuple(n for n in names if n not in frames),
         prior_groups={},
         settings=EstimationSettings(method="structural"),
-        model=calib._residual_model(),
+        model=calib._objective_model.residual_model(),
     )
 
 
@@ -222,7 +229,7 @@ def test_steps_reproduce_the_orchestrator_exactly(solved, robot):
     # outlier loop on the pure objective
     fit, res_fn, res = _pure_fit(calib, spec)
     out = fit_with_outlier_exclusion(
-        calib._initial_vector(), fit, res_fn, calib.PEE_measured, spec, 1.2e-3, 3
+        calib._objective_model.initial_vector(), fit, res_fn, calib.PEE_measured, spec, 1.2e-3, 3
     )
     assert out.excluded == calib.outlier_indices and out.excluded
     assert np.array_equal(out.excluded_rows, calib._excluded_rows)
@@ -268,7 +275,7 @@ def test_steps_reproduce_the_orchestrator_exactly(solved, robot):
         lambda x: res(x, True),
         names,
         frames,
-        calib._initial_vector(),
+        calib._objective_model.initial_vector(),
         ct.measurement_weights(cfg, N),
         out.excluded_rows,
     )

@@ -472,13 +472,13 @@ def test_frame_absorbed_tool_axis_offset_is_eliminated(robot):
     absorbed = cfg["absorbed_param_name"]
     assert "offsetRY_wrist_3_joint" in absorbed
     names = cfg["param_name"]
-    J = calib._identifiability_jacobian(calib._initial_vector())
+    J = calib._objective_model.identifiability_jacobian(calib._objective_model.initial_vector())
     s = np.linalg.svd(J / np.linalg.norm(J, axis=0), compute_uv=False)
     assert s[-1] / s[0] > 1e-3  # the remaining set is well conditioned
     # the residual Jacobian would have kept it
     full = names + ["offsetRY_wrist_3_joint"]
-    with calib._temporary_params(full, None):
-        _, Jr = calib.measurement_residuals(calib._initial_vector(), jacobian=True)
+    with calib._objective_model.temporary_params(full, None):
+        _, Jr = calib.measurement_residuals(calib._objective_model.initial_vector(), jacobian=True)
     kept, _ = ct.select_identifiable_parameters(Jr, full, always_keep=ct.frame_names(full))
     assert "offsetRY_wrist_3_joint" in kept
 

@@ -27,8 +27,8 @@ SRC = ROOT / "src"
 EXTRA_MODULES: tuple[str, ...] = ("figaroh._run.verdict", "figaroh.tools._report_common")
 
 
-#: Modules whose public classes get methods from mixins (the run services, the
-#: calibration concerns): their pages list inherited members too.
+#: Modules whose public classes get methods from a base class (the run
+#: services): their pages list inherited members too.
 INHERITING_MODULES: tuple[str, ...] = (
     "figaroh.identification.base_identification",
     "figaroh.calibration.base_calibration",

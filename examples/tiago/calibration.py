@@ -137,7 +137,7 @@ def cross_validated_rmse(
         r, _ = calib.measurement_residuals(result.x, q=q, measured=pee)
         errs_cal.append(np.linalg.norm(r.reshape(3, -1), axis=0))
         calib.LM_result = result
-        x_ff = calib._fit_frames_only()
+        x_ff = calib._objective_model.frames_only_fit()
         r0, _ = calib.measurement_residuals(x_ff, q=q, measured=pee)
         errs_nom.append(np.linalg.norm(r0.reshape(3, -1), axis=0))
     e, e0 = np.concatenate(errs_cal), np.concatenate(errs_nom)

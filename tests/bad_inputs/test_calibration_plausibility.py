@@ -22,6 +22,7 @@ import pytest
 
 from bad_inputs._harness import BadInput, case_id, run_case
 from conftest import SHARED_DATA, load_example
+from figaroh.calibration import base_calibration
 from figaroh.calibration import calibration_tools as ct
 from figaroh.tools.robot import Robot
 
@@ -203,18 +204,21 @@ def test_the_original_data_pass_every_check():
     assert {f"data_check:{c}" for c in CHECKS} <= names
 
 
-def test_the_checks_leave_the_numbers_alone():
+def test_the_checks_leave_the_numbers_alone(monkeypatch):
     """A run with the checks switched off gives the same (==) parameters and RMSE."""
     _skip_without_data()
     calib = _original()
     rerun = _ur10.make_calibrator(_robot(), DATA)
-    rerun._check_input_data = lambda: None  # the checks do not run at all
-    rerun._check_fit_data = lambda result: None
-    rerun._ensure_input_checks = lambda: None
+    ran = []
+    # the checks do not run at all
+    monkeypatch.setattr(base_calibration, "_check_inputs", lambda c: ran.append("inputs"))
+    monkeypatch.setattr(base_calibration, "_check_fit", lambda c, result: ran.append("fit"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         rerun.initialize()
         with contextlib.redirect_stdout(io.StringIO()):
             rerun.solve(enable_logging=False)
+    assert ran == ["inputs", "inputs", "fit"]  # initialize, solve (no key stored), fit
+    assert not rerun.data_checks.findings
     assert np.array_equal(rerun.var_, calib.var_)
     assert rerun.evaluation_metrics["rmse"] == calib.evaluation_metrics["rmse"]

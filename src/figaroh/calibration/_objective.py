@@ -1,18 +1,22 @@
-"""The calibration objective and its hooks, as ``BaseCalibration`` methods.
+"""The least-squares objective of a calibration, as a collaborator of ``BaseCalibration``.
 
-The cost hooks (:meth:`cost_function`, :meth:`_compute_logmap_residuals`,
-:meth:`apply_measurement_weighting`, :meth:`cost_jacobian`), the objective the
-solver minimises (cost rows with excluded rows zeroed, plus prior rows), the
-least-squares call and the
+:class:`CalibrationObjective` is held by the orchestrator in one attribute
+(``_objective_model``). It owns what the fit needs around the cost hooks: the
+cached parameter layout, the initial vector, the residual evaluations, the
+objective's Jacobian, the ``scipy.optimize.least_squares`` call, the
+temporary swaps of data or parameters of the auxiliary fits, and the
 :class:`~figaroh.calibration._pipeline.records.ResidualModel` the estimators
-see, built over these hooks.
+see. It calls the figaroh 1.0.2 hooks through the orchestrator (its
+``cost_function``, ``_compute_logmap_residuals``,
+``apply_measurement_weighting``, ``cost_jacobian``, ``_objective`` and
+``initial_frame_guess``), so a subclass override is used everywhere.
 
 Least squares: ``scipy.optimize.least_squares`` with figaroh 1.0.2's
 arguments — its default finite-difference Jacobian (``jac="2-point"``) and
 default tolerances. ``calib_config["jacobian"] = "analytic"`` (config
-``parameters.jacobian: analytic``) passes the analytic Jacobian of
-:meth:`cost_jacobian` instead: fewer objective evaluations, a fit that stops
-at a slightly different point (the two Jacobians differ by the
+``parameters.jacobian: analytic``) passes the analytic Jacobian of the
+orchestrator's ``cost_jacobian`` instead: fewer objective evaluations, a fit
+that stops at a slightly different point (the two Jacobians differ by the
 finite-difference error).
 """
 
@@ -21,143 +25,206 @@ from __future__ import annotations
 import contextlib
 import logging
 import warnings
-from typing import Dict, Iterator, List, Sequence, Tuple
+from typing import Any, ContextManager, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._pipeline import residuals as _residuals
 from figaroh.calibration._pipeline.records import FitOutcome, MeasurementSpec, ResidualModel
+from figaroh.calibration._pipeline.validation import fit_frames_only
 from figaroh.calibration.config import JACOBIAN_CHOICES
 from figaroh.utils.error_handling import CalibrationError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CalibrationObjective"]
+__all__ = [
+    "CalibrationObjective",
+    "finite_difference",
+    "jacobian_option",
+    "prior_rows",
+    "rows_per_sample",
+]
 
 #: Cost hooks whose override the default analytic Jacobian does not follow.
-_COST_HOOKS = ("cost_function", "_compute_logmap_residuals", "apply_measurement_weighting")
+COST_HOOKS = ("cost_function", "_compute_logmap_residuals", "apply_measurement_weighting")
+
+
+def rows_per_sample(calib_config: Any) -> int:
+    """Flat measurement rows per posture: markers × measured components."""
+    return int(calib_config.get("NbMarkers", 1)) * int(
+        np.count_nonzero(calib_config["measurability"])
+    )
+
+
+def jacobian_option(calib_config: Any) -> str:
+    """``calib_config["jacobian"]`` (default ``"2-point"``), checked.
+
+    Raises:
+        CalibrationError: a value other than ``"2-point"`` or ``"analytic"``.
+    """
+    value = calib_config.get("jacobian", "2-point")
+    if value is None:
+        return "2-point"
+    if value not in JACOBIAN_CHOICES:
+        raise CalibrationError(
+            f"calib_config['jacobian'] (config parameters.jacobian) is {value!r}: use "
+            "'2-point' (finite differences, figaroh 1.0.2's default) or 'analytic'"
+        )
+    return str(value)
+
+
+def prior_rows(prior_weights: Any, var: np.ndarray) -> np.ndarray | None:
+    """Rows ``w_i · θ_i`` of Gaussian priors (None without priors).
+
+    Raises:
+        CalibrationError: the weights do not match the parameter vector.
+    """
+    if prior_weights is None:
+        return None
+    w = np.asarray(prior_weights, dtype=float)
+    if w.size != var.size:
+        raise CalibrationError(
+            f"prior_weights has {w.size} entries for {var.size} parameters; rerun "
+            "create_param_list()"
+        )
+    return w * var
+
+
+def finite_difference(fun: Any, x: np.ndarray, step: float = 1e-7) -> np.ndarray:
+    """Forward-difference Jacobian of ``fun`` at ``x`` (step ``1e-7 · max(1, |x_i|)``)."""
+    f0 = np.asarray(fun(x), dtype=float)
+    J = np.empty((f0.size, x.size))
+    for i in range(x.size):
+        dx = np.zeros_like(x)
+        dx[i] = step * max(1.0, abs(x[i]))
+        J[:, i] = (np.asarray(fun(x + dx), dtype=float) - f0) / dx[i]
+    return J
 
 
 class CalibrationObjective:
-    """Mixin of :class:`~figaroh.calibration.base_calibration.BaseCalibration`."""
+    """The objective of one calibration instance (its hooks) and its cached layout.
 
-    def _frame_param_names(self) -> List[str]:
-        return ct.frame_names(self.calib_config["param_name"])
+    Args:
+        owner: The calibration orchestrator whose hooks, data and
+            ``calib_config`` the objective reads.
+        base: The orchestrator's base class, to tell which hooks a subclass
+            overrides.
+    """
 
-    def initial_frame_guess(self) -> Dict[str, float]:
-        """Closed-form base/tip frames for the nominal kinematics (see
-        :func:`~figaroh.calibration.calibration_tools.estimate_frames_closed_form`)."""
-        if self.PEE_measured is None or self.q_measured is None:
-            return {}
-        try:
-            return ct.estimate_frames_closed_form(
-                self.model, self.data, self.q_measured, self.PEE_measured, self.calib_config
-            )
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            logger.warning("closed-form frame estimate failed (%s); frames start at 0", exc)
-            return {}
+    def __init__(self, owner: Any, base: type) -> None:
+        self._owner = owner
+        self._base = base
+        self._layout_cache: Tuple[Tuple[str, ...], Any] | None = None
+        self._warned_default_cost = False
+        self._frames_only: Tuple[Any, np.ndarray | None] | None = None
+        self._fallback_warned: Any = None
 
-    def _initial_vector(self) -> np.ndarray:
-        names = list(self.calib_config["param_name"])
+    # ------------------------------------------------------------------ views of the owner
+    @property
+    def _cfg(self) -> Any:
+        return self._owner.calib_config
+
+    @property
+    def n_samples(self) -> int:
+        """Number of loaded postures (``calib_config["NbSample"]``)."""
+        return int(self._cfg.get("NbSample", 0))
+
+    def frame_names(self) -> List[str]:
+        """Base and tip frame names among ``param_name``."""
+        return ct.frame_names(self._cfg["param_name"])
+
+    def spec(self, n_samples: int | None = None) -> MeasurementSpec:
+        """Measurement layout for ``n_samples`` postures (default: the loaded ones)."""
+        n = self.n_samples if n_samples is None else n_samples
+        return MeasurementSpec.from_config(self._cfg, n)
+
+    def layout(self) -> Any:
+        """Parameter layout of ``param_name`` (cached until the names change)."""
+        names = tuple(self._cfg["param_name"])
+        if self._layout_cache is None or self._layout_cache[0] != names:
+            self._layout_cache = (names, ct._layout(self._owner.model, self._cfg))
+        return self._layout_cache[1]
+
+    def forget_layout(self) -> None:
+        """Drop the cached layout (after ``param_name`` changed)."""
+        self._layout_cache = None
+
+    def n_observations(self, excluded_rows: np.ndarray | None = None) -> int:
+        """Number of observed (finite) measurement entries, excluded rows not counted."""
+        return _residuals.n_observations(self._owner.PEE_measured, excluded_rows)
+
+    def initial_vector(self) -> np.ndarray:
+        """Start of the fit: the ``initial_frame_guess`` hook's frames, joint parameters 0."""
+        names = list(self._cfg["param_name"])
         x0 = np.zeros(len(names))
-        for k, v in self.initial_frame_guess().items():
+        for k, v in self._owner.initial_frame_guess().items():
             x0[names.index(k)] = v
         return x0
 
-    def _residual_model(self) -> ResidualModel:
-        """The objective of this instance (its hooks) for the estimators."""
-        return ResidualModel(
-            initial_vector=self._initial_vector_of,
-            jacobian=self._jacobian_of,
-            fit=self._fit_subset,
-            score=self._score_subset,
-            n_samples=self.n_samples,
-            n_rows=len(self.PEE_measured),
-        )
-
-    def _params_context(self, names: Sequence[str]):
-        """``names`` as the parameter layout (a no-op when it already is)."""
-        if list(names) == list(self.calib_config["param_name"]):
-            return contextlib.nullcontext()
-        return self._temporary_params(list(names), None)
-
-    def _initial_vector_of(self, names: Sequence[str]) -> np.ndarray:
-        with self._params_context(names):
-            return self._initial_vector()
-
-    def _jacobian_of(self, names: Sequence[str], x: np.ndarray) -> np.ndarray:
-        with self._params_context(names):
-            return self._identifiability_jacobian(x)
-
-    def _split_samples(self, idx: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Postures and flat measurements of the posture indices ``idx``."""
-        N = self.n_samples
-        rows = np.arange(len(self.PEE_measured))
-        keep = np.isin(rows % N, idx)
-        return self.q_measured[:N][idx], self.PEE_measured[keep]
-
-    def _fit_subset(
+    # ------------------------------------------------------------------ residuals
+    def measurement_residuals(
         self,
-        names: Sequence[str],
-        x0: np.ndarray,
-        prior_weights: np.ndarray | None = None,
-        samples: np.ndarray | None = None,
-        max_nfev: int = 2000,
-    ) -> FitOutcome:
-        """Least-squares fit of ``names`` (optionally on the postures ``samples``).
-
-        ``scipy.optimize.least_squares(self._objective, x0, method=…,
-        max_nfev=max_nfev)`` with ``method="lm"`` when there are at least as
-        many rows as parameters, else ``"trf"`` (figaroh 1.0.2's preliminary
-        fit); the analytic Jacobian when ``calib_config["jacobian"]`` asks for it.
-        """
-        if samples is not None:
-            ctx_data = self._temporary_data(*self._split_samples(samples))
-        else:
-            ctx_data = contextlib.nullcontext()
-        with ctx_data, self._temporary_params(list(names), prior_weights):
-            n_rows = len(self._objective(x0))
-            method = "lm" if n_rows >= len(names) else "trf"
-            res = self._least_squares(x0, method, max_nfev)
-            n_meas = len(self.PEE_measured)
-            J = res.jac[:n_meas] if res.jac is not None else None
-        return FitOutcome(res.x, res.fun, J)
-
-    def _least_squares(self, x0: np.ndarray, method: str = "lm", max_nfev: int = 1000):
-        """One ``scipy.optimize.least_squares`` fit of :meth:`_objective` from ``x0``.
-
-        Default (``calib_config["jacobian"]`` absent or ``"2-point"``): the call
-        figaroh 1.0.2 makes, ``least_squares(self._objective, x0, method=method,
-        max_nfev=max_nfev)`` — finite-difference Jacobian, default tolerances
-        (``ftol = xtol = gtol = 1e-8``). With ``"analytic"``: the same call with
-        ``jac=`` the analytic Jacobian of :meth:`cost_jacobian` (excluded rows
-        zeroed, prior rows appended).
-
-        Returns:
-            The ``scipy.optimize.OptimizeResult``.
-
-        Raises:
-            CalibrationError: an invalid ``calib_config["jacobian"]``, or the
-                analytic Jacobian asked for a cost it cannot differentiate.
-        """
-        from scipy.optimize import least_squares
-
-        mode = self._jacobian_mode()
-        if mode == "2-point":
-            return least_squares(self._objective, x0, method=method, max_nfev=max_nfev)
-        return least_squares(
-            self._objective, x0, jac=self._objective_jacobian, method=method, max_nfev=max_nfev
+        var: Sequence[float],
+        jacobian: bool = False,
+        *,
+        position_frame: str = "body",
+        q: np.ndarray | None = None,
+        measured: Sequence[float] | None = None,
+    ) -> Tuple[np.ndarray, np.ndarray | None]:
+        """Unweighted log-map residuals (flat layout) and, optionally, their Jacobian [m, rad]."""
+        calib = self._owner
+        if q is None:
+            if calib.q_measured is None or calib.PEE_measured is None:
+                raise CalibrationError("Call load_data_set() first")
+            q = calib.q_measured[: self.n_samples]
+            measured = calib.PEE_measured
+        return _residuals.measurement_residuals(
+            calib.model,
+            calib.data,
+            var,
+            q,
+            measured,
+            self._cfg,
+            jacobian=jacobian,
+            position_frame=position_frame,
+            layout=self.layout(),
         )
 
-    def _score_subset(self, names: Sequence[str], x: np.ndarray, samples: np.ndarray) -> float:
-        """RMS of the cost's measurement rows at ``x`` on the postures ``samples``."""
-        q, pee = self._split_samples(samples)
-        with self._temporary_data(q, pee), self._temporary_params(list(names), None):
-            r = np.asarray(self.cost_function(x), dtype=float)[: len(pee)]
-        return float(np.sqrt(np.mean(r**2)))
+    def logmap_residuals_at(
+        self, var: Sequence[float], q: np.ndarray | None = None, measured: Any = None
+    ) -> np.ndarray:
+        """Unweighted flat residuals at ``var``, as figaroh 1.0.2 evaluates a fit [m, rad].
 
-    def _identifiability_jacobian(self, var: np.ndarray) -> np.ndarray:
+        ``owner._compute_logmap_residuals(measured, calc_updated_fkm(var, q))``
+        with ``calib_config["NbSample"] = len(q)`` during the call (default:
+        the loaded postures and ``PEE_measured``).
+        """
+        calib = self._owner
+        if q is None:
+            if calib.q_measured is None or calib.PEE_measured is None:
+                raise CalibrationError("Call load_data_set() first")
+            q, measured, n = calib.q_measured, calib.PEE_measured, self.n_samples
+        else:
+            q = np.atleast_2d(np.asarray(q, dtype=float))
+            n = len(q)
+        cfg = self._cfg
+        saved = cfg.get("NbSample")
+        cfg["NbSample"] = n
+        try:
+            est = ct.calc_updated_fkm(calib.model, calib.data, var, q, cfg)
+            r = calib._compute_logmap_residuals(measured, est)
+        finally:
+            cfg["NbSample"] = saved
+        return np.asarray(r, dtype=float).ravel()
+
+    def residual_array(self, var: np.ndarray, q: Any = None, measured: Any = None) -> np.ndarray:
+        """(N, K, n_meas) residuals of :meth:`logmap_residuals_at` [m, rad]."""
+        r = self.logmap_residuals_at(var, q=q, measured=measured)
+        n = len(q) if q is not None else self.n_samples
+        return _residuals.residual_array(r, self.spec(n))
+
+    def identifiability_jacobian(self, var: np.ndarray) -> np.ndarray:
         """Jacobian of the predicted measurements at ``var`` (rows: flat layout).
 
         Used to decide which parameters the data determine. It is the
@@ -170,368 +237,277 @@ class CalibrationObjective:
         estimated orientation, which breaks such dependencies. Rows of
         entries that were not observed (NaN in ``PEE_measured``) are zero.
         """
-        q = self.q_measured[: self.n_samples]
-        J = ct.measurement_jacobian(self.model, self.data, var, q, self.calib_config)
-        observed = np.isfinite(np.asarray(self.PEE_measured, dtype=float))
+        calib = self._owner
+        q = calib.q_measured[: self.n_samples]
+        J = ct.measurement_jacobian(calib.model, calib.data, var, q, self._cfg)
+        observed = np.isfinite(np.asarray(calib.PEE_measured, dtype=float))
         if not observed.all():
             J = np.where(observed[:, None], J, 0.0)
         return J
 
-    def _n_observations(self, excluded_rows: np.ndarray | None = None) -> int:
-        """Number of observed (finite) measurement entries, excluded rows not counted."""
-        return _residuals.n_observations(self.PEE_measured, excluded_rows)
-
-    def _layout(self):
-        names = tuple(self.calib_config["param_name"])
-        if self._layout_cache is None or self._layout_cache[0] != names:
-            self._layout_cache = (names, ct._layout(self.model, self.calib_config))
-        return self._layout_cache[1]
-
-    @property
-    def n_samples(self) -> int:
-        """Number of loaded postures (``calib_config["NbSample"]``)."""
-        return int(self.calib_config.get("NbSample", 0))
-
-    def _spec(self, n_samples: int | None = None) -> MeasurementSpec:
-        n = self.n_samples if n_samples is None else n_samples
-        return MeasurementSpec.from_config(self.calib_config, n)
-
-    def measurement_residuals(
-        self,
-        var: Sequence[float],
-        jacobian: bool = False,
-        *,
-        position_frame: str = "body",
-        q: np.ndarray | None = None,
-        measured: Sequence[float] | None = None,
-    ) -> Tuple[np.ndarray, np.ndarray | None]:
-        """Unweighted log-map residuals (flat layout) and, optionally, their Jacobian.
-
-        Args:
-            var: Parameter values (``param_name`` order) [m, rad].
-            jacobian: Also return the analytic (rows, n_param) Jacobian.
-            position_frame: ``"body"`` (default) or ``"world"``.
-            q: Postures (default ``q_measured[:NbSample]``).
-            measured: Flat measured vector matching ``q`` (default
-                ``PEE_measured``).
-
-        Returns:
-            ``(r, J)`` with ``J`` None unless requested [m, rad].
-        """
-        if q is None:
-            if self.q_measured is None or self.PEE_measured is None:
-                raise CalibrationError("Call load_data_set() first")
-            q = self.q_measured[: self.n_samples]
-            measured = self.PEE_measured
-        return _residuals.measurement_residuals(
-            self.model,
-            self.data,
-            var,
-            q,
-            measured,
-            self.calib_config,
-            jacobian=jacobian,
-            position_frame=position_frame,
-            layout=self._layout(),
-        )
-
-    def _compute_logmap_residuals(
-        self,
-        measured_flat: Sequence[float],
-        estimated_flat: Sequence[float],
-        *,
-        position_frame: str = "body",
-        n_samples: int | None = None,
-    ) -> np.ndarray:
-        """Hook: log-map residuals between two flat measurement vectors.
-
-        ``ξ = log6(M_meas⁻¹ · M_est)`` per marker and posture (Pinocchio's
-        ``log6``, as figaroh 1.0.2), restricted to the measured components
-        [m, rad]; ``position_frame="world"`` replaces the linear part by
-        ``p_est − p_meas``. The flat vectors carry only the measured
-        components: the estimate's others are 0, the measurement's others (and
-        its NaN entries) are copied from the estimate. With position-only data
-        the body and world frames therefore coincide (``ξ = p_est − p_meas``).
-        See :func:`~figaroh.calibration.calibration_tools.logmap_residuals`.
-
-        Called through the instance by the default :meth:`cost_function`, by
-        the outlier exclusion, the evaluation metrics (per-DOF table) and the
-        validation metrics, always as
-        ``self._compute_logmap_residuals(measured, calc_updated_fkm(...))``
-        with ``calib_config["NbSample"]`` the number of postures compared. An
-        override (same arguments, same flat return layout) is used at all
-        these points.
-        """
-        return ct.logmap_residuals(
-            measured_flat,
-            estimated_flat,
-            self.calib_config,
-            position_frame=position_frame,
-            n_samples=n_samples,
-        )
-
-    def apply_measurement_weighting(
-        self,
-        residuals: Sequence[float],
-        pos_weight: float | None = None,
-        orient_weight: float | None = None,
-    ) -> np.ndarray:
-        """Hook: weight the flat residual vector of the cost.
-
-        Multiplies position rows by ``pos_weight`` [1/m] and orientation rows
-        by ``orient_weight`` [1/rad]; defaults ``1/measurement_std.position``
-        (1/0.001 m) and ``1/measurement_std.orientation`` (1/0.01 rad).
-
-        The default :meth:`cost_function` returns
-        ``self.apply_measurement_weighting(residuals)``: an override (same
-        arguments, an array of rows in return) is what the solver minimises.
-        """
-        r = np.asarray(residuals, dtype=float)
-        n = r.size // max(1, self._rows_per_sample())
-        return r * ct.measurement_weights(self.calib_config, n, pos_weight, orient_weight)
-
-    def _rows_per_sample(self) -> int:
-        return int(self.calib_config.get("NbMarkers", 1)) * int(
-            np.count_nonzero(self.calib_config["measurability"])
-        )
-
-    def _overridden(self, name: str) -> bool:
-        """Whether the class of this instance overrides the base method ``name``."""
-        return getattr(type(self), name) is not getattr(CalibrationObjective, name)
-
-    def cost_function(self, var: Sequence[float]) -> np.ndarray:
-        """Hook: the residual rows the solver minimises (override per robot).
-
-        Default (figaroh 1.0.2's)::
-
-            est = calc_updated_fkm(self.model, self.data, var, self.q_measured, self.calib_config)
-            r = self._compute_logmap_residuals(self.PEE_measured, est)
-            return self.apply_measurement_weighting(r)
-
-        (``r`` unweighted when the weighting raises ``KeyError`` /
-        ``AttributeError``). With ``calib_config["jacobian"] = "analytic"``
-        and no cost hook overridden, ``r`` is the body-frame residual of the
-        full estimated poses (:meth:`measurement_residuals`, the residual
-        :meth:`cost_jacobian` differentiates): the same per-point norms, the
-        components of a position-only measurement rotated into the estimated
-        end-effector frame.
-
-        :meth:`solve` minimises whatever this method returns (outlier rows
-        zeroed, prior rows appended). Emits a ``UserWarning`` (once per
-        instance) naming the class.
-
-        Args:
-            var: Parameter values in ``calib_config["param_name"]`` order [m, rad].
-
-        Returns:
-            Flat residual rows (dimensionless after the default weighting).
-        """
+    # ------------------------------------------------------------------ the default cost
+    def default_cost(self, var: Sequence[float]) -> np.ndarray:
+        """figaroh 1.0.2's default ``cost_function`` (see the orchestrator's hook)."""
+        calib = self._owner
         if not self._warned_default_cost:
             warnings.warn(
-                f"Using default cost function for {type(self).__name__}: weighted log-map "
+                f"Using default cost function for {type(calib).__name__}: weighted log-map "
                 "residuals (override cost_function for robot-specific terms)",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
             self._warned_default_cost = True
-        if self._jacobian_mode() == "analytic":
+        if self.jacobian_mode() == "analytic":
             r, _ = self.measurement_residuals(var)
         else:
-            est = ct.calc_updated_fkm(
-                self.model, self.data, var, self.q_measured, self.calib_config
-            )
-            r = np.asarray(self._compute_logmap_residuals(self.PEE_measured, est), dtype=float)
+            est = ct.calc_updated_fkm(calib.model, calib.data, var, calib.q_measured, self._cfg)
+            r = np.asarray(calib._compute_logmap_residuals(calib.PEE_measured, est), dtype=float)
         try:
-            return self.apply_measurement_weighting(r)
+            return calib.apply_measurement_weighting(r)
         except (KeyError, AttributeError):
             return r
 
-    def cost_jacobian(self, var: Sequence[float]) -> np.ndarray:
-        """Analytic Jacobian of the default :meth:`cost_function` (``jacobian: analytic``).
-
-        Rows ``w_i · ∂r_i/∂θ`` of the weighted body-frame log-map residuals
-        (:meth:`measurement_residuals` with ``jacobian=True``, weights of
-        :meth:`apply_measurement_weighting`). Used only when
-        ``calib_config["jacobian"]`` is ``"analytic"``; a subclass that
-        overrides :meth:`cost_function` (or one of its hooks) and wants the
-        analytic option overrides this too, returning the Jacobian of its own
-        rows.
-        """
+    def default_cost_jacobian(self, var: Sequence[float]) -> np.ndarray:
+        """Rows ``w_i · ∂r_i/∂θ`` of the weighted body-frame log-map residuals."""
         r, J = self.measurement_residuals(var, jacobian=True)
-        w = ct.measurement_weights(self.calib_config, r.size // max(1, self._rows_per_sample()))
+        w = ct.measurement_weights(self._cfg, r.size // max(1, rows_per_sample(self._cfg)))
         return J * w[:, None]
 
-    def _jacobian_option(self) -> str:
-        """``calib_config["jacobian"]`` (default ``"2-point"``), checked."""
-        value = self.calib_config.get("jacobian", "2-point")
-        if value is None:
-            return "2-point"
-        if value not in JACOBIAN_CHOICES:
-            raise CalibrationError(
-                f"calib_config['jacobian'] (config parameters.jacobian) is {value!r}: use "
-                "'2-point' (finite differences, figaroh 1.0.2's default) or 'analytic'"
-            )
-        return str(value)
+    def _overridden(self, name: str) -> bool:
+        """Whether the owner's class overrides the base method ``name``."""
+        return getattr(type(self._owner), name) is not getattr(self._base, name)
 
-    def _has_analytic_jacobian(self) -> bool:
-        """Whether :meth:`cost_jacobian` differentiates :meth:`cost_function`.
+    def has_analytic_jacobian(self) -> bool:
+        """Whether ``cost_jacobian`` differentiates ``cost_function``.
 
-        True when :meth:`cost_jacobian` is overridden or no cost hook is (for
+        True when ``cost_jacobian`` is overridden or no cost hook is (for
         the default cost it is the Jacobian of the body-frame residuals, whose
         per-point norms are those of the default cost).
         """
         if self._overridden("cost_jacobian"):
             return True
-        return not any(self._overridden(h) for h in _COST_HOOKS)
+        return not any(self._overridden(h) for h in COST_HOOKS)
 
-    def _jacobian_mode(self) -> str:
+    def jacobian_mode(self) -> str:
         """Jacobian of the fit: ``"2-point"``, ``"analytic"`` or ``"analytic (user)"``.
 
         Raises:
             CalibrationError: ``jacobian: analytic`` with a cost hook
-                overridden but not :meth:`cost_jacobian`.
+                overridden but not ``cost_jacobian``.
         """
-        if self._jacobian_option() == "2-point":
+        if jacobian_option(self._cfg) == "2-point":
             return "2-point"
         if self._overridden("cost_jacobian"):
             return "analytic (user)"
-        hooks = [h for h in _COST_HOOKS if self._overridden(h)]
+        hooks = [h for h in COST_HOOKS if self._overridden(h)]
         if hooks:
             raise CalibrationError(
-                f"calib_config['jacobian'] is 'analytic' but {type(self).__name__} overrides "
-                f"{', '.join(hooks)} without cost_jacobian: override cost_jacobian(var) with the "
-                "Jacobian of your cost rows, or set parameters.jacobian: 2-point"
+                f"calib_config['jacobian'] is 'analytic' but {type(self._owner).__name__} "
+                f"overrides {', '.join(hooks)} without cost_jacobian: override "
+                "cost_jacobian(var) with the Jacobian of your cost rows, or set "
+                "parameters.jacobian: 2-point"
             )
         return "analytic"
 
-    def get_pose_from_measure(self, res_: Sequence[float]) -> np.ndarray:
-        """Poses predicted by a parameter vector, in the layout of the measurements.
-
-        ``calc_updated_fkm(model, data, res_, q_measured, calib_config)``:
-        the measured components of every marker at every loaded posture, flat
-        like ``PEE_measured`` (marker-major, then component, then posture)
-        [m, rad]. At the solution of a noise-free calibration it reproduces
-        ``PEE_measured``.
-
-        Args:
-            res_: Parameter values in ``calib_config["param_name"]`` order
-                (e.g. ``solve(...).x``) [m, rad].
-
-        Returns:
-            Flat predicted measurement vector, same shape as ``PEE_measured``.
-
-        Raises:
-            CalibrationError: data not loaded, or ``res_`` does not match
-                ``param_name``.
-        """
-        if self.q_measured is None:
-            raise CalibrationError("get_pose_from_measure: call load_data_set() first")
-        x = np.asarray(res_, dtype=float).ravel()
-        names = list(self.calib_config.get("param_name", []))
-        if x.size != len(names):
-            raise CalibrationError(
-                f"get_pose_from_measure: {x.size} values for {len(names)} parameters "
-                f"(calib_config['param_name'])"
-            )
-        return ct.calc_updated_fkm(self.model, self.data, x, self.q_measured, self.calib_config)
-
-    def _prior_rows(self, var: np.ndarray) -> np.ndarray | None:
-        w = self.calib_config.get("prior_weights")
-        if w is None:
-            return None
-        w = np.asarray(w, dtype=float)
-        if w.size != var.size:
-            raise CalibrationError(
-                f"prior_weights has {w.size} entries for {var.size} parameters; rerun "
-                "create_param_list()"
-            )
-        return w * var
-
-    def _objective(self, var: Sequence[float]) -> np.ndarray:
+    # ------------------------------------------------------------------ the objective
+    def objective(self, var: Sequence[float]) -> np.ndarray:
         """What the solver minimises: cost rows (excluded outlier rows zeroed) + prior rows."""
+        calib = self._owner
         var = np.asarray(var, dtype=float)
-        r = np.array(self.cost_function(var), dtype=float, copy=True).ravel()
-        if self._excluded_rows.size:
-            r[self._excluded_rows] = 0.0
-        p = self._prior_rows(var)
+        r = np.array(calib.cost_function(var), dtype=float, copy=True).ravel()
+        if calib._excluded_rows.size:
+            r[calib._excluded_rows] = 0.0
+        p = prior_rows(self._cfg.get("prior_weights"), var)
         return r if p is None else np.concatenate([r, p])
 
-    def _objective_jacobian(self, var: Sequence[float]) -> np.ndarray:
+    def objective_jacobian(self, var: Sequence[float]) -> np.ndarray:
+        """Jacobian of :meth:`objective` from ``cost_jacobian`` (excluded rows zeroed, priors)."""
+        calib = self._owner
         var = np.asarray(var, dtype=float)
-        J = np.array(self.cost_jacobian(var), dtype=float, copy=True)
-        if self._excluded_rows.size:
-            J[self._excluded_rows] = 0.0
-        w = self.calib_config.get("prior_weights")
+        J = np.array(calib.cost_jacobian(var), dtype=float, copy=True)
+        if calib._excluded_rows.size:
+            J[calib._excluded_rows] = 0.0
+        w = self._cfg.get("prior_weights")
         if w is not None:
             J = np.vstack([J, np.diag(np.asarray(w, dtype=float))])
         return J
 
-    def _sample_position_errors(self, residuals: Sequence[float]) -> np.ndarray | None:
-        """Per-sample position error [m]: worst marker's norm of the measured x/y/z rows."""
-        return _residuals.sample_position_errors(residuals, self._spec())
+    def least_squares(self, x0: np.ndarray, method: str = "lm", max_nfev: int = 1000) -> Any:
+        """One ``scipy.optimize.least_squares`` fit of the owner's ``_objective`` from ``x0``.
 
-    def _sample_rows(self, samples: Sequence[int]) -> np.ndarray:
-        """Flat rows of the given samples (rows whose index modulo NbSample is listed)."""
-        return _residuals.sample_rows(samples, len(self.PEE_measured), self.n_samples)
+        Default (``calib_config["jacobian"]`` absent or ``"2-point"``): the call
+        figaroh 1.0.2 makes, ``least_squares(calib._objective, x0, method=method,
+        max_nfev=max_nfev)`` — finite-difference Jacobian, default tolerances
+        (``ftol = xtol = gtol = 1e-8``). With ``"analytic"``: the same call with
+        ``jac=`` :meth:`objective_jacobian`.
 
-    def _logmap_residuals_at(
-        self, var: Sequence[float], q: np.ndarray | None = None, measured=None
-    ) -> np.ndarray:
-        """Unweighted flat residuals at ``var``, as figaroh 1.0.2 evaluates a fit [m, rad].
-
-        ``self._compute_logmap_residuals(measured, calc_updated_fkm(var, q))``
-        with ``calib_config["NbSample"] = len(q)`` during the call (default:
-        the loaded postures and ``PEE_measured``).
+        Raises:
+            CalibrationError: an invalid ``calib_config["jacobian"]``, or the
+                analytic Jacobian asked for a cost it cannot differentiate.
         """
-        if q is None:
-            if self.q_measured is None or self.PEE_measured is None:
-                raise CalibrationError("Call load_data_set() first")
-            q, measured, n = self.q_measured, self.PEE_measured, self.n_samples
-        else:
-            q = np.atleast_2d(np.asarray(q, dtype=float))
-            n = len(q)
-        cfg = self.calib_config
-        saved = cfg.get("NbSample")
-        cfg["NbSample"] = n
-        try:
-            est = ct.calc_updated_fkm(self.model, self.data, var, q, cfg)
-            r = self._compute_logmap_residuals(measured, est)
-        finally:
-            cfg["NbSample"] = saved
-        return np.asarray(r, dtype=float).ravel()
+        from scipy.optimize import least_squares
 
-    def _residual_array(self, var: np.ndarray, q=None, measured=None) -> np.ndarray:
-        """(N, K, n_meas) residuals of :meth:`_logmap_residuals_at` [m, rad]."""
-        r = self._logmap_residuals_at(var, q=q, measured=measured)
-        n = len(q) if q is not None else self.n_samples
-        return _residuals.residual_array(r, self._spec(n))
+        fun = self._owner._objective
+        if self.jacobian_mode() == "2-point":
+            return least_squares(fun, x0, method=method, max_nfev=max_nfev)
+        return least_squares(fun, x0, jac=self.objective_jacobian, method=method, max_nfev=max_nfev)
+
+    def dependent_parameters(self, x0: np.ndarray, tol: float = 1e-6) -> List[str]:
+        """Parameters that are linear combinations of the others in the objective's Jacobian."""
+        calib = self._owner
+        names = list(self._cfg["param_name"])
+        if self.has_analytic_jacobian():
+            J = self.objective_jacobian(x0)
+        else:
+            J = finite_difference(calib._objective, x0)
+        J = J[: len(calib.PEE_measured)]
+        _, dependent = ct.select_identifiable_parameters(J, names, tol=tol)
+        return dependent
+
+    def warn_if_singular(self, x0: np.ndarray, tol: float = 1e-6) -> None:
+        """Warn (``UserWarning``) when the parameter set is structurally singular at ``x0``."""
+        try:
+            dependent = self.dependent_parameters(x0, tol)
+        except Exception as exc:  # noqa: BLE001 - diagnostic only
+            logger.debug("identifiability check skipped: %s", exc)
+            return
+        if dependent:
+            warnings.warn(
+                f"structurally singular parameter set: {dependent} are linear combinations of "
+                "other parameters on these postures (not identifiable). Remove them with "
+                "drop_unidentifiable_parameters() (or calibration_tools."
+                "drop_calibration_parameters), or use estimation.method: map",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def frames_only_fit(self) -> np.ndarray | None:
+        """Nominal joints with best-fit metrology frames (training data, kept samples).
+
+        The fair "before" reference: the nominal model still needs its base
+        and tip frames to be compared with measurements. Returns the full
+        parameter vector (joint parameters 0), or None without frame
+        parameters. Cached per fit.
+        """
+        calib = self._owner
+        if self._frames_only is not None and self._frames_only[0] is calib.LM_result:
+            return self._frames_only[1]
+        frames = self.frame_names()
+        if not frames or calib.q_measured is None:
+            return None
+        x = fit_frames_only(
+            lambda v: self.measurement_residuals(v, jacobian=True),
+            list(self._cfg["param_name"]),
+            frames,
+            self.initial_vector(),
+            ct.measurement_weights(self._cfg, self.n_samples),
+            calib._excluded_rows,
+        )
+        self._frames_only = (calib.LM_result, x)
+        return x
+
+    def validation_set(self) -> Tuple[np.ndarray, np.ndarray, str] | None:
+        """Postures, measurements and source label the validation metrics use.
+
+        The held-out set when one was loaded, else the calibration data (a
+        warning, once per fit).
+        """
+        calib = self._owner
+        if calib._val_available and calib._q_val is not None:
+            return calib._q_val, calib._PEE_val, "validation_data"
+        if calib.q_measured is None:
+            return None
+        if self._fallback_warned is not calib.LM_result:
+            logger.warning(
+                "No held-out validation data: validation metrics are computed on the "
+                "calibration data (not an independent test). Set data.validation_data_file."
+            )
+            self._fallback_warned = calib.LM_result
+        return calib.q_measured[: self.n_samples], calib.PEE_measured, "calibration_data_fallback"
+
+    # ------------------------------------------------------------------ the estimators' view
+    def residual_model(self) -> ResidualModel:
+        """The objective of the owner (its hooks) for the estimators."""
+        return ResidualModel(
+            initial_vector=self._initial_vector_of,
+            jacobian=self._jacobian_of,
+            fit=self._fit_subset,
+            score=self._score_subset,
+            n_samples=self.n_samples,
+            n_rows=len(self._owner.PEE_measured),
+        )
+
+    def _params_context(self, names: Sequence[str]) -> ContextManager[None]:
+        if list(names) == list(self._cfg["param_name"]):
+            return contextlib.nullcontext()
+        return self.temporary_params(list(names), None)
+
+    def _initial_vector_of(self, names: Sequence[str]) -> np.ndarray:
+        with self._params_context(names):
+            return self.initial_vector()
+
+    def _jacobian_of(self, names: Sequence[str], x: np.ndarray) -> np.ndarray:
+        with self._params_context(names):
+            return self.identifiability_jacobian(x)
+
+    def _split_samples(self, idx: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Postures and flat measurements of the posture indices ``idx``."""
+        calib, N = self._owner, self.n_samples
+        keep = np.isin(np.arange(len(calib.PEE_measured)) % N, idx)
+        return calib.q_measured[:N][idx], calib.PEE_measured[keep]
+
+    def _fit_subset(
+        self,
+        names: Sequence[str],
+        x0: np.ndarray,
+        prior_weights: np.ndarray | None = None,
+        samples: np.ndarray | None = None,
+        max_nfev: int = 2000,
+    ) -> FitOutcome:
+        """Least-squares fit of ``names`` (optionally on the postures ``samples``).
+
+        ``scipy.optimize.least_squares(calib._objective, x0, method=…,
+        max_nfev=max_nfev)`` with ``method="lm"`` when there are at least as
+        many rows as parameters, else ``"trf"`` (figaroh 1.0.2's preliminary
+        fit); the analytic Jacobian when ``calib_config["jacobian"]`` asks for it.
+        """
+        calib = self._owner
+        if samples is not None:
+            ctx_data: ContextManager[None] = self.temporary_data(*self._split_samples(samples))
+        else:
+            ctx_data = contextlib.nullcontext()
+        with ctx_data, self.temporary_params(list(names), prior_weights):
+            n_rows = len(calib._objective(x0))
+            method = "lm" if n_rows >= len(names) else "trf"
+            res = self.least_squares(x0, method, max_nfev)
+            n_meas = len(calib.PEE_measured)
+            J = res.jac[:n_meas] if res.jac is not None else None
+        return FitOutcome(res.x, res.fun, J)
+
+    def _score_subset(self, names: Sequence[str], x: np.ndarray, samples: np.ndarray) -> float:
+        """RMS of the cost's measurement rows at ``x`` on the postures ``samples``."""
+        q, pee = self._split_samples(samples)
+        with self.temporary_data(q, pee), self.temporary_params(list(names), None):
+            r = np.asarray(self._owner.cost_function(x), dtype=float)[: len(pee)]
+        return float(np.sqrt(np.mean(r**2)))
 
     @contextlib.contextmanager
-    def _temporary_data(self, q: np.ndarray, pee: np.ndarray) -> Iterator[None]:
+    def temporary_data(self, q: np.ndarray, pee: np.ndarray) -> Iterator[None]:
         """Swap the loaded postures/measurements (used by cross-validation)."""
-        saved = (
-            self.q_measured,
-            self.PEE_measured,
-            self.calib_config["NbSample"],
-            self._excluded_rows,
-        )
-        self.q_measured, self.PEE_measured = q, pee
-        self.calib_config["NbSample"] = len(q)
-        self._excluded_rows = np.zeros(0, dtype=int)
+        calib, cfg = self._owner, self._cfg
+        saved = (calib.q_measured, calib.PEE_measured, cfg["NbSample"], calib._excluded_rows)
+        calib.q_measured, calib.PEE_measured = q, pee
+        cfg["NbSample"] = len(q)
+        calib._excluded_rows = np.zeros(0, dtype=int)
         try:
             yield
         finally:
-            (
-                self.q_measured,
-                self.PEE_measured,
-                self.calib_config["NbSample"],
-                self._excluded_rows,
-            ) = saved
+            calib.q_measured, calib.PEE_measured, cfg["NbSample"], calib._excluded_rows = saved
 
     @contextlib.contextmanager
-    def _temporary_params(self, names: Sequence[str], prior_weights=None) -> Iterator[None]:
+    def temporary_params(self, names: Sequence[str], prior_weights: Any = None) -> Iterator[None]:
         """Swap ``param_name`` (and ``prior_weights``) during an auxiliary fit."""
-        cfg = self.calib_config
+        cfg = self._cfg
         saved = (list(cfg["param_name"]), cfg.get("prior_weights"))
         cfg["param_name"] = list(names)
         cfg["prior_weights"] = prior_weights

@@ -17,9 +17,10 @@ import numpy as np
 
 from figaroh._run.data_checks import DataChecks
 from figaroh._run.verdict import CALIBRATION_DEFAULT_THRESHOLDS, scoped_verification
+from figaroh.calibration._pipeline import metrics as _metrics
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.report import _build_insights
-from figaroh.tools.stages import apply_to_verdict
+from figaroh.tools.stages import apply_to_verdict, stages_line
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def _f(v: Any, spec: str = ".3f") -> str:
 
 def _header_lines(calib: Any, ev: Mapping[str, Any], N: int) -> List[str]:
     lines: List[str] = [_RULE, "CALIBRATION QUALITY REPORT".center(70), _RULE]
-    lines.append(f"Stages: {calib.stages_line()}")
+    lines.append(f"Stages: {stages_line(calib)}")
     ok = ev.get("optimization_success")
     lines.append(
         f"Convergence: {'✓ converged' if ok else '✗ NOT converged'}  "
@@ -305,7 +306,7 @@ def verify_calibration(calib: Any, thresholds: Any, scope: str):
         }
     config_sha = (verdict.metadata.get("config") or {}).get("sha256") if verdict.metadata else None
     verdict.compat = {
-        "dof_names": calib._dof_names(),
+        "dof_names": _metrics.dof_names(calib.calib_config),
         "sample_count": int(cfg.get("NbSample", 0)),
         "config_sha256": config_sha,
     }

@@ -32,7 +32,9 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from figaroh.calibration._parameters import prepare_estimation, write_estimation
 from figaroh.calibration._pipeline.errors import EstimationError
+from figaroh.calibration._pipeline.estimators import estimate
 from figaroh.calibration._pipeline.estimators.excitation import excitation_order
 from figaroh.calibration._pipeline.lift import lift_structural_fit
 from figaroh.calibration._pipeline.priors import (
@@ -116,9 +118,9 @@ def identifiable(
     """
     if calib.PEE_measured is None or calib.q_measured is None:
         raise EstimationError("identifiable: load the data before selecting parameters")
-    with calib._temporary_params(list(names), None):
-        x0 = calib._initial_vector()
-        J = calib._identifiability_jacobian(x0)
+    objective = calib._objective_model
+    with objective.temporary_params(list(names), None):
+        J = objective.identifiability_jacobian(objective.initial_vector())
     return select_identifiable_parameters(J, list(names), always_keep=frames, tol=float(tol))
 
 
@@ -140,7 +142,15 @@ def configure(calib: Any) -> Dict[str, Any]:
         EstimationError: ``non_geom`` set, data not loaded, too few
             measurement rows for the noise estimate, bad CV settings.
     """
-    return calib._configure_estimation()
+    objective = calib._objective_model
+    loaded = calib.PEE_measured is not None and calib.q_measured is not None
+    problem = prepare_estimation(calib.model, calib.calib_config, loaded, objective.residual_model)
+    objective.forget_layout()
+    result = estimate(problem)
+    calib.estimation_report = write_estimation(calib.calib_config, result)
+    objective.forget_layout()
+    calib.nvars = len(result.param_name)
+    return calib.estimation_report
 
 
 def lift_structural(
