@@ -21,6 +21,7 @@ import re
 import numpy as np
 import pytest
 
+import figaroh.fleet.drift as drift_module
 from figaroh.errors import FigarohError
 from figaroh.fleet.drift import (
     AGAINST_FLEET,
@@ -29,6 +30,7 @@ from figaroh.fleet.drift import (
     DriftInputError,
     _loo_mad,
     _loo_median,
+    _median_mad,
     analyse_drift,
     drift_report,
 )
@@ -203,6 +205,21 @@ def test_leave_one_out_statistics_match_brute_force():
                 continue
             assert med[i] == pytest.approx(np.median(others))
             assert mad[i] == pytest.approx(np.median(np.abs(others - med[i])))
+
+
+def test_mad_scale_is_scipys_normal_consistent_mad(monkeypatch):
+    """The fleet band and the large-fleet fallback are scipy's median_abs_deviation."""
+    from scipy import stats
+
+    assert MAD_TO_SIGMA == pytest.approx(1.0 / stats.norm.ppf(0.75), rel=1e-15)
+    v = np.array([1.0, 4.0, np.nan, 2.5, 9.0, -3.0])
+    med, spread = _median_mad(v)
+    finite = v[np.isfinite(v)]
+    assert med == np.median(finite)
+    assert spread == pytest.approx(stats.median_abs_deviation(finite, scale="normal"), rel=1e-15)
+    assert spread == pytest.approx(MAD_TO_SIGMA * np.median(np.abs(finite - med)), rel=1e-15)
+    monkeypatch.setattr(drift_module, "EXACT_LOO_MAD_MAX", 3)
+    assert np.all(_loo_mad(v, _loo_median(v)) == stats.median_abs_deviation(finite))
 
 
 def test_nan_value_is_refused_with_a_named_error():

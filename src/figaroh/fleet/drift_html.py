@@ -194,7 +194,7 @@ def _parameter_card(
         "payload": _json_text(_chart_payload(par, t0, colours, many)),
         "title": par.name + (f" [{unit}]" if unit else ""),
         "legend": [(colours[r], r) for r in par.robots if r in flagged or not many],
-        "mad_to_sigma": MAD_TO_SIGMA,
+        "mad_to_sigma": f"{MAD_TO_SIGMA:.4f}",
         "hint": hint,
     }
 
@@ -284,7 +284,7 @@ def _summary_view(report: DriftReport) -> dict[str, Any]:
         "n_robots": len(report.robots),
         "n_runs": n_runs,
         "n_parameters": len(report.parameters),
-        "mad_to_sigma": MAD_TO_SIGMA,
+        "mad_to_sigma": f"{MAD_TO_SIGMA:.4f}",
         "min_history": report.min_history,
         "min_fleet": report.min_fleet,
     }
