@@ -1,5 +1,9 @@
 """Self-contained HTML drift report of a fleet (no network request, every text escaped).
 
+The page is ``templates/drift_report.html.j2`` (package data, rendered with
+autoescaping; its style and overlay script are the assets ``drift.css`` and
+``drift.js``); this module builds the data of its sections.
+
 The page, top to bottom:
 
 * ``#drift-summary`` — threshold ``k``, counts, and the rule in one paragraph;

@@ -21,9 +21,10 @@ Base-parameter uncertainty (bar + confidence tier per parameter), Physical
 consistency / reconstruction (and strongly correlated parameter pairs when the
 result holds them).
 
-Every string that reaches the page goes through
-:func:`~figaroh._run.html.html_escape`; chart data travels as
-escaped JSON in an attribute, never inside a ``<script>`` element.
+The page is ``templates/identification_report.html.j2`` (package data): this
+module builds the data of each section (:func:`_report_context`) and the
+template, rendered with autoescaping, escapes every value; chart data travels
+as escaped JSON in an attribute, never inside a ``<script>`` element.
 
 Efforts are in N·m (revolute joints) or N (prismatic joints).
 """

@@ -15,6 +15,9 @@ page — inline CSS and JavaScript, nothing fetched from the network — with:
   parameter's kind (:func:`calibration_parameter_kind`);
 * an auto-generated list of insights flagging what deserves a second look.
 
+The page is ``templates/calibration_report.html.j2`` (package data, rendered
+with autoescaping); this module builds the data of its sections.
+
 Only presentation happens here: every number comes from the calibrator's
 ``evaluation_metrics`` and ``results_data["validation_metrics"]``.
 
