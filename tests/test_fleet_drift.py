@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -20,6 +21,7 @@ import re
 import numpy as np
 import pytest
 
+import figaroh.fleet.drift as drift_module
 from figaroh.errors import FigarohError
 from figaroh.fleet.drift import (
     AGAINST_FLEET,
@@ -28,6 +30,7 @@ from figaroh.fleet.drift import (
     DriftInputError,
     _loo_mad,
     _loo_median,
+    _median_mad,
     analyse_drift,
     drift_report,
 )
@@ -204,6 +207,21 @@ def test_leave_one_out_statistics_match_brute_force():
             assert mad[i] == pytest.approx(np.median(np.abs(others - med[i])))
 
 
+def test_mad_scale_is_scipys_normal_consistent_mad(monkeypatch):
+    """The fleet band and the large-fleet fallback are scipy's median_abs_deviation."""
+    from scipy import stats
+
+    assert MAD_TO_SIGMA == pytest.approx(1.0 / stats.norm.ppf(0.75), rel=1e-15)
+    v = np.array([1.0, 4.0, np.nan, 2.5, 9.0, -3.0])
+    med, spread = _median_mad(v)
+    finite = v[np.isfinite(v)]
+    assert med == np.median(finite)
+    assert spread == pytest.approx(stats.median_abs_deviation(finite, scale="normal"), rel=1e-15)
+    assert spread == pytest.approx(MAD_TO_SIGMA * np.median(np.abs(finite - med)), rel=1e-15)
+    monkeypatch.setattr(drift_module, "EXACT_LOO_MAD_MAX", 3)
+    assert np.all(_loo_mad(v, _loo_median(v)) == stats.median_abs_deviation(finite))
+
+
 def test_nan_value_is_refused_with_a_named_error():
     pts = [point("a", 0, 1.0), point("a", 1, float("nan"))]
     with pytest.raises(DriftInputError, match=r"fs1.*a-s1-fs1.*finite") as info:
@@ -295,7 +313,7 @@ def test_page_marks_exactly_the_flagged_robots(tmp_path):
     assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in text and "<link" not in text and " src=" not in text
     summary = re.search(r'id="drift-summary"[^>]*data-flagged-robots="([^"]+)"', text)
-    assert json.loads(summary.group(1).replace("&quot;", '"')) == ["r2", "r5"]
+    assert json.loads(html.unescape(summary.group(1))) == ["r2", "r5"]
 
 
 def test_page_escapes_names():

@@ -634,6 +634,40 @@ def test_identification_report_escapes_joint_and_parameter_names(ident, monkeypa
     assert verdict.series["joint_names"][0] == XSS  # data, never markup
 
 
+def test_recipe_a_new_report_section(ident, monkeypatch, tmp_path):
+    """docs/architecture.md, "A new report section": one line in the page template and
+    one entry in the template's data make a new section, placed and escaped."""
+    import shutil
+
+    from figaroh._run import templating
+
+    for template in templating._TEMPLATES.glob("*.html.j2"):
+        shutil.copy(template, tmp_path / template.name)
+    page = tmp_path / "identification_report.html.j2"
+    last = '{{ c.section("links", "Identified links", links) }}\n'
+    added = '{{ c.section("notes", "Operator notes", c.kv_table(operator_notes)) }}\n'
+    assert page.read_text("utf-8").count(last) == 1
+    page.write_text(page.read_text("utf-8").replace(last, last + added), "utf-8")
+    monkeypatch.setattr(templating, "_TEMPLATES", tmp_path)
+    templating.environment.cache_clear()
+    try:
+        context = ir._report_context
+        monkeypatch.setattr(
+            ir,
+            "_report_context",
+            lambda *a, **k: {**context(*a, **k), "operator_notes": [("Checked by", XSS)]},
+        )
+        doc = ir.generate_identification_report(ident)
+    finally:
+        templating.environment.cache_clear()
+    assert XSS not in doc and html.escape(XSS, quote=False) in doc
+    assert doc.index('<section id="links">') < doc.index('<section id="notes">')
+    notes = doc[doc.index('<section id="notes">') :]
+    notes = notes[: notes.index("</section>")]
+    assert "<h2>Operator notes</h2>" in notes and "<th>Checked by</th>" in notes
+    assert parse(notes).tags.count("script") == 0
+
+
 # ---------------------------------------------------------------------------
 # Calibration report (fixture with BaseCalibration's post-solve attributes)
 # ---------------------------------------------------------------------------

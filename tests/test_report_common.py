@@ -613,6 +613,16 @@ def test_assets_ship_as_package_data():
     for name in assets:
         assert read_asset(name).strip()
         assert any(fnmatch.fnmatch(f"_run/assets/{name}", p) for p in patterns), name
+    templates = [p.name for p in resources.files("figaroh._run").joinpath("templates").iterdir()]
+    assert {
+        "page.html.j2",
+        "components.html.j2",
+        "identification_report.html.j2",
+        "calibration_report.html.j2",
+        "drift_report.html.j2",
+    } <= set(templates)
+    for name in templates:
+        assert any(fnmatch.fnmatch(f"_run/templates/{name}", p) for p in patterns), name
     assert run_charts._SERIES_CHART_SCRIPT == (
         read_asset("charts.js") + read_asset("small_multiples.js")
     )

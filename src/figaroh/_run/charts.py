@@ -71,9 +71,14 @@ def _downsample_series(
     return t_out, out
 
 
+def _json_text(data: Any) -> str:
+    """Strict JSON text (NaN/inf → null), compact; a template escapes it into an attribute."""
+    return json.dumps(verification_json_data(data), allow_nan=False, separators=(",", ":"))
+
+
 def _json_for_attribute(data: Any) -> str:
     """Strict JSON text, escaped for an HTML attribute value."""
-    return _esc(json.dumps(verification_json_data(data), allow_nan=False, separators=(",", ":")))
+    return _esc(_json_text(data))
 
 
 #: Legend swatch class and label of each series role of the small multiples.

@@ -1,8 +1,11 @@
-"""HTML building blocks of the report pages: escaping, number formatting, sections.
+"""Data of the shared report sections (insights, provenance, uncertainty, verdict).
 
-HTML escaping: every string that reaches HTML goes through :func:`html_escape`
-(alias :func:`_esc`), including attribute values; data for the charts travels
-in an escaped ``data-series`` attribute, never as raw ``<script>`` text.
+Each ``_*_section`` function turns a run's values into rows and renders the
+matching macro of ``templates/components.html.j2`` (:mod:`figaroh._run.templating`):
+the template escapes every value, attribute values included. Chart data
+travels as escaped JSON in a ``data-*`` attribute, never as raw ``<script>``
+text. :func:`html_escape` (alias :func:`_esc`) escapes a value for markup
+still built in Python.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from figaroh._run.templating import format_number, macro
 from figaroh._run.values import _finite_or_none
 
 logger = logging.getLogger(__name__)
@@ -63,12 +67,12 @@ def _esc(x: Any) -> str:
 
 def _fmt(value: Any, spec: str = ".4g") -> str:
     """Format a number for HTML; None/NaN/non-numbers become an em dash (escaped)."""
-    f = _finite_or_none(value)
-    if f is None:
-        if isinstance(value, float) and math.isinf(value):
-            return _esc("∞" if value > 0 else "-∞")
-        return "—"
-    return _esc(format(f, spec))
+    return _esc(format_number(value, spec))
+
+
+def _component(name: str, *args: Any) -> str:
+    """Markup of macro ``name`` of ``components.html.j2`` (as ``str``: callers concatenate)."""
+    return str(macro("components.html.j2", name)(*args))
 
 
 def _uncertainty_tier(std_pct: float | None) -> str:
@@ -144,14 +148,18 @@ def _insights_section(insights: Iterable[Any] | None) -> str:
             text = ins.get("text", "")
         else:
             level, text = "info", ins
-        items.append(f'<li class="insight {level}">{_esc(text)}</li>')
-    if not items:
-        return '<p class="muted">No insights.</p>'
-    return '<ul class="insights">' + "".join(items) + "</ul>"
+        items.append({"level": level, "text": text})
+    return _component("insights", items)
 
 
 def _kv_rows(rows: Iterable[Tuple[str, Any]]) -> str:
-    return "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
+    """``<tr><th>key</th><td>value</td></tr>`` rows (both escaped)."""
+    return _component("kv_rows", list(rows))
+
+
+def _kv_table(rows: Iterable[Tuple[str, Any]]) -> str:
+    """``<table class="kv">`` of ``(key, value)`` rows (both escaped)."""
+    return _component("kv_table", list(rows))
 
 
 def _asset_text(asset: Mapping[str, Any]) -> str:
@@ -183,7 +191,7 @@ def _data_file_rows(data: Mapping[str, Any]) -> List[Tuple[str, Any]]:
 def _provenance_section(provenance: Mapping[str, Any] | None) -> str:
     """Table of a run provenance record (every value escaped)."""
     if not isinstance(provenance, Mapping):
-        return '<p class="muted">No provenance recorded for this run (run solve() first).</p>'
+        return _component("muted", "No provenance recorded for this run (run solve() first).")
 
     def sub(key: str) -> Mapping[str, Any]:
         v = provenance.get(key)
@@ -223,7 +231,7 @@ def _provenance_section(provenance: Mapping[str, Any] | None) -> str:
     ):
         if key in stamps:
             rows.append((label, stamps[key]))
-    return f'<table class="kv">{_kv_rows(rows)}</table>'
+    return _kv_table(rows)
 
 
 def _spread_or_none(value: Any) -> float | None:
@@ -260,7 +268,7 @@ def _param_uncertainty_section(
     """
     names = list(names or [])
     if not names:
-        return '<p class="muted">No parameters to report.</p>'
+        return _component("muted", "No parameters to report.")
 
     def col(seq: Sequence[Any] | None, label: str) -> List[Any]:
         seq = [] if seq is None else list(np.asarray(seq, dtype=object).ravel())
@@ -284,31 +292,19 @@ def _param_uncertainty_section(
         range(len(names)),
         key=lambda i: (judged[i] is None, -abs(judged[i]) if judged[i] is not None else 0.0),
     )
-    rows = []
-    for i in order:
-        p = judged[i]
-        tier = _uncertainty_tier(p)
-        width = 0.0 if p is None else min(abs(p), 100.0)
-        rel = _fmt(pct[i], ".1f")
-        cells = f"<td>{_fmt(val[i])}</td><td>{_fmt(sd[i])}</td>"
-        if scaled is not None:
-            rel = rel if pct[i] is not None else '<span class="muted">n/a (value ≈ 0)</span>'
-            cells += f"<td>{rel}</td><td>{_fmt(scaled[i], '.2f')}</td>"
-        else:
-            cells += f"<td>{rel}</td>"
-        rows.append(
-            f'<tr class="tier-{tier}"><td>{_esc(names[i])}</td>{cells}'
-            f'<td><div class="bar"><div class="bar-fill tier-{tier}" '
-            f'style="width:{width:.1f}%"></div></div></td>'
-            f'<td><span class="badge tier-{tier}">{_esc(tier)}</span></td></tr>'
-        )
-    head = "<th>σ [%]</th>" if scaled is None else "<th>σ / |value| [%]</th><th>σ / scale [%]</th>"
-    return (
-        '<table class="data"><thead><tr><th>Parameter</th><th>Value</th><th>σ</th>'
-        f"{head}<th></th><th>Confidence</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
+    rows = [
+        {
+            "name": names[i],
+            "tier": _uncertainty_tier(judged[i]),
+            "width": 0.0 if judged[i] is None else min(abs(judged[i]), 100.0),
+            "value": val[i],
+            "sd": sd[i],
+            "rel": pct[i],
+            "scaled": None if scaled is None else scaled[i],
+        }
+        for i in order
+    ]
+    return _component("param_uncertainty", rows, scaled is not None)
 
 
 def _correlation_section(pairs: Iterable[Any] | None) -> str:
@@ -325,17 +321,8 @@ def _correlation_section(pairs: Iterable[Any] | None) -> str:
             a, b, rho = tuple(pair)[:3]
         r = _finite_or_none(rho)
         tier = "poor" if r is not None and abs(r) > 0.95 else "fair"
-        rows.append(
-            f'<tr class="tier-{tier}"><td>{_esc(a)}</td><td>{_esc(b)}</td>'
-            f"<td>{_fmt(r, '+.3f')}</td>"
-            f'<td><span class="badge tier-{tier}">{_esc(tier)}</span></td></tr>'
-        )
-    if not rows:
-        return '<p class="muted">No parameter pairs exceed |ρ| &gt; 0.8.</p>'
-    return (
-        '<table class="data"><thead><tr><th>Parameter</th><th>Parameter</th><th>ρ</th>'
-        "<th>Severity</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
-    )
+        rows.append({"a": a, "b": b, "rho": r, "tier": tier})
+    return _component("correlation", rows)
 
 
 def _names_text(names: Sequence[str]) -> str:
@@ -344,15 +331,17 @@ def _names_text(names: Sequence[str]) -> str:
     return text + (", ..." if len(names) > MAX_NAMES_IN_INSIGHT else "")
 
 
-def _change_cell(before: Any, after: Any) -> str:
-    """Table cell with the relative change after vs before: ↓ better, ↑ worse."""
+def _change_pct(before: Any, after: Any) -> float | None:
+    """Relative change ``(before − after) / before · 100`` [%]; None when undefined."""
     b, a = _finite_or_none(before), _finite_or_none(after)
     if b is None or a is None or b == 0:
-        return "<td>—</td>"
-    pct = (b - a) / b * 100.0
-    if pct >= 0:
-        return f'<td><span class="arrow-good">↓ {_esc(f"{pct:.1f}")}%</span></td>'
-    return f'<td><span class="arrow-bad">↑ {_esc(f"{-pct:.1f}")}%</span></td>'
+        return None
+    return (b - a) / b * 100.0
+
+
+def _change_cell(before: Any, after: Any) -> str:
+    """Table cell with the relative change after vs before: ↓ better, ↑ worse."""
+    return _component("change_cell", _change_pct(before, after))
 
 
 _VERDICT_HEADLINES = {
@@ -383,17 +372,16 @@ def _verdict_status(value: Any) -> str:
     return status if status in _VERDICT_HEADLINES else "not_evaluated"
 
 
-def _verdict_check_row(check: Any) -> str:
-    status = _verdict_status(_verdict_field(check, "status"))
-    required = "required" if _verdict_field(check, "required", True) else "informative"
-    return (
-        f'<tr class="check status-{status}"><td>{_esc(_verdict_field(check, "name", "?"))}</td>'
-        f"<td>{_fmt(_verdict_field(check, 'value'))}</td>"
-        f"<td>{_esc(_limit_text(check))}</td>"
-        f'<td><span class="badge verdict-{status}">{_esc(status)}</span></td>'
-        f"<td>{_esc(required)}</td>"
-        f"<td>{_esc(_verdict_field(check, 'reason', '') or '')}</td></tr>"
-    )
+def _verdict_check_row(check: Any) -> dict:
+    """Display record of one check: status, name, value, limit, role and reason."""
+    return {
+        "status": _verdict_status(_verdict_field(check, "status")),
+        "name": _verdict_field(check, "name", "?"),
+        "value": _verdict_field(check, "value"),
+        "limit": _limit_text(check),
+        "role": "required" if _verdict_field(check, "required", True) else "informative",
+        "reason": _verdict_field(check, "reason", "") or "",
+    }
 
 
 def _verdict_section(verdict: Any, unavailable_reason: str = "") -> str:
@@ -413,10 +401,7 @@ def _verdict_section(verdict: Any, unavailable_reason: str = "") -> str:
     """
     if verdict is None:
         reason = unavailable_reason or "no verdict was computed for this run"
-        return (
-            '<div class="verdict-panel" data-status="unavailable">'
-            f'<p class="muted">Verdict unavailable: {_esc(reason)}.</p></div>'
-        )
+        return _component("verdict_panel", None, reason)
     status = _verdict_status(_verdict_field(verdict, "status"))
     checks = list(_verdict_field(verdict, "checks", []) or [])
     counts = {
@@ -424,28 +409,16 @@ def _verdict_section(verdict: Any, unavailable_reason: str = "") -> str:
     }
     policy = _verdict_field(verdict, "policy", {}) or {}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no checks"
-    parts = [
-        f'<div class="verdict-panel" data-status="{_esc(status)}">',
-        f'<p class="verdict-headline verdict-{status}">{_esc(_VERDICT_HEADLINES[status])}</p>',
-        f'<p class="muted">Scope: {_esc(_verdict_field(verdict, "scope", "?"))} · '
-        f"{len(checks)} check(s): {_esc(summary)} · "
-        f"{len(policy)} limit(s) in the policy.</p>",
-    ]
-    if not policy:
-        parts.append(
-            '<p class="muted">No acceptance limits were given, so nothing can prove '
-            "acceptance: pass thresholds to verify() (or --threshold on the command line) "
-            "and the report's verdict=….</p>"
-        )
-    if checks:
-        parts.append(
-            '<table class="data verdict-checks"><thead><tr><th>Check</th><th>Value</th>'
-            "<th>Limit</th><th>Status</th><th>Role</th><th>Reason</th></tr></thead><tbody>"
-            + "".join(_verdict_check_row(c) for c in checks)
-            + "</tbody></table>"
-        )
-    parts.append("</div>")
-    return "".join(parts)
+    view = {
+        "status": status,
+        "headline": _VERDICT_HEADLINES[status],
+        "scope": _verdict_field(verdict, "scope", "?"),
+        "n_checks": len(checks),
+        "summary": summary,
+        "n_limits": len(policy),
+        "checks": [_verdict_check_row(c) for c in checks],
+    }
+    return _component("verdict_panel", view, "")
 
 
 def _run_verdict(task: Any) -> Tuple[Any, str]:

@@ -1,4 +1,4 @@
-"""Self-contained report pages: sections, the document shell and the atomic write."""
+"""Self-contained report pages: sections, the page shell (``page.html.j2``) and the atomic write."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from figaroh._run.charts import _SERIES_CHART_SCRIPT
-from figaroh._run.html import _esc
 from figaroh._run.resources import read_asset
+from figaroh._run.templating import macro, render, trusted
 from figaroh.utils.fileio import atomic_write_text, make_folder
 
 logger = logging.getLogger(__name__)
@@ -25,39 +25,40 @@ _ARROW_STYLE = """
 
 
 def _report_section(section_id: str, heading: str, inner_html: str, card: bool = True) -> str:
-    """``<section>`` of a report page; ``heading`` is escaped, ``inner_html`` is trusted markup."""
-    body = f'<div class="card">{inner_html}</div>' if card else inner_html
-    return (
-        f'  <section id="{_esc(section_id)}">\n    <h2>{_esc(heading)}</h2>\n    {body}\n'
-        "  </section>\n"
+    """``<section>`` of a report page; ``heading`` is escaped, ``inner_html`` is trusted markup.
+
+    ``inner_html`` must be markup figaroh built: a rendered macro, or text
+    escaped with :func:`~figaroh._run.html.html_escape`.
+    """
+    return str(
+        macro("components.html.j2", "section")(section_id, heading, trusted(str(inner_html)), card)
     )
 
 
 def _report_document(
     title: str, sections: Sequence[str], footer: str, extra_style: str = ""
 ) -> str:
-    """Self-contained report page: inline CSS and chart script, no external resource."""
-    timestamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{_esc(title)}</title>
-<style>{_STYLE}{_ARROW_STYLE}{extra_style}</style>
-</head>
-<body>
-<div class="page">
-  <h1>{_esc(title)}</h1>
-  <p class="subtitle">Generated {_esc(timestamp)}</p>
+    """Self-contained report page: inline CSS and chart script, no external resource.
 
-{chr(10).join(sections)}
-  <footer>{_esc(footer)}</footer>
-</div>
-<script>{_SERIES_CHART_SCRIPT}</script>
-</body>
-</html>
-"""
+    Renders ``templates/page.html.j2`` with the sections (markup from
+    :func:`_report_section`) in order.
+    """
+    return render(
+        "page.html.j2",
+        **_page_context(title, footer, extra_style),
+        sections=[trusted(str(s)) for s in sections],
+    )
+
+
+def _page_context(title: str, footer: str, extra_style: str = "") -> dict:
+    """Variables of ``page.html.j2``: title, time stamp, footer, style sheet and chart script."""
+    return {
+        "title": title,
+        "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "footer": footer,
+        "style": trusted(_STYLE + _ARROW_STYLE + extra_style),
+        "script": trusted(_SERIES_CHART_SCRIPT),
+    }
 
 
 def _write_report(doc: str, output_path: Any, what: str) -> None:

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -86,8 +87,9 @@ __all__ = [
 AGAINST_HISTORY = "history"
 #: ``DriftFlag.against`` of a comparison with the other robots of the same session.
 AGAINST_FLEET = "fleet"
-#: Factor turning a median absolute deviation into a σ (Gaussian consistency).
-MAD_TO_SIGMA = 1.4826
+#: Factor turning a median absolute deviation into a σ (Gaussian consistency):
+#: ``1 / Φ⁻¹(3/4)``, the factor of ``scipy.stats.median_abs_deviation(scale="normal")``.
+MAD_TO_SIGMA = 1.482602218505602
 #: Largest fleet whose leave-one-out MAD is computed exactly (``R × R`` table per session).
 EXACT_LOO_MAD_MAX = 1024
 
@@ -318,20 +320,20 @@ def _loo_median(v: np.ndarray) -> np.ndarray:
 
 
 def _row_medians(a: np.ndarray) -> np.ndarray:
-    """Median of the finite entries of each row of ``a`` (NaN for a row without one)."""
-    c = np.isfinite(a).sum(axis=1)
-    srt = np.sort(np.where(np.isfinite(a), a, np.inf), axis=1)
-    lo = np.take_along_axis(srt, np.maximum((c - 1) // 2, 0)[:, None], axis=1)[:, 0]
-    hi = np.take_along_axis(srt, np.maximum(c // 2, 0)[:, None], axis=1)[:, 0]
-    return np.where(c > 0, 0.5 * (lo + hi), np.nan)
+    """Median of the non-NaN entries of each row of ``a`` (NaN for a row without one)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # "All-NaN slice": that row is NaN
+        return np.nanmedian(a, axis=1)
 
 
 def _loo_mad(v: np.ndarray, centre: np.ndarray) -> np.ndarray:
     """For each i, ``median_{j ≠ i} |v_j − centre_i|`` over the finite ``v_j``."""
     n = v.size
     if n > EXACT_LOO_MAD_MAX:
-        whole = np.nanmedian(v) if np.isfinite(v).any() else np.nan
-        mad = np.nanmedian(np.abs(v - whole)) if np.isfinite(v).any() else np.nan
+        from scipy.stats import median_abs_deviation
+
+        finite = v[np.isfinite(v)]
+        mad = float(median_abs_deviation(finite)) if finite.size else np.nan
         return np.full(n, mad)
     dev = np.abs(v[None, :] - centre[:, None])
     dev[np.arange(n), np.arange(n)] = np.nan
@@ -372,11 +374,12 @@ def _fleet_scores(
 
 def _median_mad(v: np.ndarray) -> tuple[float, float]:
     """Median and ``1.4826·MAD`` of the finite entries of ``v``."""
+    from scipy.stats import median_abs_deviation
+
     v = v[np.isfinite(v)]
     if v.size == 0:
         return math.nan, math.nan
-    med = float(np.median(v))
-    return med, float(MAD_TO_SIGMA * np.median(np.abs(v - med)))
+    return float(np.median(v)), float(median_abs_deviation(v, scale="normal"))
 
 
 # --------------------------------------------------------------------------- #

@@ -21,9 +21,10 @@ Base-parameter uncertainty (bar + confidence tier per parameter), Physical
 consistency / reconstruction (and strongly correlated parameter pairs when the
 result holds them).
 
-Every string that reaches the page goes through
-:func:`~figaroh._run.html.html_escape`; chart data travels as
-escaped JSON in an attribute, never inside a ``<script>`` element.
+The page is ``templates/identification_report.html.j2`` (package data): this
+module builds the data of each section (:func:`_report_context`) and the
+template, rendered with autoescaping, escapes every value; chart data travels
+as escaped JSON in an attribute, never inside a ``<script>`` element.
 
 Efforts are in N·m (revolute joints) or N (prismatic joints).
 """
@@ -42,12 +43,8 @@ from figaroh._run.html import (
     HEALTHY_INSIGHT,
     UNCERTAINTY_WARN_PCT,
     VALIDATION_IMPROVEMENT_WARN_PCT,
-    _change_cell,
+    _change_pct,
     _correlation_section,
-    _esc,
-    _fmt,
-    _insights_section,
-    _kv_rows,
     _names_text,
     _param_uncertainty_section,
     _provenance_section,
@@ -55,12 +52,13 @@ from figaroh._run.html import (
     _verdict_block,
 )
 from figaroh._run.link_table import link_table_section, nominal_link_masses
-from figaroh._run.page import _report_document, _report_section, _write_report
+from figaroh._run.page import _page_context, _write_report
 from figaroh._run.physical_account import (
     SOURCE_LABELS,
     consistency_source_label,
     physical_stage_rows,
 )
+from figaroh._run.templating import render, trusted
 from figaroh._run.uncertainty import (
     NEAR_ZERO_FRACTION,
     parameter_kind,
@@ -293,13 +291,13 @@ def _selected_info(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return sel if isinstance(sel, Mapping) else None
 
 
-def _summary_section(
+def _summary_rows(
     result: Mapping[str, Any],
     correlation: Any,
     stages_text: str,
     has_selection: bool,
-) -> str:
-    """Key/value table: stages, base parameters, samples, RMSE, correlation, condition."""
+) -> List[tuple]:
+    """Key/value rows: stages, base parameters, samples, RMSE, correlation, condition."""
     cond = result.get("condition number", float("nan"))
     label = _condition_label(cond)
     cond_text = "unavailable" if label == "unavailable" else f"{float(cond):.1f} ({label})"
@@ -324,65 +322,47 @@ def _summary_section(
     corr = _finite_or_none(correlation)
     rows.append(("Correlation", "unavailable" if corr is None else f"{corr:.4f}"))
     rows.append(("Condition number", cond_text))
-    return f'<table class="kv">{_kv_rows(rows)}</table>'
+    return rows
 
 
-def _per_joint_section(
+def _per_joint_view(
     per_joint: Mapping[str, Any] | None,
     units: Mapping[str, str],
     result: Mapping[str, Any],
     has_selection: bool,
-) -> str:
-    """Per-joint mean, std, RMSE and max |residual| of the fit [N·m or N]."""
+) -> Dict[str, Any] | None:
+    """Per-joint mean, std, RMSE and max |residual| of the fit [N·m or N]; None when unavailable."""
     if not isinstance(per_joint, Mapping) or not per_joint.get("joint_names"):
-        return '<p class="muted">Per-joint residuals are unavailable for this run.</p>'
+        return None
     heading = (
         "Base fit residuals, per joint (training set)"
         if has_selection
         else "Residual τ_measured − τ_identified per joint (training set)"
     )
-    rows = []
-    for i, name in enumerate(per_joint["joint_names"]):
-        cells = "".join(
-            f"<td>{_fmt(per_joint.get(key, [None] * (i + 1))[i])}</td>"
-            for key in ("mean", "std", "rmse", "max_abs")
-        )
-        rows.append(f"<tr><td>{_esc(name)}</td><td>{_esc(units.get(name, ''))}</td>{cells}</tr>")
-    doc = (
-        f'<p class="muted">{_esc(heading)}</p>'
-        '<table class="data"><thead><tr><th>Joint</th><th>Unit</th><th>Mean</th><th>Std</th>'
-        "<th>RMSE</th><th>Max |r|</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
-    )
+    rows = [
+        {
+            "name": name,
+            "unit": units.get(name, ""),
+            **{
+                key: per_joint.get(key, [None] * (i + 1))[i]
+                for key in ("mean", "std", "rmse", "max_abs")
+            },
+        }
+        for i, name in enumerate(per_joint["joint_names"])
+    ]
     sel = _selected_info(result)
     per_sel = (sel or {}).get("effort_rmse_fit_per_joint")
+    selected = None
     if isinstance(per_sel, Mapping) and per_sel:
-        sel_rows = "".join(
-            f"<tr><td>{_esc(name)}</td><td>{_fmt(value)}</td></tr>"
-            for name, value in per_sel.items()
-        )
-        doc += (
-            f'<p class="muted">Selected estimate ({_esc(sel.get("stage", "selected"))}) '
-            "— RMSE per joint</p>"
-            '<table class="data"><thead><tr><th>Joint</th><th>RMSE per joint</th></tr></thead>'
-            f"<tbody>{sel_rows}</tbody></table>"
-        )
-    return doc
+        selected = {"stage": sel.get("stage", "selected"), "rows": list(per_sel.items())}
+    return {"heading": heading, "rows": rows, "selected": selected}
 
 
-def _validation_section(validation: Mapping[str, Any] | None) -> str:
-    """Validation summary (nominal vs identified) and the per-joint table."""
+def _validation_view(validation: Mapping[str, Any] | None) -> Dict[str, Any] | None:
+    """Validation summary (nominal vs identified) and the per-joint rows; None without data."""
     if not isinstance(validation, Mapping):
-        return (
-            '<p class="muted">No validation data: set validation_data_file in the '
-            "identification config to evaluate the model on a held-out trajectory.</p>"
-        )
-    parts = []
+        return None
     fallback = validation.get("validation_source") == "identification_data_fallback"
-    if fallback:
-        parts.append(
-            '<p class="banner-warn">No separate validation data provided — these metrics are '
-            "computed on the identification data itself and do NOT test generalization.</p>"
-        )
     source = (
         "identification data (fallback, not independent)" if fallback else "held-out trajectory"
     )
@@ -395,50 +375,41 @@ def _validation_section(validation: Mapping[str, Any] | None) -> str:
             _plain(validation.get("correlation_normalised"), ".4f"),
         ),
     ]
-    parts.append(f'<table class="kv">{_kv_rows(rows)}</table>')
-    parts.append(
-        '<table class="data"><thead><tr><th>Metric</th><th>Nominal (CAD)</th>'
-        "<th>Identified</th><th>Change</th></tr></thead><tbody>"
-        f"<tr><td>RMSE</td><td>{_fmt(validation.get('rmse_nominal'))}</td>"
-        f"<td>{_fmt(validation.get('rmse_identified'))}</td>"
-        f"{_change_cell(validation.get('rmse_nominal'), validation.get('rmse_identified'))}</tr>"
-        f"<tr><td>Max |error|</td><td>{_fmt(validation.get('max_nominal'))}</td>"
-        f"<td>{_fmt(validation.get('max_identified'))}</td>"
-        f"{_change_cell(validation.get('max_nominal'), validation.get('max_identified'))}</tr>"
-        "</tbody></table>"
-    )
+    metrics = [
+        {
+            "label": label,
+            "nominal": validation.get(f"{key}_nominal"),
+            "identified": validation.get(f"{key}_identified"),
+            "pct": _change_pct(
+                validation.get(f"{key}_nominal"), validation.get(f"{key}_identified")
+            ),
+        }
+        for label, key in (("RMSE", "rmse"), ("Max |error|", "max"))
+    ]
     per_joint = validation.get("per_joint")
-    if isinstance(per_joint, Mapping) and per_joint:
-        rows_html = []
-        for name, m in per_joint.items():
-            m = m if isinstance(m, Mapping) else {}
-            predictive = m.get("predictive")
-            flag = (
-                "yes"
-                if predictive
-                else '<span class="flag-bad">no — not better than a constant</span>'
-                if predictive is not None
-                else "—"
-            )
-            rows_html.append(
-                f"<tr><td>{_esc(name)}</td><td>{_esc(m.get('unit', ''))}</td>"
-                f"<td>{_fmt(m.get('rmse_nominal'))}</td><td>{_fmt(m.get('rmse_identified'))}</td>"
-                f"{_change_cell(m.get('rmse_nominal'), m.get('rmse_identified'))}"
-                f"<td>{_fmt(m.get('std_measured'))}</td><td>{_fmt(m.get('r2'), '.3f')}</td>"
-                f"<td>{flag}</td></tr>"
-            )
-        parts.append(
-            '<table class="data"><thead><tr><th>Joint</th><th>Unit</th><th>RMSE nominal</th>'
-            "<th>RMSE identified</th><th>Change</th><th>Std measured</th><th>R²</th>"
-            "<th>Predictive</th></tr></thead><tbody>" + "".join(rows_html) + "</tbody></table>"
+    joints = []
+    for name, m in per_joint.items() if isinstance(per_joint, Mapping) else ():
+        m = m if isinstance(m, Mapping) else {}
+        joints.append(
+            {
+                "name": name,
+                "unit": m.get("unit", ""),
+                "rmse_nominal": m.get("rmse_nominal"),
+                "rmse_identified": m.get("rmse_identified"),
+                "pct": _change_pct(m.get("rmse_nominal"), m.get("rmse_identified")),
+                "std_measured": m.get("std_measured"),
+                "r2": m.get("r2"),
+                "predictive": m.get("predictive"),
+            }
         )
     left_out = validation.get("not_fitted_joints")
-    if left_out:
-        parts.append(
-            f'<p class="muted">Not fitted (effort not scored): '
-            f"{_esc(', '.join(str(j) for j in left_out))}</p>"
-        )
-    return "".join(parts)
+    return {
+        "fallback": fallback,
+        "rows": rows,
+        "metrics": metrics,
+        "joints": joints,
+        "left_out": ", ".join(str(j) for j in left_out) if left_out else "",
+    }
 
 
 def _plain(value: Any, spec: str) -> str:
@@ -447,7 +418,7 @@ def _plain(value: Any, spec: str) -> str:
     return "unavailable" if f is None else format(f, spec)
 
 
-def _consistency_section(identifier: Any, result: Mapping[str, Any]) -> str:
+def _consistency_view(identifier: Any, result: Mapping[str, Any]) -> Dict[str, Any]:
     """Every physical step in one table (+ strongly correlated pairs if any).
 
     Rows: the ``physical`` stage record (the same words as the summary line),
@@ -456,13 +427,8 @@ def _consistency_section(identifier: Any, result: Mapping[str, Any]) -> str:
     and the estimate the report's numbers come from.
     """
     rows = physical_stage_rows(getattr(identifier, "stages", None) or [], result)
-    doc = f'<table class="kv">{_kv_rows(rows)}</table>'
     pairs = result.get("correlated_pairs")
-    if pairs:
-        doc += '<p class="muted">Strongly correlated parameter pairs</p>' + _correlation_section(
-            pairs
-        )
-    return doc
+    return {"rows": rows, "pairs": trusted(_correlation_section(pairs)) if pairs else None}
 
 
 def _links_section(identifier: Any, result: Mapping[str, Any]) -> str:
@@ -525,14 +491,14 @@ def _validation_timestamps(identifier: Any, validation: Mapping[str, Any] | None
     return stamps
 
 
-def _time_series_sections(
+def _time_series(
     identifier: Any,
     result: Mapping[str, Any],
     fit_names: Sequence[str],
     units: Mapping[str, str],
     validation: Mapping[str, Any] | None,
-) -> List[str]:
-    """Training fit and residuals over time, the validation table and trajectory."""
+) -> Dict[str, Any]:
+    """Training fit and residuals over time, and the validation trajectory (markup)."""
     fit_html, residual_html = fit_effort_panels(
         result.get("torque processed"),
         result.get("torque estimated"),
@@ -540,28 +506,20 @@ def _time_series_sections(
         units,
         _timestamps(getattr(identifier, "processed_data", None)),
     )
-    return [
-        _report_section(
-            "fit-time", "Measured vs identified effort over time (training fit)", fit_html
-        ),
-        _report_section(
-            "residual-time", "Residuals over time and their distribution", residual_html
-        ),
-        _report_section("validation", "Validation", _validation_section(validation)),
-        _report_section(
-            "series",
-            "Validation trajectory over time",
-            validation_effort_panel(
-                validation, units, _validation_timestamps(identifier, validation)
-            ),
-        ),
-    ]
+    validation_html = validation_effort_panel(
+        validation, units, _validation_timestamps(identifier, validation)
+    )
+    return {
+        "fit": trusted(fit_html),
+        "residual": trusted(residual_html),
+        "validation": trusted(validation_html),
+    }
 
 
-def _report_sections(
+def _report_context(
     identifier: Any, result: Mapping[str, Any], provenance: Any, verdict: Any = None
-) -> List[str]:
-    """The ``<section>`` blocks of the identification report, in page order."""
+) -> Dict[str, Any]:
+    """Variables of ``identification_report.html.j2``: the data of every section."""
     base_names = list(result.get("base parameters names", []) or [])
     std_raw = getattr(identifier, "std_relative", None)
     std_relative = [] if std_raw is None else list(np.ravel(np.asarray(std_raw, dtype=float)))
@@ -584,42 +542,24 @@ def _report_sections(
     except Exception as exc:  # noqa: BLE001 - presentation only
         stages_text = f"unavailable ({exc})"
 
-    insights = _build_insights(result, std_relative, base_names, validation)
-    residual_heading = "Base fit residuals" if has_selection else "Per-joint torque residuals"
     units = _joint_units(identifier, validation)
     unc = parameter_uncertainty(base_names, phi_base, std_relative)
-    return [
-        _report_section("verdict", "Verdict", _verdict_block(identifier, verdict)),
-        _report_section("provenance", "Provenance", _provenance_section(provenance)),
-        _report_section(
-            "summary", "Summary", _summary_section(result, correlation, stages_text, has_selection)
-        ),
-        _report_section("insights", "Insights", _insights_section(insights), card=False),
-        _report_section(
-            "residuals",
-            residual_heading,
-            _per_joint_section(per_joint, units, result, has_selection),
-        ),
-        *_time_series_sections(identifier, result, fit_names, units, validation),
-        _report_section(
-            "uncertainty",
-            "Base-parameter uncertainty",
-            uncertainty_note()
-            + _param_uncertainty_section(
-                base_names,
-                unc["sigma"],
-                unc["relative_pct"],
-                phi_base,
-                unc["scaled_pct"],
-            ),
-        ),
-        _report_section(
-            "consistency",
-            "Physical consistency / reconstruction",
-            _consistency_section(identifier, result),
-        ),
-        _report_section("links", "Identified links", _links_section(identifier, result)),
-    ]
+    uncertainty = uncertainty_note() + _param_uncertainty_section(
+        base_names, unc["sigma"], unc["relative_pct"], phi_base, unc["scaled_pct"]
+    )
+    return {
+        "verdict": trusted(_verdict_block(identifier, verdict)),
+        "provenance": trusted(_provenance_section(provenance)),
+        "summary_rows": _summary_rows(result, correlation, stages_text, has_selection),
+        "insights": _build_insights(result, std_relative, base_names, validation),
+        "residual_heading": "Base fit residuals" if has_selection else "Per-joint torque residuals",
+        "per_joint": _per_joint_view(per_joint, units, result, has_selection),
+        "time_series": _time_series(identifier, result, fit_names, units, validation),
+        "validation": _validation_view(validation),
+        "uncertainty": trusted(uncertainty),
+        "consistency": _consistency_view(identifier, result),
+        "links": trusted(_links_section(identifier, result)),
+    }
 
 
 def generate_identification_report(
@@ -673,12 +613,15 @@ def generate_identification_report(
     report_title = title or (
         f"{_run_title(provenance, type(identifier).__name__)} — Identification Quality Report"
     )
-    sections = _report_sections(identifier, result, provenance, verdict)
-    doc = _report_document(
-        report_title,
-        sections,
-        "Generated by figaroh.tools.identification_report — self-contained, no network request.",
-        _EXTRA_STYLE,
+    doc = render(
+        "identification_report.html.j2",
+        **_page_context(
+            report_title,
+            "Generated by figaroh.tools.identification_report — self-contained, "
+            "no network request.",
+            _EXTRA_STYLE,
+        ),
+        **_report_context(identifier, result, provenance, verdict),
     )
     _write_report(doc, output_path, "identification")
     return doc

@@ -15,6 +15,9 @@ page — inline CSS and JavaScript, nothing fetched from the network — with:
   parameter's kind (:func:`calibration_parameter_kind`);
 * an auto-generated list of insights flagging what deserves a second look.
 
+The page is ``templates/calibration_report.html.j2`` (package data, rendered
+with autoescaping); this module builds the data of its sections.
+
 Only presentation happens here: every number comes from the calibrator's
 ``evaluation_metrics`` and ``results_data["validation_metrics"]``.
 
@@ -40,20 +43,17 @@ from figaroh._run.html import (
     UNCERTAINTY_CAUTION_PCT,
     UNCERTAINTY_WARN_PCT,
     VALIDATION_IMPROVEMENT_WARN_PCT,
-    _change_cell,
+    _change_pct,
     _correlation_section,
-    _esc,
-    _fmt,
-    _insights_section,
-    _kv_rows,
     _names_text,
     _param_uncertainty_section,
     _provenance_section,
     _run_title,
     _verdict_block,
 )
-from figaroh._run.page import _report_document, _report_section, _write_report
+from figaroh._run.page import _page_context, _write_report
 from figaroh._run.stages import stages_line
+from figaroh._run.templating import render, trusted
 from figaroh._run.uncertainty import NEAR_ZERO_FRACTION, parameter_uncertainty
 from figaroh._run.values import _finite_or_none
 
@@ -283,7 +283,7 @@ def _plain(value: Any, spec: str, unit: str = "", missing: str = "unavailable") 
     return missing if f is None else f"{format(f, spec)}{unit}"
 
 
-def _summary_section(eval_: Mapping[str, Any], n_samples: Any, stages_text: str) -> str:
+def _summary_view(eval_: Mapping[str, Any], n_samples: Any, stages_text: str) -> Dict[str, Any]:
     """Convergence, fit residuals, outliers and conditioning."""
     success = eval_.get("optimization_success")
     convergence = (
@@ -330,60 +330,47 @@ def _summary_section(eval_: Mapping[str, Any], n_samples: Any, stages_text: str)
     convention = eval_.get("rmse_convention")
     if isinstance(convention, str) and convention:
         note += f" Convention: {convention}."
-    return f'<table class="kv">{_kv_rows(rows)}</table><p class="muted">{_esc(note)}</p>'
+    return {"rows": rows, "note": note}
 
 
-def _per_dof_section(stats: Mapping[str, Any] | None, n_kept: Any) -> str:
-    """Per-DOF residual table [mm / deg] and the overall group statistics."""
+def _per_dof_view(stats: Mapping[str, Any] | None, n_kept: Any) -> Dict[str, Any] | None:
+    """Per-DOF residual rows [mm / deg] and the overall group statistics; None when absent."""
     if not isinstance(stats, Mapping) or not stats.get("dof_names"):
-        return '<p class="muted">Per-DOF residuals are unavailable for this run.</p>'
-    rows = []
-    for i, name in enumerate(stats["dof_names"]):
+        return None
 
-        def cell(key: str, spec: str = ".4g", i: int = i) -> str:
-            seq = stats.get(key) or []
-            return f"<td>{_fmt(seq[i] if i < len(seq) else None, spec)}</td>"
+    def at(key: str, i: int) -> Any:
+        seq = stats.get(key) or []
+        return seq[i] if i < len(seq) else None
 
-        rows.append(
-            f"<tr><td>{_esc(name)}</td>{cell('mean')}{cell('std')}{cell('rmse')}"
-            f"{cell('max_abs')}{cell('r_squared', '.4f')}</tr>"
-        )
-    doc = (
-        f'<p class="muted">Per-DOF residuals (training set, n={_esc(n_kept)})</p>'
-        '<table class="data"><thead><tr><th>DOF</th><th>Mean</th><th>Std</th><th>RMSE</th>'
-        "<th>Max |r|</th><th>R²</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
-    )
+    keys = ("mean", "std", "rmse", "max_abs", "r_squared")
+    rows = [
+        {"name": name, **{key: at(key, i) for key in keys}}
+        for i, name in enumerate(stats["dof_names"])
+    ]
     overall = stats.get("overall")
+    groups = None
     if isinstance(overall, Mapping):
+        groups = [
+            (
+                label,
+                *(
+                    _plain(overall.get(f"{prefix}_{stat}_{unit}"), ".4g", missing="not measured")
+                    for stat in ("rmse", "mae", "max")
+                ),
+            )
+            for label, prefix, unit in (
+                ("Position [mm]", "pos", "mm"),
+                ("Orientation [deg]", "orient", "deg"),
+            )
+        ]
+    return {"n_kept": n_kept, "rows": rows, "overall": groups}
 
-        def group(key: str) -> str:
-            return _plain(overall.get(key), ".4g", missing="not measured")
 
-        doc += (
-            '<p class="muted">Overall (measured components of each kind)</p>'
-            '<table class="data"><thead><tr><th>Group</th><th>RMSE</th><th>MAE</th>'
-            "<th>Max</th></tr></thead><tbody>"
-            f"<tr><td>Position [mm]</td><td>{_esc(group('pos_rmse_mm'))}</td>"
-            f"<td>{_esc(group('pos_mae_mm'))}</td><td>{_esc(group('pos_max_mm'))}</td></tr>"
-            f"<tr><td>Orientation [deg]</td><td>{_esc(group('orient_rmse_deg'))}</td>"
-            f"<td>{_esc(group('orient_mae_deg'))}</td><td>{_esc(group('orient_max_deg'))}</td>"
-            "</tr></tbody></table>"
-        )
-    return doc
-
-
-def _validation_section(validation: Mapping[str, Any] | None) -> str:
+def _validation_view(validation: Mapping[str, Any] | None) -> Dict[str, Any] | None:
     """Nominal vs calibrated position / orientation errors (rows with NaN nominal skipped)."""
     if not isinstance(validation, Mapping):
-        return '<p class="muted">Validation: not computed by this calibration.</p>'
-    parts = []
+        return None
     fallback = validation.get("validation_source") == "calibration_data_fallback"
-    if fallback:
-        parts.append(
-            '<p class="banner-warn">No separate validation data provided — these metrics are '
-            "computed on the calibration data itself and do NOT test generalization to new "
-            "configurations.</p>"
-        )
     rows_kv = [
         (
             "Source",
@@ -391,19 +378,13 @@ def _validation_section(validation: Mapping[str, Any] | None) -> str:
         ),
         ("Samples", validation.get("n_val_samples", "unavailable")),
     ]
-    parts.append(f'<table class="kv">{_kv_rows(rows_kv)}</table>')
     rows = []
     for label, nom, cal in (
         ("Position RMSE [mm]", "pos_rmse_nominal_mm", "pos_rmse_calibrated_mm"),
         ("Position max [mm]", "pos_max_nominal_mm", "pos_max_calibrated_mm"),
         ("Orientation RMSE [deg]", "orient_rmse_nominal_deg", "orient_rmse_calibrated_deg"),
         ("Orientation max [deg]", "orient_max_nominal_deg", "orient_max_calibrated_deg"),
-    ):
-        if _finite_or_none(validation.get(nom)) is None:
-            continue
-        rows.append((label, validation.get(nom), validation.get(cal)))
-    # optional: nominal joints with re-fitted base/tool frames (a fairer "before")
-    for label, nom, cal in (
+        # nominal joints with re-fitted base/tool frames (a fairer "before"), when recorded
         (
             "Position RMSE, nominal joints + fitted frames [mm]",
             "pos_rmse_nominal_fitted_frames_mm",
@@ -428,20 +409,11 @@ def _validation_section(validation: Mapping[str, Any] | None) -> str:
                     per_cal[k] if k < len(per_cal) else None,
                 )
             )
-    if rows:
-        parts.append(
-            '<table class="data"><thead><tr><th>Metric</th><th>Nominal</th><th>Calibrated</th>'
-            "<th>Improvement</th></tr></thead><tbody>"
-            + "".join(
-                f"<tr><td>{_esc(label)}</td><td>{_fmt(b)}</td><td>{_fmt(a)}</td>"
-                f"{_change_cell(b, a)}</tr>"
-                for label, b, a in rows
-            )
-            + "</tbody></table>"
-        )
-    else:
-        parts.append('<p class="muted">No finite validation errors to compare.</p>')
-    return "".join(parts)
+    metrics = [
+        {"label": label, "nominal": b, "calibrated": a, "pct": _change_pct(b, a)}
+        for label, b, a in rows
+    ]
+    return {"fallback": fallback, "rows": rows_kv, "metrics": metrics}
 
 
 def calibration_parameter_kind(name: Any) -> str:
@@ -465,36 +437,29 @@ def _calibration_kind(name: Any) -> tuple[str, str]:
     return token, text
 
 
-def _uncertainty_note() -> str:
-    return (
-        '<p class="muted">σ is the absolute standard deviation ([m] for positions and '
-        "offsets, [rad] for angles). σ / |value| is shown only where the value is not ≈ 0 "
-        f"(|value| &gt; {NEAR_ZERO_FRACTION:g} × the scale). The confidence comes from "
-        "σ / scale, the scale being the largest |value| of the same kind (base frame "
-        "position, base frame orientation, joint placement offset, joint placement angle, "
-        f"marker frame position, …): good ≤ {UNCERTAINTY_CAUTION_PCT:.0f} % &lt; fair ≤ "
-        f"{UNCERTAINTY_WARN_PCT:.0f} % &lt; poor.</p>"
-    )
-
-
-def _uncertainty_section(eval_: Mapping[str, Any], param_names: Sequence[Any]) -> str:
-    """Parameter table: value, σ, σ/|value| where the value is not ≈ 0, σ/scale and tier."""
+def _uncertainty_view(
+    eval_: Mapping[str, Any], param_names: Sequence[Any]
+) -> tuple[Dict[str, Any], str]:
+    """Parameter table (value, σ, σ/|value| where not ≈ 0, σ/scale, tier) and its notes."""
     values = eval_.get("param_values")
     stdev = eval_.get("param_stdev")
     pct = std_ratio_to_percent(eval_.get("param_stddev_percentage"))
     n = max(len(list(param_names or [])), len(pct), len(list(values or [])))
     names = [str(param_names[i]) if i < len(param_names or []) else f"param_{i}" for i in range(n)]
-    doc = ""
     dof = eval_.get("residual_dof")
+    dof_note = None
     if isinstance(dof, (int, np.integer)) and dof <= 0 and all(p != p for p in pct):
-        doc += (
-            f'<p class="muted">{_esc(dof)} residual degrees of freedom — uncertainty not '
-            "estimable.</p>"
-        )
+        dof_note = f"{dof} residual degrees of freedom — uncertainty not estimable."
     # the kind tokens are passed as names: parameter_uncertainty groups by them
     unc = parameter_uncertainty([_calibration_kind(nm)[0] for nm in names], values, pct)
     table = _param_uncertainty_section(names, stdev, unc["relative_pct"], values, unc["scaled_pct"])
-    return doc + table + _uncertainty_note()
+    view = {
+        "dof_note": dof_note,
+        "near_zero": NEAR_ZERO_FRACTION,
+        "caution": UNCERTAINTY_CAUTION_PCT,
+        "warn": UNCERTAINTY_WARN_PCT,
+    }
+    return view, table
 
 
 # ---------------------------------------------------------------------------
@@ -597,17 +562,18 @@ def _source_text(validation: Mapping[str, Any]) -> str:
     return f"the {n} held-out validation poses"
 
 
-def _marker_residual_sections(
+def _marker_residual_panels(
     validation: Mapping[str, Any] | None, mask: Sequence[Any] | None
-) -> List[str]:
-    """Residual-norm and per-axis small multiples (with histograms) of every marker."""
+) -> Dict[str, Any]:
+    """Residual-norm and per-axis small multiples (with histograms) of every marker.
+
+    Returns:
+        ``{"pose_panel", "axis_panel"}``: markup, or None when no per-pose
+        residual is recorded.
+    """
     axes = _marker_axes(validation, mask) if isinstance(validation, Mapping) else None
     if not axes:
-        muted = '<p class="muted">No per-pose validation residuals recorded for this run.</p>'
-        return [
-            _report_section("pose-residuals", "Residual per pose", muted),
-            _report_section("axis-residuals", "Residual per marker axis", muted),
-        ]
+        return {"pose_panel": None, "axis_panel": None}
     K, n = axes[0]["calibrated"].shape
     poses = list(range(n))
     hidden = (
@@ -629,20 +595,16 @@ def _marker_residual_sections(
     )
     if any(s.get("hidden") for c in per_axis for s in c["series"]):
         axis_hint += hidden
-    return [
-        _report_section(
-            "pose-residuals",
-            "Residual per pose",
-            _multi_panel_section("pose-panel", poses, "pose", norms, hint, toggles=True),
+    return {
+        "pose_panel": trusted(
+            _multi_panel_section("pose-panel", poses, "pose", norms, hint, toggles=True)
         ),
-        _report_section(
-            "axis-residuals",
-            "Residual per marker axis",
+        "axis_panel": trusted(
             _multi_panel_section(
                 "axis-panel", poses, "pose", per_axis, axis_hint, histograms=True, toggles=True
-            ),
+            )
         ),
-    ]
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -679,15 +641,15 @@ def _stages_text(calibrator: Any) -> str:
         return f"unavailable ({exc})"
 
 
-def _report_sections(
+def _report_context(
     calibrator: Any,
     eval_: Mapping[str, Any],
     n_samples: Any,
     param_names: List[Any],
     validation: Mapping[str, Any] | None,
     verdict: Any = None,
-) -> List[str]:
-    """The sections of the calibration report page, in display order."""
+) -> Dict[str, Any]:
+    """Variables of ``calibration_report.html.j2``: the data of every section."""
     insights = _build_insights(eval_, n_samples, param_names, validation)
     provenance = getattr(calibrator, "_run_provenance", None)
     calib_config = getattr(calibrator, "calib_config", None) or {}
@@ -696,25 +658,19 @@ def _report_sections(
         n_kept = int(n_samples) - int(eval_.get("n_outliers", 0) or 0)
     except (TypeError, ValueError):
         n_kept = "unavailable"
-    return [
-        _report_section("verdict", "Verdict", _verdict_block(calibrator, verdict)),
-        _report_section("provenance", "Provenance", _provenance_section(provenance)),
-        _report_section("summary", "Summary", _summary_section(eval_, n_samples, stages_text)),
-        _report_section("insights", "Insights", _insights_section(insights), card=False),
-        _report_section(
-            "residuals", "Per-DOF residuals", _per_dof_section(eval_.get("per_dof_stats"), n_kept)
-        ),
-        _report_section("validation", "Validation", _validation_section(validation)),
-        *_marker_residual_sections(validation, calib_config.get("measurability")),
-        _report_section(
-            "uncertainty", "Parameter uncertainty", _uncertainty_section(eval_, param_names)
-        ),
-        _report_section(
-            "correlation",
-            "Parameter correlation",
-            _correlation_section(eval_.get("correlated_pairs") or []),
-        ),
-    ]
+    uncertainty, table = _uncertainty_view(eval_, param_names)
+    return {
+        "verdict": trusted(_verdict_block(calibrator, verdict)),
+        "provenance": trusted(_provenance_section(provenance)),
+        "summary": _summary_view(eval_, n_samples, stages_text),
+        "insights": insights,
+        "per_dof": _per_dof_view(eval_.get("per_dof_stats"), n_kept),
+        "validation": _validation_view(validation),
+        **_marker_residual_panels(validation, calib_config.get("measurability")),
+        "uncertainty": uncertainty,
+        "uncertainty_table": trusted(table),
+        "correlation": trusted(_correlation_section(eval_.get("correlated_pairs") or [])),
+    }
 
 
 def generate_calibration_report(
@@ -761,11 +717,13 @@ def generate_calibration_report(
     report_title = title or (
         f"{_run_title(provenance, type(calibrator).__name__)} — Calibration Quality Report"
     )
-    sections = _report_sections(calibrator, eval_, n_samples, param_names, validation, verdict)
-    doc = _report_document(
-        report_title,
-        sections,
-        "Generated by figaroh.tools.report — self-contained, no network request.",
+    doc = render(
+        "calibration_report.html.j2",
+        **_page_context(
+            report_title,
+            "Generated by figaroh.tools.report — self-contained, no network request.",
+        ),
+        **_report_context(calibrator, eval_, n_samples, param_names, validation, verdict),
     )
     _write_report(doc, output_path, "calibration")
     return doc

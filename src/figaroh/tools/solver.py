@@ -746,10 +746,14 @@ class LinearSolver:
         """Huber M-estimate by IRLS.
 
         Starting from the (weighted) least-squares fit, iterate
-        ``s = 1.4826·median|r − median r|`` (floored at ``1e-12·rms(b)``),
+        ``s = median|r − median r| / Φ⁻¹(3/4)`` (normal-consistent MAD,
+        :func:`scipy.stats.median_abs_deviation` with ``scale="normal"``,
+        floored at ``1e-12·rms(b)``),
         ``h_i = min(1, δ s / |r_i|)`` and refit with weights ``w_i h_i`` until
         ``‖Δx‖ <= tol·‖x‖``.
         """
+        from scipy.stats import median_abs_deviation
+
         m, n = A.shape
         w0 = self._row_weights()
         w0 = np.ones(m) if w0 is None else w0
@@ -764,7 +768,7 @@ class LinearSolver:
         for it in range(1, self.max_iter + 1):  # noqa: B007
             r = b - A @ x
             ra = r[active]
-            scale = max(1.482602218505602 * float(np.median(np.abs(ra - np.median(ra)))), floor)
+            scale = max(float(median_abs_deviation(ra, scale="normal")), floor)
             absr = np.abs(r)
             h = np.minimum(1.0, delta * scale / np.maximum(absr, _TINY))
             x_new = self._fit(A, b, w0 * h)
