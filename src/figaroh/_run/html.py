@@ -10,6 +10,7 @@ still built in Python.
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 import math
@@ -17,6 +18,7 @@ from typing import Any, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from figaroh._run.task_services import RunServices, current_verdict
 from figaroh._run.templating import format_number, macro
 from figaroh._run.values import _finite_or_none
 
@@ -427,7 +429,11 @@ def _run_verdict(task: Any) -> Tuple[Any, str]:
     The run's verdict is the one its last ``verify()`` kept (``RunServices``),
     else ``task.verify()`` with its default policy.
     """
-    verify = getattr(task, "_current_verdict", None) or getattr(task, "verify", None)
+    verify = (
+        functools.partial(current_verdict, task)
+        if isinstance(task, RunServices)
+        else getattr(task, "verify", None)
+    )
     if not callable(verify):
         return None, f"{type(task).__name__} has no verify()"
     try:

@@ -23,6 +23,11 @@ hook                           meaning
 ``_repr_fields()``             the ``name=value`` parts of ``repr``
 =============================  ============================================================
 
+The plot folder of the current ``solve()`` and the run's verdict store are
+plain module functions over the run object (:func:`plot_into`,
+:func:`figures_hidden`, :func:`verdict_for`, :func:`current_verdict`, …), not
+methods, so a run class carries only its documented methods and hooks.
+
 Optional hooks with a default: ``_missing_results_warning(action)`` (the
 warning logged instead of reporting / saving / plotting without results; it
 may raise instead), ``_show_plots()`` (called after plotting; no-op) and
@@ -56,7 +61,16 @@ logger = logging.getLogger(__name__)
 _json_io = lazy_module("figaroh._run.json_io")
 _result_plots = lazy_module("figaroh._run.result_plots")
 
-__all__ = ["RunServices"]
+__all__ = [
+    "RunServices",
+    "current_verdict",
+    "figures_hidden",
+    "keep_verdict",
+    "plot_into",
+    "stored_verdict",
+    "task_config",
+    "verdict_for",
+]
 
 #: Formats written by :meth:`RunServices.save_results`.
 SAVE_FORMATS = ("yaml", "csv", "npz")
@@ -77,34 +91,6 @@ class RunServices:
 
     #: Folder the plots of the current ``solve()`` are written to (None: show only).
     _plot_folder: str | None = None
-
-    # ------------------------------------------------------------------ plotting
-    def _plot_into(self, folder: str | os.PathLike | None) -> Any:
-        """:meth:`plot_results` with the figures written into ``folder`` (None: shown only)."""
-        previous = self._plot_folder
-        self._plot_folder = None if folder is None else os.fspath(folder)
-        try:
-            return self.plot_results()
-        finally:
-            self._plot_folder = previous
-
-    def _figures_hidden(self) -> bool:
-        """True when no folder was asked for and no display can show the figures.
-
-        ``plotting=True`` then draws nothing and writes nothing (as without a
-        display in figaroh 1.0.2); ``solve(save_plots=FOLDER)`` writes PNGs.
-        """
-        try:
-            headless = _result_plots._is_headless()
-        except ImportError:  # no matplotlib: the plotting layer warns and draws nothing
-            return False
-        if self._plot_folder is None and headless:
-            logger.info(
-                "plotting: no display (non-interactive matplotlib backend), figures not drawn; "
-                "solve(save_plots=FOLDER) writes them as PNG files"
-            )
-            return True
-        return False
 
     # ------------------------------------------------------------------ task hooks
     def _is_solved(self) -> bool:
@@ -178,63 +164,6 @@ class RunServices:
         )
         return ResultsManager(self._task, name, self._results_record())
 
-    # ------------------------------------------------------------------ the run's verdict
-    def _task_config(self) -> Mapping[str, Any] | None:
-        """The converted task configuration (``identif_config`` / ``calib_config``), if any."""
-        for name in ("identif_config", "calib_config"):
-            config = getattr(self, name, None)
-            if isinstance(config, Mapping):
-                return config
-        return None
-
-    def _solve_key(self) -> tuple:
-        """Identity of the current ``solve()``: its provenance record and results dict.
-
-        Both are new objects after every ``solve()``, so a verdict stored with
-        this key is recognised as stale once the run is solved again.
-        """
-        return (getattr(self, "_run_provenance", None), self._results_record())
-
-    def _stored_verdict(self) -> VerificationVerdict | None:
-        """The verdict kept for the current ``solve()`` (None: none, or a previous solve's)."""
-        stored = self.__dict__.get("_verdict_store")
-        if stored is None:
-            return None
-        key, verdict = stored
-        current = self._solve_key()
-        if len(key) != len(current) or any(a is not b for a, b in zip(key, current, strict=True)):
-            return None
-        return verdict
-
-    def _keep_verdict(self, verdict: VerificationVerdict) -> VerificationVerdict:
-        """Make ``verdict`` the run's verdict (shown by every later export)."""
-        self.__dict__["_verdict_store"] = (self._solve_key(), verdict)
-        return verdict
-
-    def _verdict_for(
-        self,
-        thresholds: Mapping[str, Mapping[str, Any]] | None,
-        scope: str,
-        verdict: VerificationVerdict | None,
-    ) -> VerificationVerdict:
-        """The verdict an export shows.
-
-        ``verdict`` when given (it becomes the run's verdict); a new
-        :meth:`verify` when ``thresholds`` or a scope other than the default
-        is given; else the run's verdict (the last :meth:`verify` of this
-        ``solve()``), computed with the configuration's policy the first time.
-        """
-        self._require_solved()
-        if verdict is not None:
-            return self._keep_verdict(verdict)
-        if not _policy.is_default_request(thresholds, scope):
-            return self.verify(thresholds=thresholds, scope=scope)
-        return self._stored_verdict() or self.verify()
-
-    def _current_verdict(self) -> VerificationVerdict:
-        """The run's verdict: the last :meth:`verify` of this ``solve()``, else :meth:`verify`."""
-        return self._verdict_for(None, _policy.DEFAULT_SCOPE, None)
-
     def verify(
         self,
         thresholds: Mapping[str, Mapping[str, Any]] | None = None,
@@ -270,8 +199,8 @@ class RunServices:
             AttributeError: If ``solve()`` has not been run.
         """
         self._require_solved()
-        thresholds, scope = _policy.resolve_policy(thresholds, scope, self._task_config())
-        return self._keep_verdict(self._run_verification(thresholds, scope))
+        thresholds, scope = _policy.resolve_policy(thresholds, scope, task_config(self))
+        return keep_verdict(self, self._run_verification(thresholds, scope))
 
     def export_html_report(
         self,
@@ -305,7 +234,7 @@ class RunServices:
         Raises:
             AttributeError: If ``solve()`` has not been run.
         """
-        verdict = self._verdict_for(thresholds, scope, verdict)
+        verdict = verdict_for(self, thresholds, scope, verdict)
         if output_path is None:
             make_folder(output_dir)
             output_path = os.path.join(output_dir, f"{self._task}_report.html")
@@ -347,7 +276,7 @@ class RunServices:
         Raises:
             AttributeError: If ``solve()`` has not been run.
         """
-        verdict = self._verdict_for(thresholds, scope, verdict)
+        verdict = verdict_for(self, thresholds, scope, verdict)
         verdict_dict = dataclasses.asdict(verdict)
         if self.results_manager is not None:
             verdict_dict = self.results_manager._convert_for_serialization(verdict_dict)
@@ -432,3 +361,98 @@ class RunServices:
             out = plot_with_fallback(self._plot_primary, self._plot_fallback, logger, self._task)
         self._show_plots()
         return out
+
+
+# ---------------------------------------------------------------------- run helpers
+# Plain functions over a RunServices object: the plot folder of the current
+# solve() and the run's verdict store. They are not methods, so a run class
+# carries only its documented methods and hooks.
+def plot_into(run: RunServices, folder: str | os.PathLike | None) -> Any:
+    """:meth:`plot_results` with the figures written into ``folder`` (None: shown only)."""
+    previous = run._plot_folder
+    run._plot_folder = None if folder is None else os.fspath(folder)
+    try:
+        return run.plot_results()
+    finally:
+        run._plot_folder = previous
+
+
+def figures_hidden(run: RunServices) -> bool:
+    """True when no folder was asked for and no display can show the figures.
+
+    ``plotting=True`` then draws nothing and writes nothing (as without a
+    display in figaroh 1.0.2); ``solve(save_plots=FOLDER)`` writes PNGs.
+    """
+    try:
+        headless = _result_plots._is_headless()
+    except ImportError:  # no matplotlib: the plotting layer warns and draws nothing
+        return False
+    if run._plot_folder is None and headless:
+        logger.info(
+            "plotting: no display (non-interactive matplotlib backend), figures not drawn; "
+            "solve(save_plots=FOLDER) writes them as PNG files"
+        )
+        return True
+    return False
+
+
+def task_config(run: RunServices) -> Mapping[str, Any] | None:
+    """The converted task configuration (``identif_config`` / ``calib_config``), if any."""
+    for name in ("identif_config", "calib_config"):
+        config = getattr(run, name, None)
+        if isinstance(config, Mapping):
+            return config
+    return None
+
+
+def solve_key(run: RunServices) -> tuple:
+    """Identity of the current ``solve()``: its provenance record and results dict.
+
+    Both are new objects after every ``solve()``, so a verdict stored with
+    this key is recognised as stale once the run is solved again.
+    """
+    return (getattr(run, "_run_provenance", None), run._results_record())
+
+
+def stored_verdict(run: RunServices) -> VerificationVerdict | None:
+    """The verdict kept for the current ``solve()`` (None: none, or a previous solve's)."""
+    stored = run.__dict__.get("_verdict_store")
+    if stored is None:
+        return None
+    key, verdict = stored
+    current = solve_key(run)
+    if len(key) != len(current) or any(a is not b for a, b in zip(key, current, strict=True)):
+        return None
+    return verdict
+
+
+def keep_verdict(run: RunServices, verdict: VerificationVerdict) -> VerificationVerdict:
+    """Make ``verdict`` the run's verdict (shown by every later export)."""
+    run.__dict__["_verdict_store"] = (solve_key(run), verdict)
+    return verdict
+
+
+def verdict_for(
+    run: RunServices,
+    thresholds: Mapping[str, Mapping[str, Any]] | None,
+    scope: str,
+    verdict: VerificationVerdict | None,
+) -> VerificationVerdict:
+    """The verdict an export shows.
+
+    ``verdict`` when given (it becomes the run's verdict); a new
+    :meth:`verify` when ``thresholds`` or a scope other than the default
+    is given; else the run's verdict (the last :meth:`verify` of this
+    ``solve()``), computed with the configuration's policy the first time.
+    """
+    run._require_solved()
+    if verdict is not None:
+        return keep_verdict(run, verdict)
+    if not _policy.is_default_request(thresholds, scope):
+        return run.verify(thresholds=thresholds, scope=scope)
+    return stored_verdict(run) or run.verify()
+
+
+def current_verdict(run: RunServices) -> VerificationVerdict:
+    """The run's verdict: the last :meth:`verify` of this ``solve()``, else :meth:`verify`."""
+    return verdict_for(run, None, _policy.DEFAULT_SCOPE, None)

@@ -64,7 +64,7 @@ import numpy as np
 
 from figaroh._run.data_checks import DataChecks
 from figaroh._run.result_plots import _is_headless
-from figaroh._run.task_services import RunServices
+from figaroh._run.task_services import RunServices, figures_hidden, plot_into
 from figaroh.calibration import _plots, estimation
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._checks import data_stage, fit_findings, input_findings, input_key
@@ -754,7 +754,7 @@ class BaseCalibration(RunServices):
         if verbose:
             self.print_quality_report()
         if plotting:
-            self._plot_into(save_plots)
+            plot_into(self, save_plots)
         if save_results:
             self.save_results()
         if html_report:
@@ -1216,7 +1216,7 @@ class BaseCalibration(RunServices):
         return None
 
     def _plot_primary(self) -> Any:
-        if self._figures_hidden():
+        if figures_hidden(self):
             return []
         rd = self.results_data
         folder = self._plot_folder
@@ -1228,7 +1228,7 @@ class BaseCalibration(RunServices):
         )
 
     def _plot_fallback(self) -> None:
-        if self._figures_hidden():
+        if figures_hidden(self):
             return
         self.plot_errors_distribution()
         self.plot_3d_poses()

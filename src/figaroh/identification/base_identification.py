@@ -76,7 +76,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from figaroh._run.task_services import RunServices
+from figaroh._run.task_services import RunServices, figures_hidden, plot_into
 from figaroh.data.adoption import (
     adopt_trajectory_for,
     data_stage_metrics,
@@ -1269,7 +1269,7 @@ class BaseIdentification(RunServices, ABC):
         return format_quality_report(self)
 
     def _plot_primary(self) -> Any:
-        if self._figures_hidden():
+        if figures_hidden(self):
             return []
         folder = self._plot_folder
         return self.results_manager.plot_identification_results(
@@ -1280,7 +1280,7 @@ class BaseIdentification(RunServices, ABC):
         )
 
     def _plot_fallback(self) -> Any:
-        if self._figures_hidden():
+        if figures_hidden(self):
             return None
         return basic_identification_plot(self, output_dir=self._plot_folder or "results")
 
@@ -1450,7 +1450,7 @@ def _report_solution(
     if verbose:
         ident.print_quality_report()
     if plotting:
-        ident._plot_into(save_plots)
+        plot_into(ident, save_plots)
     if save_results:
         ident.save_results()
     if html_report:
