@@ -1,10 +1,20 @@
 """Architecture rules, checked on the source tree with :mod:`ast`.
 
 * no import cycle among figaroh's modules (every ``import`` counts, wherever
-  it sits, and importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``;
-  a deferred ``lazy_module("a.b")`` counts as an import of ``a.b``);
+  it sits, and importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``);
+* lazy names are declared in one place: a package's ``__init__.pyi`` stub
+  (``from . import sub`` / ``from .sub import Name``), which ``lazy_loader``
+  reads at import time; a module reaches a lazy module as an attribute of its
+  package (``import figaroh.tools as _tools`` … ``_tools.solver.LinearSolver``),
+  and that access counts as an import of ``figaroh.tools.solver`` for the
+  cycle and layer rules (deferred, but an edge all the same);
+* every declaration of a stub names an existing module and a name that module
+  defines, and every public submodule is declared (``import figaroh`` then
+  ``figaroh.tools.robot``);
 * no function-level import of figaroh's own modules, no ``try: import figaroh…
-  except ImportError`` guard and no ``importlib.import_module("figaroh…")`` dodge;
+  except ImportError`` guard, and no module loaded by a name the checker cannot
+  read (``importlib.import_module`` with a figaroh or computed name, outside
+  the few modules that look up third-party packages by name);
 * no upward import across the layers listed in :data:`LAYERS`;
 * the pipeline steps never see the run object (``BaseIdentification`` /
   ``BaseCalibration``);
@@ -41,7 +51,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.errors",
         "figaroh._optional",
         "figaroh.utils.fileio",
-        "figaroh.utils._lazy",
         "figaroh.utils.error_handling",
     ),
     # 1: numerics, data and robot models
@@ -67,7 +76,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.data",
         "figaroh.measurements",
         "figaroh.utils.cubic_spline",
-        "figaroh.utils.config_parser",
+        "figaroh.utils.unified_config",
         "figaroh.utils._legacy_unified",
         "figaroh.utils.yaml_budget",
         "figaroh.utils.config_keys",
@@ -100,13 +109,20 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.fleet",
         "figaroh.visualisation",
         "figaroh.utils.config_migration",
-        "figaroh.utils.config_routing",
+        "figaroh.utils.config_parser",
     ),
 )
 
 #: Package ``__init__`` modules, matched exactly (so that a new module under
 #: them is not placed by accident and must be added to :data:`LAYERS`).
 PACKAGE_ROOTS: dict[str, int] = {"figaroh": 4, "figaroh.utils": 4, "figaroh.tools": 0}
+
+#: Modules that import third-party packages by a computed name (optional
+#: dependencies, robot description packages, version look-ups); nowhere else
+#: may ``importlib.import_module`` run.
+DYNAMIC_IMPORTERS = frozenset(
+    {"figaroh._optional", "figaroh.tools.robot_paths", "figaroh._run.provenance"}
+)
 
 #: Parameter names that would hand a step the whole run object.
 RUN_OBJECT_NAMES = frozenset(
@@ -127,6 +143,8 @@ class ImportSite:
         line: Line number.
         in_function: Whether the statement sits inside a function body.
         guarded: Whether it sits in a ``try`` that catches ``ImportError``.
+        lazy: Whether it is a lazy attribute access (``_tools.solver``)
+            resolved through a package stub rather than an ``import``.
     """
 
     source: str
@@ -134,6 +152,7 @@ class ImportSite:
     line: int
     in_function: bool
     guarded: bool
+    lazy: bool = False
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -187,23 +206,77 @@ def modules_root(modules: set[str]) -> str:
     return min(modules, key=len).split(".")[0]
 
 
-def _lazy_module_target(node: ast.Call, modules: set[str]) -> str | None:
-    """The module of a ``lazy_module("<root>…")`` call (a deferred import), else None."""
-    if not (
-        ast.unparse(node.func).endswith("lazy_module")
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-        and isinstance(node.args[0].value, str)
-    ):
+def read_stub(path: Path, package: str, modules: set[str]) -> dict[str, str]:
+    """Lazy names a package stub declares: ``{attribute: module it lives in}``.
+
+    ``from . import sub`` declares the submodule ``package.sub``;
+    ``from .sub import Name`` declares ``Name``, living in ``package.sub``.
+    Any other statement that imports is refused (``lazy_loader.attach_stub``
+    reads these two forms only).
+    """
+    declared: dict[str, str] = {}
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.level != 1):
+            raise AssertionError(f"{path}:{node.lineno}: only 'from . import' / 'from .x import'")
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                home = f"{package}.{node.module or alias.name}"
+                declared[alias.name] = home
+    return declared
+
+
+def _aliases(
+    tree: ast.Module, name: str, is_package: bool, modules: set[str], stubs: dict
+) -> dict[str, str]:
+    """Module-level names bound to a package with a stub (``import a.b as x`` → ``{x: a.b}``)."""
+    bound: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in stubs:
+                    bound[alias.asname] = alias.name
+                elif not alias.asname and alias.name.split(".")[0] in stubs:
+                    bound[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in stubs:
+                    bound[alias.asname or alias.name] = full
+    return bound
+
+
+def _lazy_target(
+    node: ast.Attribute, bound: dict[str, str], modules: set[str], stubs: dict
+) -> str | None:
+    """The module a chain ``alias.sub.Name`` reaches through package stubs, else None."""
+    chain: list[str] = []
+    inner: ast.expr = node
+    while isinstance(inner, ast.Attribute):
+        chain.append(inner.attr)
+        inner = inner.value
+    if not isinstance(inner, ast.Name) or inner.id not in bound:
         return None
-    name = node.args[0].value
-    return name if name in modules else None
+    current = bound[inner.id]
+    reached = None
+    for attr in reversed(chain):
+        home = stubs.get(current, {}).get(attr)
+        if home is None:
+            break
+        reached = home
+        if f"{current}.{attr}" != home:  # a name, not a submodule: the chain ends
+            break
+        current = home
+    return reached
 
 
-def _collect(tree: ast.Module, name: str, is_package: bool, modules: set[str]) -> list[ImportSite]:
+def _collect(
+    tree: ast.Module, name: str, is_package: bool, modules: set[str], stubs: dict | None = None
+) -> list[ImportSite]:
     """Imports of figaroh modules in one module, with where each one sits."""
+    stubs = stubs or {}
     sites: list[ImportSite] = []
     functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    bound = _aliases(tree, name, is_package, modules, stubs)
 
     def visit(nodes: list[ast.AST], in_function: bool, guarded: bool) -> None:
         for child in nodes:
@@ -214,10 +287,11 @@ def _collect(tree: ast.Module, name: str, is_package: bool, modules: set[str]) -
                     if target != name:
                         sites.append(ImportSite(name, target, child.lineno, in_function, guarded))
                 continue
-            if isinstance(child, ast.Call):
-                target = _lazy_module_target(child, modules)
+            if isinstance(child, ast.Attribute):
+                target = _lazy_target(child, bound, modules, stubs)
                 if target is not None and target != name:
-                    sites.append(ImportSite(name, target, child.lineno, in_function, guarded))
+                    sites.append(ImportSite(name, target, child.lineno, False, guarded, True))
+                    continue
             inner = in_function or isinstance(child, functions)
             if isinstance(child, ast.Try) and _catches_import_error(child):
                 visit(child.body, inner, True)
@@ -232,6 +306,9 @@ def _collect(tree: ast.Module, name: str, is_package: bool, modules: set[str]) -
 def scan(root: Path) -> tuple[set[str], list[ImportSite], dict[str, ast.Module]]:
     """Every module below ``root`` and every import of one of them.
 
+    The lazy declarations of the package stubs are kept on the result's
+    ``stubs`` (see :func:`scan_stubs`); accesses through them are imports.
+
     Args:
         root: Folder holding the top-level package.
 
@@ -240,11 +317,22 @@ def scan(root: Path) -> tuple[set[str], list[ImportSite], dict[str, ast.Module]]
     """
     files = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
     modules = set(files)
+    stubs = scan_stubs(root, modules)
     trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in files.items()}
     sites: list[ImportSite] = []
     for name, tree in trees.items():
-        sites += _collect(tree, name, files[name].name == "__init__.py", modules)
+        sites += _collect(tree, name, files[name].name == "__init__.py", modules, stubs)
     return modules, sites, trees
+
+
+def scan_stubs(root: Path, modules: set[str]) -> dict[str, dict[str, str]]:
+    """``{package: {lazy attribute: module}}`` of every ``__init__.pyi`` below ``root``."""
+    return {
+        module_name(path.with_suffix(".py"), root): read_stub(
+            path, module_name(path.with_suffix(".py"), root), modules
+        )
+        for path in sorted(root.rglob("__init__.pyi"))
+    }
 
 
 def import_graph(modules: set[str], sites: list[ImportSite]) -> dict[str, set[str]]:
@@ -311,19 +399,37 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def importlib_dodges(trees: dict[str, ast.Module], root_name: str) -> list[str]:
-    """``importlib.import_module("<root>…")`` calls with a literal argument."""
+def importlib_dodges(
+    trees: dict[str, ast.Module], root_name: str, dynamic_importers: frozenset[str] = frozenset()
+) -> list[str]:
+    """Modules loaded by a name the checker cannot follow.
+
+    ``importlib.import_module`` / ``__import__`` / ``lazy_loader.load`` with a
+    ``"<root>…"`` literal anywhere, or with a computed name outside
+    ``dynamic_importers``; and ``lazy_loader.attach`` tables (lazy names are
+    declared in stubs, read by ``attach_stub``).
+    """
     hits = []
     for name, tree in trees.items():
         for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Call)
-                and ast.unparse(node.func).endswith("import_module")
-                and node.args
-                and isinstance(node.args[0], ast.Constant)
-                and str(node.args[0].value).split(".")[0] == root_name
+            if not isinstance(node, ast.Call):
+                continue
+            func = ast.unparse(node.func)
+            if func.endswith(".attach") or func == "attach":
+                hits.append(f"{name}:{node.lineno} {func}(...)")
+                continue
+            if not (
+                func.endswith("import_module") or func == "__import__" or func.endswith(".load")
             ):
-                hits.append(f"{name}:{node.lineno} import_module({node.args[0].value!r})")
+                continue
+            if not node.args:
+                continue
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant):
+                if str(arg.value).split(".")[0] == root_name:
+                    hits.append(f"{name}:{node.lineno} {func}({arg.value!r})")
+            elif not func.endswith(".load") and name not in dynamic_importers:
+                hits.append(f"{name}:{node.lineno} {func}({ast.unparse(arg)})")
     return hits
 
 
@@ -336,6 +442,25 @@ def layer_of(module: str) -> int:
             if module == prefix or module.startswith(prefix + "."):
                 return rank
     raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_architecture.py")
+
+
+def string_loaded(trees: dict[str, ast.Module], root_name: str) -> list[str]:
+    """String literals naming a ``<root>`` module that a call loads (``f("<root>.x")``)."""
+    found = []
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                for arg in node.args:
+                    if (
+                        isinstance(arg, ast.Constant)
+                        and isinstance(arg.value, str)
+                        and arg.value.startswith(root_name + ".")
+                        and " " not in arg.value
+                        and ast.unparse(node.func).split(".")[-1]
+                        in ("import_module", "__import__", "load", "lazy_module", "find_spec")
+                    ):
+                        found.append(f"{name}:{node.lineno} {arg.value}")
+    return found
 
 
 def upward_imports(sites: list[ImportSite]) -> list[str]:
@@ -415,10 +540,78 @@ def test_no_import_cycle(source):
 def test_no_function_level_or_guarded_import_of_figaroh(source):
     modules, sites, trees = source
     bad = [f"{s.source}:{s.line} → {s.target}" for s in sites if s.in_function or s.guarded]
-    bad += importlib_dodges(trees, "figaroh")
+    bad += importlib_dodges(trees, "figaroh", DYNAMIC_IMPORTERS)
     assert not bad, f"{len(bad)} function-level/guarded imports of figaroh modules:\n" + "\n".join(
         bad
     )
+
+
+def test_package_stubs_declare_existing_names_and_every_public_submodule(source):
+    """``lazy_loader.attach_stub`` trusts the stubs: each entry must resolve."""
+    modules, _, trees = source
+    stubs = scan_stubs(SRC, modules)
+    bad = []
+    for package, declared in stubs.items():
+        init = trees[package]
+        if "attach_stub" not in ast.unparse(init):
+            bad.append(f"{package}: has __init__.pyi but does not attach it")
+        for attribute, home in declared.items():
+            if home not in modules:
+                bad.append(f"{package}.{attribute}: no module {home}")
+            elif f"{package}.{attribute}" != home and not _defines(trees[home], attribute):
+                bad.append(f"{package}.{attribute}: {home} does not define it")
+        public = {
+            m.rpartition(".")[2]
+            for m in modules
+            if m.rpartition(".")[0] == package and not m.rpartition(".")[2].startswith("_")
+        } - {"__main__"}
+        missing = public - set(declared)
+        if missing:
+            bad.append(f"{package}: public submodules missing from __init__.pyi: {sorted(missing)}")
+    lazy_inits = [n for n, t in trees.items() if "attach_stub" in ast.unparse(t)]
+    bad += [f"{n}: attaches a stub it does not have" for n in lazy_inits if n not in stubs]
+    assert len(stubs) >= 10, sorted(stubs)
+    assert not bad, "\n".join(bad)
+
+
+def test_string_loaded_modules_are_counted_and_none_remain(source):
+    """Report what is loaded by name; figaroh's own modules never are."""
+    modules, sites, trees = source
+    stubs = scan_stubs(SRC, modules)
+    declared = {home for table in stubs.values() for home in table.values()}
+    lazy_edges = sorted({(s.source, s.target) for s in sites if s.lazy})
+    by_string = string_loaded(trees, "figaroh")
+    print(
+        f"\nstring-loaded modules: {len(by_string)}; "
+        f"stub-declared lazy modules: {len(declared)} in {len(stubs)} packages; "
+        f"lazy attribute edges (counted as imports): {len(lazy_edges)}"
+    )
+    assert by_string == []
+    assert ("figaroh.tools.robot", "figaroh.tools.robotvisualization") in lazy_edges
+    assert ("figaroh.utils.config_parser", "figaroh.calibration.config") in lazy_edges
+
+
+def _defines(tree: ast.Module, attribute: str) -> bool:
+    """Whether a module binds ``attribute`` at top level, or makes it in ``__getattr__``."""
+    names = _defined_names(tree)
+    if attribute in names:
+        return True
+    listed = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+    return "__getattr__" in names and attribute in listed
+
+
+def _defined_names(tree: ast.Module) -> set[str]:
+    """Names a module binds at top level (definitions, assignments, imports)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
 
 
 def test_no_upward_import(source):
@@ -539,19 +732,35 @@ def test_checkers_see_known_violations(tmp_path):
                 "class K:\n    def m(self, rows):\n        return rows\n"
             ),
             "pkg/doc.py": '"""See notes.md §2 and issue #12."""\n',
-            "pkg/f.py": "from pkg.utils import lazy_module\n_g = lazy_module('pkg.g')\n",
-            "pkg/g.py": "from pkg import f\n",
-            "pkg/h.py": "def f():\n    return lazy_module('pkg.a')\n",
+            # a lazy attribute access through a package stub is an import
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/__init__.pyi": "from . import g as g\nfrom .g import G as G\n",
+            "pkg/sub/g.py": "from pkg import f\nG = 1\n",
+            "pkg/f.py": "import pkg.sub as _sub\ndef run():\n    return _sub.g.G\n",
+            "pkg/k.py": "from pkg import sub\ndef run():\n    return sub.G\n",
+            "pkg/h.py": (
+                "import importlib\ndef f(name):\n    return importlib.import_module(name)\n"
+            ),
         },
     )
     modules, sites, trees = scan(tmp_path)
-    assert cycles(import_graph(modules, sites)) == [["pkg.a", "pkg.b"], ["pkg.f", "pkg.g"]]
+    assert scan_stubs(tmp_path, modules) == {"pkg.sub": {"g": "pkg.sub.g", "G": "pkg.sub.g"}}
+    assert cycles(import_graph(modules, sites)) == [["pkg.a", "pkg.b"], ["pkg.f", "pkg.sub.g"]]
+    lazy = {(s.source, s.target) for s in sites if s.lazy}
+    assert lazy == {("pkg.f", "pkg.sub.g"), ("pkg.k", "pkg.sub.g")}
     function_level = {(s.source, s.target) for s in sites if s.in_function}
     guarded = {(s.source, s.target) for s in sites if s.guarded}
-    assert function_level == {("pkg.b", "pkg.a"), ("pkg.h", "pkg.a")}
+    assert function_level == {("pkg.b", "pkg.a")}
     assert guarded == {("pkg.c", "pkg.a")}
     assert ("pkg.e", "pkg.a") not in {(s.source, s.target) for s in sites}  # typing-only import
-    assert importlib_dodges(trees, "pkg") == ["pkg.d:2 import_module('pkg.a')"]
+    assert importlib_dodges(trees, "pkg") == [
+        "pkg.d:2 importlib.import_module('pkg.a')",
+        "pkg.h:3 importlib.import_module(name)",
+    ]
+    assert importlib_dodges(trees, "pkg", frozenset({"pkg.h"})) == [
+        "pkg.d:2 importlib.import_module('pkg.a')"
+    ]
+    assert string_loaded(trees, "pkg") == ["pkg.d:2 pkg.a"]
     bad = run_object_violations(trees, "pkg._pipeline", ("base_identification",))
     assert len(bad) == 2 and "fit(identif=...)" in bad[1] and "base_identification" in bad[0]
     assert [b.split()[0] for b in docstring_references(trees)] == ["pkg.doc:1"]

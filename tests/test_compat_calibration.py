@@ -420,6 +420,7 @@ def test_compatibility_reexports():
     import figaroh.calibration as calibration
     from figaroh.calibration import base_calibration as bc
     from figaroh.calibration import config, data_loader, parameter
+    from figaroh.utils import config_parser
 
     assert calibration.BaseCalibration is bc.BaseCalibration
     for name in ("load_data", "read_config_data", "get_idxq_from_jname"):
@@ -431,7 +432,8 @@ def test_compatibility_reexports():
     for name in ("calc_updated_fkm", "select_identifiable_parameters", "measurement_jacobian"):
         assert getattr(bc, name) is getattr(ct, name)
         assert getattr(estimation, name) is getattr(ct, name)
-    assert bc.require_unified_config.__module__ == "figaroh.utils.config_parser"
+    assert bc.require_unified_config.__module__ == "figaroh.utils.unified_config"
+    assert bc.require_unified_config is config_parser.require_unified_config  # 1.0.2's path
 
 
 # ---------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_utils_package_reexports_are_the_defining_objects():
         assert getattr(utils, name) is getattr(importlib.import_module(home), name), name
         assert name in utils.__all__
     assert issubclass(utils.CalibrationError, utils.FigarohExampleError)
-    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+    with pytest.raises(AttributeError, match="No figaroh.utils attribute nope"):
         utils.nope  # noqa: B018
     # star import works (lazy names are resolved) and the package import stays cheap
     out = _fresh(

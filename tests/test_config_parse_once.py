@@ -37,7 +37,7 @@ from figaroh.calibration.config import load_calibration_config, unified_to_legac
 from figaroh.identification.base_identification import BaseIdentification
 from figaroh.identification.config import unified_to_legacy_identif_config
 from figaroh.tools.robot import Robot
-from figaroh.utils import config_parser, yaml_budget
+from figaroh.utils import config_parser, unified_config, yaml_budget
 from figaroh.utils.config_parser import UnifiedConfigParser, create_task_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -426,7 +426,7 @@ def _count_reads(monkeypatch) -> list[str]:
         seen.append(Path(path).name)
         return real(path, max_nodes)
 
-    for module in (yaml_budget, config_parser, sys.modules["figaroh.calibration.config"]):
+    for module in (yaml_budget, unified_config, sys.modules["figaroh.calibration.config"]):
         if hasattr(module, "load_yaml_file_cached"):
             monkeypatch.setattr(module, "load_yaml_file_cached", counting)
     return seen

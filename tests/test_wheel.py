@@ -121,6 +121,9 @@ def test_wheel_ships_templates_and_report_assets(wheel_env):
     assets = sorted(p.name for p in (ROOT / "src/figaroh/_run/assets").iterdir())
     assert assets and all(f"figaroh/_run/assets/{a}" in names for a in assets)
     assert "figaroh/py.typed" in names
+    # lazy_loader.attach_stub reads each package's stub when the package is imported
+    stubs = sorted(p.relative_to(ROOT / "src").as_posix() for p in (ROOT / "src").rglob("*.pyi"))
+    assert len(stubs) >= 10 and all(stub in names for stub in stubs), stubs
 
 
 def _run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:

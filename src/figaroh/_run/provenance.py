@@ -46,18 +46,14 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple, Union
 
 import numpy as np
 
+from figaroh._run import git as _git
 from figaroh._run.deferred_record import DeferredRecord
 from figaroh._run.naming import _safe_path_component
 from figaroh.tools._timestamps import parse_time
 from figaroh.tools.joint_terms import enable_keys
-from figaroh.utils._lazy import lazy_module
 from figaroh.utils.fileio import file_sha256, host_name
 
 logger = logging.getLogger(__name__)
-
-# Imported on first use: the git queries run only when a run is archived or
-# its provenance is read.
-_git = lazy_module("figaroh._run.git")
 
 __all__ = ["TASKS", "build_provenance_metadata", "collect_run_provenance", "collect_splits"]
 

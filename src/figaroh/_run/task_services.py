@@ -46,9 +46,10 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping
 
+from figaroh._run import json_io as _json_io
+from figaroh._run import result_plots as _result_plots
 from figaroh._run import verification_policy as _policy
 from figaroh._run.stages import with_schema
-from figaroh.utils._lazy import lazy_module
 from figaroh.utils.fileio import atomic_write_text, make_folder
 from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 
@@ -56,10 +57,6 @@ if TYPE_CHECKING:
     from figaroh._run.verdict import VerificationVerdict
 
 logger = logging.getLogger(__name__)
-
-# Imported on first use: a run that is not written and not plotted needs neither.
-_json_io = lazy_module("figaroh._run.json_io")
-_result_plots = lazy_module("figaroh._run.result_plots")
 
 __all__ = [
     "RunServices",

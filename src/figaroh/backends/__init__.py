@@ -5,147 +5,15 @@ Two backends ship: ``"pinocchio"`` (core dependency) and ``"mujoco"`` (optional,
 are known but not shipped, so :func:`list_backends` reports them unavailable.
 
 Importing this package imports neither MuJoCo nor the MuJoCo backend module:
-``figaroh.backends.MuJoCoBackend`` is resolved on first access, and the class
+the names of :file:`__init__.pyi` (:func:`~figaroh.backends.registry.get_backend`,
+``figaroh.backends.MuJoCoBackend``…) are imported on first access, and the class
 imports ``mujoco`` when an instance is created (raising a
 :class:`~figaroh.errors.MissingDependencyError` naming the extra when it is
 missing).
 """
 
-from __future__ import annotations
+import lazy_loader as _lazy
 
-import importlib
-from typing import Any
-
-from figaroh._optional import is_installed
-from figaroh.utils._lazy import lazy_reexports
-
-from .base import DynamicsBackend
-from .pinocchio import PINOCCHIO_AVAILABLE, PinocchioBackend
-
-#: Whether the ``mujoco`` package is installed (looked up with
-#: :func:`importlib.util.find_spec` when this package is imported; MuJoCo itself
-#: is not imported). :func:`list_backends` looks again at each call.
-MUJOCO_AVAILABLE: bool = is_installed("mujoco")
-
-__getattr__, __dir__ = lazy_reexports(
-    __name__, {"MuJoCoBackend": "figaroh.backends.mujoco"}, globals()
-)
-
-#: Backend name → (module, class, Python package it needs, install command).
-_REGISTRY = {
-    "pinocchio": ("figaroh.backends.pinocchio", "PinocchioBackend", "pinocchio", "pip install pin"),
-    "mujoco": (
-        "figaroh.backends.mujoco",
-        "MuJoCoBackend",
-        "mujoco",
-        'pip install "figaroh[mujoco]"',
-    ),
-}
-
-_INFO = {
-    "pinocchio": {
-        "name": "Pinocchio",
-        "description": "Rigid-body dynamics with analytical derivatives (Stack of Tasks)",
-        "formats": ["urdf"],
-        "license": "BSD-2-Clause",
-        "performance": "fast (C++ with Python bindings)",
-        "use_cases": ["identification", "calibration", "trajectory optimisation"],
-        "install": "pip install pin",
-    },
-    "mujoco": {
-        "name": "MuJoCo",
-        "description": (
-            "Physics simulator (DeepMind); rigid-body dynamics of MJCF and URDF models, "
-            "regressor through a Pinocchio mirror of the compiled model"
-        ),
-        "formats": ["mjcf", "urdf"],
-        "license": "Apache-2.0",
-        "performance": "fast (C with Python bindings)",
-        "use_cases": ["identification", "simulation", "MJCF models"],
-        "install": 'pip install "figaroh[mujoco]"',
-    },
-    "genesis": {
-        "name": "Genesis",
-        "description": "Not shipped",
-        "formats": [],
-        "license": "Apache-2.0",
-        "performance": "n/a",
-        "use_cases": [],
-        "install": "not available in this release",
-    },
-    "isaacsim": {
-        "name": "Isaac Sim",
-        "description": "Not shipped",
-        "formats": [],
-        "license": "proprietary",
-        "performance": "n/a",
-        "use_cases": [],
-        "install": "not available in this release",
-    },
-}
-
-
-def list_backends() -> dict[str, bool]:
-    """Availability of every known backend name (no backend is imported)."""
-    return {name: name in _REGISTRY and is_installed(_REGISTRY[name][2]) for name in _INFO}
-
-
-def get_backend_info(backend: str) -> dict:
-    """Static information about a backend, plus ``available``.
-
-    Args:
-        backend: Backend name (case-insensitive).
-
-    Returns:
-        ``{"name", "description", "formats", "license", "performance",
-        "use_cases", "install", "available"}``.
-
-    Raises:
-        ValueError: Unknown backend name.
-    """
-    key = str(backend).lower()
-    if key not in _INFO:
-        raise ValueError(f"Unknown backend '{backend}'. Known backends: {sorted(_INFO)}")
-    return {**_INFO[key], "available": list_backends()[key]}
-
-
-def get_backend(
-    backend: str = "pinocchio", model_path: str | None = None, **kwargs: Any
-) -> DynamicsBackend:
-    """Create a backend by name.
-
-    Args:
-        backend: ``"pinocchio"`` or ``"mujoco"`` (case-insensitive).
-        model_path: Robot description file (URDF; MJCF or URDF for MuJoCo).
-        **kwargs: Options of the backend class.
-
-    Raises:
-        ValueError: Unknown backend, backend whose package is not installed
-            (the message names the install command), or no ``model_path``.
-    """
-    key = str(backend).lower()
-    available = [n for n, ok in list_backends().items() if ok]
-    if key not in _REGISTRY:
-        raise ValueError(f"Backend '{backend}' not available. Available backends: {available}")
-    module_name, class_name, package, install = _REGISTRY[key]
-    if not is_installed(package):
-        raise ValueError(
-            f"Backend '{backend}' not available: the '{package}' package is not installed. "
-            f"Install with: {install}. Available backends: {available}"
-        )
-    if model_path is None:
-        raise ValueError("model_path is required")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(model_path, **kwargs)
-
-
-__all__ = [
-    "MUJOCO_AVAILABLE",
-    "PINOCCHIO_AVAILABLE",
-    "DynamicsBackend",
-    "PinocchioBackend",
-    "MuJoCoBackend",
-    "get_backend",
-    "list_backends",
-    "get_backend_info",
-]
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

@@ -9,25 +9,12 @@
 * :mod:`~figaroh.calibration.parameter` — parameter names and layout.
 
 Importing the package does not import the submodules eagerly;
-``figaroh.calibration.BaseCalibration`` is resolved on first access.
+``figaroh.calibration.BaseCalibration`` (declared in :file:`__init__.pyi`) is
+imported on first access.
 """
 
-from __future__ import annotations
+import lazy_loader as _lazy
 
-from figaroh.utils._lazy import lazy_reexports
-
-__all__ = [
-    "base_calibration",
-    "calibration_tools",
-    "config",
-    "data_loader",
-    "estimation",
-    "parameter",
-    # Re-exported for figaroh 1.0.2 compatibility.
-    "BaseCalibration",
-]
-
-
-__getattr__, __dir__ = lazy_reexports(
-    __name__, {"BaseCalibration": "figaroh.calibration.base_calibration"}, globals()
-)
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

@@ -117,13 +117,13 @@ from figaroh.tools.report import generate_calibration_report
 from figaroh.tools.run_archive import archive_run as _archive_run
 from figaroh.tools.run_archive import compute_run_dir
 from figaroh.tools.stages import drop_stage, record_stage, stages_as_dicts
-from figaroh.utils.config_parser import (
+from figaroh.utils.error_handling import CalibrationError, handle_calibration_errors
+from figaroh.utils.results_manager import plot_with_fallback
+from figaroh.utils.unified_config import (
     UnifiedConfigParser,
     create_task_config,
     require_unified_config,
 )
-from figaroh.utils.error_handling import CalibrationError, handle_calibration_errors
-from figaroh.utils.results_manager import plot_with_fallback
 
 logger = logging.getLogger(__name__)
 

@@ -31,12 +31,12 @@ from figaroh.utils.config_keys import (
     report_unknown_keys,
     strict_requested,
 )
-from figaroh.utils.config_parser import (
+from figaroh.utils.error_handling import MIGRATION_COMMAND, CalibrationError, ConfigurationError
+from figaroh.utils.unified_config import (
     UnifiedConfigParser,
     _has_unified_marker,
     create_task_config,
 )
-from figaroh.utils.error_handling import MIGRATION_COMMAND, CalibrationError, ConfigurationError
 from figaroh.utils.yaml_budget import load_yaml_file_cached
 
 logger = logging.getLogger(__name__)

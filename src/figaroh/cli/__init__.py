@@ -17,11 +17,8 @@
 Importing this package is cheap: nothing heavy is imported until a command runs.
 """
 
-from __future__ import annotations
+import lazy_loader as _lazy
 
-from figaroh.utils._lazy import lazy_reexports
-
-__all__: list[str] = []
-
-# The modules above are imported when first reached (``figaroh.cli.main``).
-__getattr__, __dir__ = lazy_reexports(__name__, {}, globals())
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

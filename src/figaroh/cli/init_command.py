@@ -33,8 +33,8 @@ from figaroh.cli.common import (
 )
 from figaroh.cli.workflows import load_robot_model
 from figaroh.tools.robot_paths import resolve_robot_urdf
-from figaroh.utils.config_parser import PACKAGED_TEMPLATES_DIR, UnifiedConfigParser
 from figaroh.utils.fileio import atomic_write, make_folder
+from figaroh.utils.unified_config import PACKAGED_TEMPLATES_DIR, UnifiedConfigParser
 
 __all__ = ["config_document", "init", "one_dof_joints", "render_config"]
 

@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import logging
 import os
 import sys
 import traceback
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence
 
+import figaroh.cli as _cli
 from figaroh import __version__
 from figaroh.calibration.settings import DEFAULT_SETTINGS as _CALIBRATION_DEFAULTS
 from figaroh.cli.common import (
@@ -75,21 +75,22 @@ EXIT_CODES_HELP = (
 )
 SELECT_STAGES = ("fit", "reconstruction", "physical_fit")
 
-#: ``command → (module, function)``: the implementation of each sub-command,
-#: imported when that command runs (see the module docstring).
-COMMANDS: Dict[str, Tuple[str, str]] = {
-    "identify": ("figaroh.cli.task_commands", "identify"),
-    "calibrate": ("figaroh.cli.task_commands", "calibrate"),
-    "report": ("figaroh.cli.run_commands", "report"),
-    "compare": ("figaroh.cli.run_commands", "compare"),
-    "migrate-config": ("figaroh.cli.setup_commands", "migrate_config"),
-    "robots": ("figaroh.cli.setup_commands", "robots"),
-    "init": ("figaroh.cli.init_command", "init"),
-    "trajectory": ("figaroh.cli.design_commands", "trajectory"),
-    "postures": ("figaroh.cli.design_commands", "postures"),
-    "view": ("figaroh.cli.view_command", "view"),
-    "fleet": ("figaroh.cli.fleet_command", "fleet"),
-    "index": ("figaroh.cli.fleet_command", "index"),
+#: ``command → its implementation``, each reached through the package's lazy
+#: submodules (``figaroh.cli.task_commands``…), so a command's module is imported
+#: when that command runs (see the module docstring).
+COMMANDS: Dict[str, Callable[[], Callable[[argparse.Namespace], int]]] = {
+    "identify": lambda: _cli.task_commands.identify,
+    "calibrate": lambda: _cli.task_commands.calibrate,
+    "report": lambda: _cli.run_commands.report,
+    "compare": lambda: _cli.run_commands.compare,
+    "migrate-config": lambda: _cli.setup_commands.migrate_config,
+    "robots": lambda: _cli.setup_commands.robots,
+    "init": lambda: _cli.init_command.init,
+    "trajectory": lambda: _cli.design_commands.trajectory,
+    "postures": lambda: _cli.design_commands.postures,
+    "view": lambda: _cli.view_command.view,
+    "fleet": lambda: _cli.fleet_command.fleet,
+    "index": lambda: _cli.fleet_command.index,
 }
 
 
@@ -662,8 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
     """The implementation of command ``name`` (its module is imported now)."""
-    module, function = COMMANDS[name]
-    return getattr(importlib.import_module(module), function)
+    return COMMANDS[name]()
 
 
 def _error(where: str, message: str, verbose: int, exc: BaseException | None) -> None:

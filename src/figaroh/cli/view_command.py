@@ -39,7 +39,7 @@ from figaroh.tools.robotvisualization import (
     create_viser_server,
     require_viewer_package,
 )
-from figaroh.utils.config_parser import UnifiedConfigParser
+from figaroh.utils.unified_config import UnifiedConfigParser
 
 __all__ = ["is_loopback_host", "read_joint_samples", "view", "warn_if_exposed"]
 

@@ -34,35 +34,13 @@ Example:
     print(result.summary())
     ```
 
-The names below are resolved on first access, so ``import figaroh.fleet``
-(and its light modules, e.g. :mod:`figaroh.fleet.record`) does not import the
-identification stack nor Dask.
+The names declared in :file:`__init__.pyi` are imported on first access, so
+``import figaroh.fleet`` (and its light modules, e.g. :mod:`figaroh.fleet.record`)
+does not import the identification stack nor Dask.
 """
 
-from __future__ import annotations
+import lazy_loader as _lazy
 
-from figaroh.utils._lazy import lazy_reexports
-
-_EXPORTS = {
-    "JOB_KINDS": "figaroh.fleet.jobs",
-    "FleetConfigError": "figaroh.fleet.jobs",
-    "Job": "figaroh.fleet.jobs",
-    "load_batch": "figaroh.fleet.jobs",
-    "JobOutput": "figaroh.fleet.worker",
-    "run_job": "figaroh.fleet.worker",
-    "BatchResult": "figaroh.fleet.runner",
-    "JobFailure": "figaroh.fleet.runner",
-    "run_batch": "figaroh.fleet.runner",
-    "run_serial": "figaroh.fleet.runner",
-    "ParameterEstimate": "figaroh.fleet.record",
-    "RunRecord": "figaroh.fleet.record",
-    "RunIndex": "figaroh.fleet.run_index",
-    "rebuild_index": "figaroh.fleet.run_index",
-    "write_fleet_run": "figaroh.fleet.run_index",
-    "drift_report": "figaroh.fleet.drift",
-    "write_drift_html": "figaroh.fleet.drift_html",
-}
-
-__all__ = sorted(_EXPORTS)
-
-__getattr__, __dir__ = lazy_reexports(__name__, _EXPORTS, globals())
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

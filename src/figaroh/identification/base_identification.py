@@ -76,6 +76,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+import figaroh.identification as _identification
+import figaroh.tools as _tools
 from figaroh._run.task_services import RunServices, figures_hidden, plot_into
 from figaroh.data.adoption import (
     adopt_trajectory_for,
@@ -171,21 +173,21 @@ from figaroh.tools.regressor import (
     build_regressor_reduced,
     get_index_eliminate,
 )
+from figaroh.tools.solver import LinearSolver
 from figaroh.tools.stages import drop_stage, record_stage, stages_as_dicts
-from figaroh.utils._lazy import lazy_module, lazy_reexports
-from figaroh.utils.config_parser import (
+from figaroh.utils.results_manager import plot_with_fallback
+from figaroh.utils.unified_config import (
     UnifiedConfigParser,
     create_task_config,
     load_unified_config,
     require_unified_config,
 )
-from figaroh.utils.results_manager import plot_with_fallback
 
 __all__ = [
     "SOLVE_DEFAULTS",
     "BaseIdentification",
     # Re-exported for figaroh 1.0.2 compatibility.
-    "LinearSolver",  # noqa: F822 - lazy re-export (below)
+    "LinearSolver",
     "UnifiedConfigParser",
     "add_custom_parameters",
     "add_standard_additional_parameters",
@@ -200,16 +202,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-# Imported on first use: a plain least-squares ``solve`` exports, verifies and
-# writes nothing, and uses no custom solver.
-_export = lazy_module("figaroh.identification._pipeline_physical")
-_verification = lazy_module("figaroh.identification._verification")
-_html_report = lazy_module("figaroh.tools.identification_report")
-_solvers = lazy_module("figaroh.tools.solver")
-
-#: ``LinearSolver`` stays importable from here (figaroh 1.0.2 re-exported it).
-__getattr__, __dir__ = lazy_reexports(__name__, {"LinearSolver": "figaroh.tools.solver"}, globals())
 
 
 #: Defaults of :meth:`BaseIdentification.solve` (figaroh 1.0.2's), read-only
@@ -1008,7 +1000,7 @@ class BaseIdentification(RunServices, ABC):
         logger.info("Starting %s identification with custom solver...", self.__class__.__name__)
         self._validate_prerequisites()
         options = FitOptions(bool(decimate), decimation_factor, zero_tolerance, apply_mask=False)
-        solver = _solvers.LinearSolver(
+        solver = LinearSolver(
             method=method,
             regularization=regularization,
             alpha=alpha,
@@ -1241,7 +1233,7 @@ class BaseIdentification(RunServices, ABC):
             ValueError: No accepted standard-space estimate, or the exporter
                 refused the parameters.
         """
-        return _export.export_selected_urdf(
+        return _identification._pipeline_physical.export_selected_urdf(
             self, nominal_urdf, output_path, merged_bodies, joint_dynamics=joint_dynamics
         )
 
@@ -1258,10 +1250,10 @@ class BaseIdentification(RunServices, ABC):
         return self.result
 
     def _run_verification(self, thresholds, scope: str):
-        return _verification.verify_identification(self, thresholds, scope)
+        return _identification._verification.verify_identification(self, thresholds, scope)
 
     def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:
-        return _html_report.generate_identification_report(
+        return _tools.identification_report.generate_identification_report(
             self, output_path=output_path, verdict=verdict
         )
 

@@ -27,13 +27,22 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+# figaroh 1.0.2 scripts import these from this module
+# (``from figaroh.identification.identification_tools import get_standard_parameters``).
+from figaroh.identification.config import unified_to_legacy_identif_config
 from figaroh.identification.exceptions import (
     IdentificationConfigError,
     IdentificationDataError,
 )
+from figaroh.identification.parameter import (
+    add_custom_parameters,
+    add_standard_additional_parameters,
+    get_parameter_info,
+    get_standard_parameters,
+    reorder_inertial_parameters,
+)
 from figaroh.tools.exceptions import RankDeficiencyError
 from figaroh.tools.qrdecomposition import tall_qr_r
-from figaroh.utils._lazy import lazy_reexports
 
 logger = logging.getLogger(__name__)
 
@@ -45,25 +54,15 @@ __all__ = [
     "weighted_least_squares",
     "calculate_first_second_order_differentiation",
     "low_pass_filter_data",
+    # Re-exported for figaroh 1.0.2 compatibility.
+    "add_custom_parameters",
+    "add_standard_additional_parameters",
+    "get_parameter_info",
+    "get_standard_parameters",
+    "reorder_inertial_parameters",
+    "unified_to_legacy_identif_config",
 ]
 
-# figaroh 1.0.2 scripts import these from this module (``from
-# figaroh.identification.identification_tools import get_standard_parameters``);
-# they are the objects of their defining modules, resolved on first access so
-# that importing this module does not import the configuration chain.
-_PARAMETER = "figaroh.identification.parameter"
-__getattr__, __dir__ = lazy_reexports(
-    __name__,
-    {
-        "add_custom_parameters": _PARAMETER,
-        "add_standard_additional_parameters": _PARAMETER,
-        "get_parameter_info": _PARAMETER,
-        "get_standard_parameters": _PARAMETER,
-        "reorder_inertial_parameters": _PARAMETER,
-        "unified_to_legacy_identif_config": "figaroh.identification.config",
-    },
-    globals(),
-)
 
 # ---------------------------------------------------------------------------
 # Base-parameter expressions

@@ -23,15 +23,13 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+# physical_fit and physical_consistency are reached as lazy attributes of the
+# package: choosing the plain least-squares estimate imports neither.
+import figaroh.identification as _identification
 from figaroh.identification._pipeline.records import PhysicalInputs
 from figaroh.identification.config import PHYSICAL_FIT_DEFAULTS
-from figaroh.utils._lazy import lazy_module
 
 logger = logging.getLogger(__name__)
-
-# Imported on first use: choosing the plain least-squares estimate needs neither.
-pf = lazy_module("figaroh.identification.physical_fit")
-pc = lazy_module("figaroh.identification.physical_consistency")
 
 __all__ = [
     "BASE_REL_TOL",
@@ -140,7 +138,7 @@ class SelectedEstimate:
         """
         if self.space != "standard":
             raise ValueError("link inertias need a standard-space estimate")
-        return pc.p10_by_joint_from_param_dict(
+        return _identification.physical_consistency.p10_by_joint_from_param_dict(
             parameter_dict=self.parameter_dict(), joint_names=joint_names
         )
 
@@ -250,7 +248,11 @@ def _judged_joints(inputs: PhysicalInputs) -> List[str]:
     if params_r is None:
         return joints
     present = set(params_r)
-    return [j for j in joints if any(f"{k}_{j}" in present for k in pc.INERTIAL_KEYS)]
+    return [
+        j
+        for j in joints
+        if any(f"{k}_{j}" in present for k in _identification.physical_consistency.INERTIAL_KEYS)
+    ]
 
 
 def _link_feasibility(
@@ -265,12 +267,14 @@ def _link_feasibility(
     index = _param_index(inputs)
     out: Dict[str, Dict[str, Any]] = {}
     for joint in _judged_joints(inputs):
-        cols = [index.get(f"{k}_{joint}") for k in pc.INERTIAL_KEYS]
+        cols = [
+            index.get(f"{k}_{joint}") for k in _identification.physical_consistency.INERTIAL_KEYS
+        ]
         if any(c is None for c in cols):
             continue
-        rep = pc.check_p10_feasibility(
+        rep = _identification.physical_consistency.check_p10_feasibility(
             np.asarray(theta, dtype=float)[cols],
-            mass_min=mass_min - pc.mass_bound_tolerance(mass_min),
+            mass_min=mass_min - _identification.physical_consistency.mass_bound_tolerance(mass_min),
             psd_eig_tol=psd_eig_tol,
         )
         out[joint] = {"mass": rep.mass, "min_eig": rep.min_eig, "ok": rep.status == "feasible"}
@@ -286,7 +290,7 @@ def describe_failed_links(
         if v.get("ok"):
             continue
         mass = float(v["mass"])
-        if mass < mass_min - pc.mass_bound_tolerance(mass_min):
+        if mass < mass_min - _identification.physical_consistency.mass_bound_tolerance(mass_min):
             test = f"mass {mass:.6g} kg < mass_min {mass_min:g}"
         else:
             test = f"pseudo-inertia min eigenvalue {float(v['min_eig']):.3e} < {psd_eig_tol:g}"
@@ -330,10 +334,10 @@ def _fit_verdict(record: Any, accepted: bool, policy: Any) -> str:
 def _solve_physical_fit(inputs: PhysicalInputs, cfg: Dict[str, Any], outcome: Dict[str, Any]):
     """Build and solve the direct fit (second solver if the first is not optimal)."""
     solvers = outcome["solvers"]
-    policy = pf.PhysicalPolicy(
+    policy = _identification.physical_fit.PhysicalPolicy(
         mass_min=float(cfg["mass_min"]), prior_weight=float(cfg["prior_weight"])
     )
-    problem = pf.build_problem(
+    problem = _identification.physical_fit.build_problem(
         _scattered_regressor(inputs),
         np.asarray(inputs.tau, dtype=float).reshape(-1),
         list(inputs.standard_parameter.keys()),
@@ -345,12 +349,16 @@ def _solve_physical_fit(inputs: PhysicalInputs, cfg: Dict[str, Any], outcome: Di
     opts: Dict[str, Any] = {}
     if cfg["max_seconds"] is not None:
         opts["max_seconds"] = float(cfg["max_seconds"])
-    record = pf.solve_direct_effort_fit(problem, solver=solvers[0], **opts)
+    record = _identification.physical_fit.solve_direct_effort_fit(
+        problem, solver=solvers[0], **opts
+    )
     steps = [f"{solvers[0]}: {record.solver_status}"]
     if record.solver_status != "optimal" and cfg["second_solver"]:
         second = str(cfg["second_solver"])
         solvers.append(second)
-        record = pf.solve_direct_effort_fit(problem, solver=second, **opts)
+        record = _identification.physical_fit.solve_direct_effort_fit(
+            problem, solver=second, **opts
+        )
         steps.append(f"{second}: {record.solver_status}")
     outcome["record"] = record
     outcome["psd_eig_tol"] = problem.policy.feas_tol

@@ -3,10 +3,8 @@
 See :mod:`figaroh.integration.api`.
 """
 
-from figaroh.utils._lazy import lazy_reexports
+import lazy_loader as _lazy
 
-from .api import IdentificationResult, RobotIdentificationSystem
-
-__all__ = ["IdentificationResult", "RobotIdentificationSystem"]
-
-__getattr__, __dir__ = lazy_reexports(__name__, {}, globals())
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

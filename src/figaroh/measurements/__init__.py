@@ -1,8 +1,7 @@
 """Measurement descriptions (SE3 poses, wrenches, currents) attached to a model."""
 
-from figaroh.measurements.measurement import Measurement
-from figaroh.utils._lazy import lazy_reexports
+import lazy_loader as _lazy
 
-__all__ = ["Measurement"]
-
-__getattr__, __dir__ = lazy_reexports(__name__, {}, globals())
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

@@ -12,43 +12,8 @@
 * :func:`load_param` — ``(trajectory_config, identif_config)`` from a configuration.
 """
 
-from figaroh.utils._lazy import lazy_reexports
+import lazy_loader as _lazy
 
-from .base_optimal_calibration import (
-    BaseOptimalCalibration,
-    Detmax,
-    InfeasibleDesignError,
-    SOCPOptimizer,
-    detroot,
-    log_det_information,
-    rearrange_rb,
-    sub_info_matrix,
-)
-from .base_optimal_trajectory import (
-    BaseOptimalTrajectory,
-    BaseParameterComputer,
-    BaseTrajectoryIPOPTProblem,
-)
-from .config import COLLISION_DEFAULTS, load_param
-from .contraints import TrajectoryConstraintManager, add_non_adjacent_pairs
-
-__all__ = [
-    "BaseOptimalTrajectory",
-    "BaseTrajectoryIPOPTProblem",
-    "BaseParameterComputer",
-    "TrajectoryConstraintManager",
-    "add_non_adjacent_pairs",
-    "load_param",
-    "COLLISION_DEFAULTS",
-    "BaseOptimalCalibration",
-    "SOCPOptimizer",
-    "Detmax",
-    "InfeasibleDesignError",
-    "rearrange_rb",
-    "sub_info_matrix",
-    "detroot",
-    "log_det_information",
-]
-
-# Other submodules (``figaroh.optimal.base_parameter``…) are imported when first reached.
-__getattr__, __dir__ = lazy_reexports(__name__, {}, globals())
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

@@ -68,15 +68,15 @@ from figaroh.calibration.parameter import get_fullparam_offset, get_joint_offset
 from figaroh.data.text_csv import csv_rows, read_csv_text
 from figaroh.errors import FigarohError
 from figaroh.tools.exceptions import SolverError
-from figaroh.utils.config_parser import (
+from figaroh.utils.error_handling import CalibrationError
+from figaroh.utils.fileio import atomic_write, atomic_write_text, make_folder
+from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
+from figaroh.utils.unified_config import (
     UnifiedConfigParser,
     create_task_config,
     is_unified_config,
     require_unified_config,
 )
-from figaroh.utils.error_handling import CalibrationError
-from figaroh.utils.fileio import atomic_write, atomic_write_text, make_folder
-from figaroh.utils.results_manager import ResultsManager, plot_with_fallback
 from figaroh.utils.yaml_budget import load_yaml_file
 
 logger = logging.getLogger(__name__)

@@ -52,14 +52,14 @@ from pathlib import Path
 from typing import Any, Dict, Mapping, Tuple
 
 from figaroh.identification.config import get_param_from_yaml, unified_to_legacy_identif_config
-from figaroh.utils.config_parser import (
+from figaroh.utils.error_handling import ConfigurationError
+from figaroh.utils.unified_config import (
     UnifiedConfigParser,
     create_task_config,
     is_unified_config,
     parse_configuration,
     require_unified_config,
 )
-from figaroh.utils.error_handling import ConfigurationError
 from figaroh.utils.yaml_budget import load_yaml_file
 
 logger = logging.getLogger(__name__)

@@ -4,6 +4,8 @@ Importing the package imports none of its modules; ``figaroh.tools.robot``
 (and every other public module) is imported when first reached.
 """
 
-from figaroh.utils._lazy import lazy_reexports
+import lazy_loader as _lazy
 
-__getattr__, __dir__ = lazy_reexports(__name__, {}, globals())
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

@@ -35,8 +35,11 @@ import numpy as np
 import pinocchio as pin
 from pinocchio.robot_wrapper import RobotWrapper
 
+# figaroh.tools.robotvisualization is reached as a lazy attribute of the package
+# (only the viewer needs it).
+import figaroh.tools as _tools
+
 from ..backends.pinocchio import PinocchioBackend
-from ..utils._lazy import lazy_module
 from .exceptions import RobotLoadError
 from .robot_paths import (
     _check_package_available,
@@ -50,9 +53,6 @@ from .robot_paths import (
 )
 
 logger = logging.getLogger(__name__)
-
-# Imported on first use: only the viewer needs it.
-_visualization = lazy_module("figaroh.tools.robotvisualization")
 
 PackageDirs = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], None]
 
@@ -454,7 +454,7 @@ class Robot(RobotWrapper):
         visualizer_class = self._get_visualizer_class(visualizer_type)
         self.setVisualizer(visualizer_class())
         if (visualizer_type or "viser").lower() == "viser":
-            self.initViewer(viewer=_visualization.create_viser_server(port=8080))
+            self.initViewer(viewer=_tools.robotvisualization.create_viser_server(port=8080))
         else:
             self.initViewer()
         self.loadViewerModel()

@@ -2,8 +2,10 @@
 
 Submodules:
 
-* :mod:`~figaroh.utils.config_parser` — unified YAML configuration (inheritance,
+* :mod:`~figaroh.utils.unified_config` — unified YAML configuration (inheritance,
   variables, variants) and its task views;
+* :mod:`~figaroh.utils.config_parser` — figaroh 1.0.2's module: the above plus
+  ``get_param_from_yaml``, which also routes legacy task files;
 * :mod:`~figaroh.utils.config_migration` — legacy flat config → unified format;
 * :mod:`~figaroh.utils.error_handling` — exception classes, validators and
   error-wrapping decorators;
@@ -11,36 +13,13 @@ Submodules:
 * :mod:`~figaroh.utils.fileio` — atomic file writes;
 * :mod:`~figaroh.utils.cubic_spline` — waypoint-spline trajectories (1.0.2's ndcurves pieces).
 
-The names below are importable from the package itself. They are resolved on
-first access, so ``import figaroh.utils`` stays cheap (no numpy, no YAML).
+The names declared in :file:`__init__.pyi` are importable from the package
+itself. They are imported on first access, so ``import figaroh.utils`` stays
+cheap (no numpy, no YAML).
 """
 
-from __future__ import annotations
+import lazy_loader as _lazy
 
-from figaroh.utils._lazy import lazy_reexports
-
-__all__ = [
-    # Re-exported for figaroh 1.0.2 compatibility.
-    "CalibrationError",
-    "FigarohExampleError",
-    "IdentificationError",
-    "ResultsManager",
-    "handle_calibration_errors",
-    "handle_identification_errors",
-    "setup_example_logging",
-    "validate_input_data",
-]
-
-_LAZY = {
-    "CalibrationError": "figaroh.utils.error_handling",
-    "FigarohExampleError": "figaroh.utils.error_handling",
-    "IdentificationError": "figaroh.utils.error_handling",
-    "handle_calibration_errors": "figaroh.utils.error_handling",
-    "handle_identification_errors": "figaroh.utils.error_handling",
-    "setup_example_logging": "figaroh.utils.error_handling",
-    "validate_input_data": "figaroh.utils.error_handling",
-    "ResultsManager": "figaroh.utils.results_manager",
-}
-
-
-__getattr__, __dir__ = lazy_reexports(__name__, _LAZY, globals())
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from figaroh.utils.config_parser import deep_merge
+from figaroh.utils.unified_config import deep_merge
 
 logger = logging.getLogger(__name__)
 

@@ -64,14 +64,14 @@ from figaroh.utils._legacy_unified import (
     merge_unified_sections,
     nonzero_regularization,
 )
-from figaroh.utils.config_parser import (
+from figaroh.utils.error_handling import ConfigurationError
+from figaroh.utils.fileio import atomic_write, make_folder
+from figaroh.utils.unified_config import (
     UnifiedConfigParser,
     _load_yaml_mapping,
     create_task_config,
     is_unified_config,
 )
-from figaroh.utils.error_handling import ConfigurationError
-from figaroh.utils.fileio import atomic_write, make_folder
 
 logger = logging.getLogger(__name__)
 

@@ -8,14 +8,8 @@ Importing this package needs neither meshcat nor ``pinocchio.visualize``:
 ``MeshcatVisualizer`` is created on first access.
 """
 
-from __future__ import annotations
+import lazy_loader as _lazy
 
-from figaroh.utils._lazy import lazy_reexports
-
-__all__ = ["MeshcatVisualizer"]  # noqa: F822 - created by .visualizer on first access
-
-# ``MeshcatVisualizer`` is created by :mod:`.visualizer` on first access; the
-# submodules (``visualizer``, ``colors``) are imported when first reached.
-__getattr__, __dir__ = lazy_reexports(
-    __name__, {"MeshcatVisualizer": "figaroh.visualisation.visualizer"}, globals()
-)
+# The names and submodules of :file:`__init__.pyi` (read here, and by type
+# checkers and tests/test_architecture.py) are imported on first access.
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

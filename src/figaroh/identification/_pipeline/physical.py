@@ -27,6 +27,10 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+# The physical-consistency, CAD-bound and reconstruction modules are reached as
+# lazy attributes of the package: a least-squares run that checks no consistency
+# and reconstructs nothing never imports them.
+import figaroh.identification as _identification
 from figaroh._run.physical_account import consistency_source_label
 from figaroh.identification._pipeline.records import PhysicalInputs
 from figaroh.identification.selection import (
@@ -37,15 +41,8 @@ from figaroh.identification.selection import (
     physical_fit_requested,
     stage_requested,
 )
-from figaroh.utils._lazy import lazy_module
 
 logger = logging.getLogger(__name__)
-
-# Imported on first use: a least-squares run that checks no consistency and
-# reconstructs nothing never loads them.
-pc = lazy_module("figaroh.identification.physical_consistency")
-_cad = lazy_module("figaroh.identification.cad_constraints")
-_reconstruction = lazy_module("figaroh.identification.reconstruction")
 
 __all__ = [
     "INERTIAL_KEYS",
@@ -128,7 +125,9 @@ def _projection_weights(cfg: Mapping[str, Any]) -> np.ndarray | None:
 def _cad_constraints(cfg: Mapping[str, Any], model: Any, section: str) -> Any:
     """CAD constraints of a config section (None, with a warning, when malformed)."""
     try:
-        return _cad.build_cad_constraints_from_config(cfg.get("cad_constraints") or {}, model=model)
+        return _identification.cad_constraints.build_cad_constraints_from_config(
+            cfg.get("cad_constraints") or {}, model=model
+        )
     except Exception as exc:  # noqa: BLE001 - documented: ignored
         logger.warning("%s.cad_constraints ignored: %s", section, exc)
         return None
@@ -142,8 +141,9 @@ def _project(
     common: Dict[str, Any],
 ) -> Dict[str, Any]:
     """LMI projection of every link; the entries of the consistency report."""
+    project = _identification.physical_consistency.project_robot_p10_lmi  # not in the guard
     try:
-        projected, report = pc.project_robot_p10_lmi(
+        projected, report = project(
             p10,
             mass_min=common["mass_min"],
             psd_eig_tol=common["psd_eig_tol"],
@@ -161,7 +161,7 @@ def _project(
         status=report.status,
         projection=asdict(report),
         raw_parameters=params,
-        projected_parameters=pc.param_dict_with_p10_by_joint(
+        projected_parameters=_identification.physical_consistency.param_dict_with_p10_by_joint(
             parameter_dict=params, p10_by_joint=projected
         ),
         **common,
@@ -198,12 +198,18 @@ def check_consistency(
     joints = [str(j) for j in (cfg.get("joints") or inputs.joint_names)]
     params = {str(k): float(v) for k, v in params.items()}
     try:
-        p10 = pc.p10_by_joint_from_param_dict(parameter_dict=params, joint_names=joints)
+        p10 = _identification.physical_consistency.p10_by_joint_from_param_dict(
+            parameter_dict=params, joint_names=joints
+        )
     except KeyError as exc:
         out.update(status="skipped", reason=f"missing inertial keys: {exc.args[0]}", source=source)
         return out
     feas = {
-        j: asdict(pc.check_p10_feasibility(p, mass_min=mass_min, psd_eig_tol=psd_eig_tol))
+        j: asdict(
+            _identification.physical_consistency.check_p10_feasibility(
+                p, mass_min=mass_min, psd_eig_tol=psd_eig_tol
+            )
+        )
         for j, p in p10.items()
     }
     common = {
@@ -266,7 +272,7 @@ def reconstruct(
         weights = None
     cad = _cad_constraints(cfg, inputs.model, "reconstruction")
     try:
-        res = _reconstruction.reconstruct_full_parameters(
+        res = _identification.reconstruction.reconstruct_full_parameters(
             (np.asarray(M, dtype=float), np.asarray(phi, dtype=float), list(params_r)),
             method=method,
             params_std_prior=dict(inputs.standard_parameter),

@@ -1,0 +1,98 @@
+"""Lazy names of :mod:`figaroh.data` (read by ``lazy_loader.attach_stub``)."""
+
+from . import (
+    adoption as adoption,
+)
+from . import (
+    observations as observations,
+)
+from . import (
+    protocol as protocol,
+)
+from . import (
+    source as source,
+)
+from . import (
+    text_csv as text_csv,
+)
+from . import (
+    trajectory as trajectory,
+)
+from . import (
+    trajectory_csv as trajectory_csv,
+)
+from . import (
+    trajectory_fields as trajectory_fields,
+)
+from .adoption import (
+    adopt_trajectory as adopt_trajectory,
+)
+from .adoption import (
+    adopt_trajectory_for as adopt_trajectory_for,
+)
+from .adoption import (
+    trajectory_mask as trajectory_mask,
+)
+from .observations import (
+    DOF as DOF,
+)
+from .observations import (
+    PoseObservations as PoseObservations,
+)
+from .protocol import (
+    Protocol as Protocol,
+)
+from .protocol import (
+    ProtocolSession as ProtocolSession,
+)
+from .source import (
+    DataSource as DataSource,
+)
+from .source import (
+    Session as Session,
+)
+from .source import (
+    file_sha256 as file_sha256,
+)
+from .text_csv import (
+    NotTextCSVError as NotTextCSVError,
+)
+from .text_csv import (
+    read_csv_text as read_csv_text,
+)
+from .trajectory import (
+    CLOCKS as CLOCKS,
+)
+from .trajectory import (
+    DRIVE_KINDS as DRIVE_KINDS,
+)
+from .trajectory import (
+    EFFORT_KINDS as EFFORT_KINDS,
+)
+from .trajectory import (
+    FORCE_UNITS as FORCE_UNITS,
+)
+from .trajectory import (
+    JOINT_FORCE as JOINT_FORCE,
+)
+from .trajectory import (
+    JOINT_TORQUE as JOINT_TORQUE,
+)
+from .trajectory import (
+    LOAD_FRACTION as LOAD_FRACTION,
+)
+from .trajectory import (
+    MOTOR_CURRENT as MOTOR_CURRENT,
+)
+from .trajectory import (
+    MOTOR_TORQUE as MOTOR_TORQUE,
+)
+from .trajectory import (
+    TORQUE_UNITS as TORQUE_UNITS,
+)
+from .trajectory import (
+    TrajectoryData as TrajectoryData,
+)
+from .trajectory import (
+    TrajectoryDataError as TrajectoryDataError,
+)
