@@ -40,6 +40,8 @@ test: install
 
 lint: install
 	$(VENV)/bin/ruff check src tests examples benchmarks
+	$(VENV)/bin/ruff format --check src tests examples benchmarks
+	$(VENV)/bin/mypy
 
 bench: install
 	$(PY) benchmarks/bench_regressor.py
