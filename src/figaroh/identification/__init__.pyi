@@ -28,9 +28,6 @@ from . import (
     parameter as parameter,
 )
 from . import (
-    settings as settings,
-)
-from . import (
     physical_consistency as physical_consistency,
 )
 from . import (
@@ -44,6 +41,9 @@ from . import (
 )
 from . import (
     selection as selection,
+)
+from . import (
+    settings as settings,
 )
 from .base_identification import (
     BaseIdentification as BaseIdentification,
