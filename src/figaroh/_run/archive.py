@@ -887,7 +887,7 @@ def _sweep_one(folder: Path, entries: Dict[Path, Dict[str, Any]]) -> str:
     remove_stale_temps(folder)
     entry = entries.get(folder.resolve())
     hashes = entry.get("sha256") if entry is not None else None
-    if isinstance(hashes, Mapping) and dict(hashes) == _run_hashes(folder):
+    if entry is not None and isinstance(hashes, Mapping) and dict(hashes) == _run_hashes(folder):
         _seal(folder, str(entry.get("run_id", "unknown")))
         return "sealed (its archive was interrupted after its index line, the files match it)"
     if how == "claimed" and entry is None:

@@ -62,7 +62,7 @@ class DeferredRecord(dict):
         result = self.__eq__(other)
         return result if result is NotImplemented else not result
 
-    __hash__ = None  # type: ignore[assignment] - a dict is not hashable
+    __hash__ = None  # type: ignore[assignment]  # a dict is not hashable
 
     def __reduce_ex__(self, protocol: Any) -> Tuple[Any, ...]:
         self._fill()

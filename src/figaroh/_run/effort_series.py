@@ -76,8 +76,8 @@ def fit_effort_panels(
     e = np.ravel(np.asarray(identified if identified is not None else [], dtype=float))
     if not names or m.size == 0 or m.size % len(names) or m.shape != e.shape:
         return _NO_FIT, _NO_FIT
-    m, e = m.reshape(len(names), -1), e.reshape(len(names), -1)
-    axis, x_label, hint = time_axis(timestamps, m.shape[1])
+    m_rows, e_rows = m.reshape(len(names), -1), e.reshape(len(names), -1)
+    axis, x_label, hint = time_axis(timestamps, m_rows.shape[1])
     fit, resid = [], []
     for k, name in enumerate(names):
         unit = units.get(name, "")
@@ -86,13 +86,13 @@ def fit_effort_panels(
                 name,
                 unit,
                 [
-                    {"label": "measured", "role": "measured", "y": m[k].tolist()},
-                    {"label": "identified", "role": "identified", "y": e[k].tolist()},
+                    {"label": "measured", "role": "measured", "y": m_rows[k].tolist()},
+                    {"label": "identified", "role": "identified", "y": e_rows[k].tolist()},
                 ],
             )
         )
         residual = {"label": "residual τ_measured − τ_identified", "role": "residual"}
-        resid.append(_joint(name, unit, [{**residual, "y": (m[k] - e[k]).tolist()}]))
+        resid.append(_joint(name, unit, [{**residual, "y": (m_rows[k] - e_rows[k]).tolist()}]))
     return (
         _multi_panel_section("fit-panel", axis, x_label, fit, hint),
         _multi_panel_section(

@@ -179,7 +179,8 @@ def _asset_text(asset: Mapping[str, Any]) -> str:
 
 def _data_file_rows(data: Mapping[str, Any]) -> List[Tuple[str, Any]]:
     """One ``("Data (<role>)", "<path> (sha256 …)")`` row per recorded data file."""
-    files = data.get("files") if isinstance(data.get("files"), list) else []
+    raw_files = data.get("files")
+    files = raw_files if isinstance(raw_files, list) else []
     return [
         (
             f"Data ({entry.get('role', 'file')})",
@@ -292,13 +293,13 @@ def _param_uncertainty_section(
     judged = [_spread_or_none(p) for p in (pct if scaled is None else scaled)]
     order = sorted(
         range(len(names)),
-        key=lambda i: (judged[i] is None, -abs(judged[i]) if judged[i] is not None else 0.0),
+        key=lambda i: _spread_order(judged[i]),
     )
     rows = [
         {
             "name": names[i],
             "tier": _uncertainty_tier(judged[i]),
-            "width": 0.0 if judged[i] is None else min(abs(judged[i]), 100.0),
+            "width": _spread_width(judged[i]),
             "value": val[i],
             "sd": sd[i],
             "rel": pct[i],
@@ -307,6 +308,16 @@ def _param_uncertainty_section(
         for i in order
     ]
     return _component("param_uncertainty", rows, scaled is not None)
+
+
+def _spread_order(spread: float | None) -> Tuple[bool, float]:
+    """Sort key: the largest relative spread [%] first, the unknown ones last."""
+    return (spread is None, 0.0 if spread is None else -abs(spread))
+
+
+def _spread_width(spread: float | None) -> float:
+    """Bar width [%] of a relative spread: ``|spread|`` capped at 100 (0 when unknown)."""
+    return 0.0 if spread is None else min(abs(spread), 100.0)
 
 
 def _correlation_section(pairs: Iterable[Any] | None) -> str:

@@ -115,7 +115,8 @@ def link_table_section(
             props = link_properties(p10)
         except ValueError:
             continue
-        feas = feasibility.get(joint) if isinstance(feasibility.get(joint), Mapping) else {}
+        raw_feas = feasibility.get(joint)
+        feas = raw_feas if isinstance(raw_feas, Mapping) else {}
         ok = feas.get("ok")
         if ok is None:
             ok = props.mass >= 0 and props.pseudo_min_eig >= float(

@@ -312,6 +312,7 @@ def _config_values(config: Mapping[str, Any], keys: Tuple[str, ...]) -> Dict[str
 
 def _config_section(obj: Any, config: Mapping[str, Any], task: str) -> Dict[str, Any]:
     path = _get(obj, "_config_file_path")
+    sha: _PendingHash | str
     if path:
         path_s, sha = str(path), _PendingHash(path)
     else:

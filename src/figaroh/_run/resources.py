@@ -33,4 +33,9 @@ def read_asset(name: str) -> str:
         return (_ASSETS / name).read_text(encoding="utf-8")
     from importlib import resources
 
-    return resources.files("figaroh._run").joinpath("assets", name).read_text(encoding="utf-8")
+    return (
+        resources.files("figaroh._run")
+        .joinpath("assets")
+        .joinpath(name)
+        .read_text(encoding="utf-8")
+    )

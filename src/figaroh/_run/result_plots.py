@@ -23,7 +23,8 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from functools import partial
+from typing import IO, Any
 
 import numpy as np
 
@@ -199,7 +200,7 @@ def _trajectory_panels(
     items = (
         list(trajectories.items()) if isinstance(trajectories, Mapping) else [("q", trajectories)]
     )
-    panels = []
+    panels: list[tuple[str, list[tuple[np.ndarray | None, np.ndarray]]]] = []
     for key, val in items:
         a = _as_samples(str(key), val)
         is_q = str(key) in ("q", "position", "positions")
@@ -292,10 +293,15 @@ def _time_axis(time_vector: Any, n_samples: int) -> tuple[np.ndarray, str]:
     return x, xlabel
 
 
+def _save_png(fig: Any, stream: IO[bytes], *, dpi: float) -> None:
+    """Write the matplotlib figure ``fig`` to ``stream`` as PNG at ``dpi`` [dots/inch]."""
+    fig.savefig(stream, format="png", dpi=dpi)
+
+
 class ResultPlots:
     """Plotting methods of :class:`~figaroh.utils.results_manager.ResultsManager` (mixin).
 
-    The host class provides ``result`` (the results dict), ``task_type``,
+    The host class provides ``result`` (the results dict), ``robot_name``, ``task_type``,
     ``COLORS``, ``style`` (``{"figsize", "dpi"}``) and ``_default_stem()``
     (the file-name stem of saved figures).
 
@@ -306,7 +312,8 @@ class ResultPlots:
     """
 
     last_figures: dict[str, Any]
-    result: dict[str, Any]
+    result: Mapping[str, Any]
+    robot_name: str
     task_type: str
     COLORS: dict[str, str]
     style: dict[str, Any]
@@ -365,7 +372,7 @@ class ResultPlots:
                 paths.append(
                     atomic_write(
                         path,
-                        lambda fh, f=fig: f.savefig(fh, format="png", dpi=self.style["dpi"]),
+                        partial(_save_png, fig, dpi=self.style["dpi"]),
                         binary=True,
                     )
                 )

@@ -220,7 +220,7 @@ def _threshold_check(name: Any, spec: Any, raw_value: Any) -> ThresholdCheck:
     """
     limit, comparison, required = _threshold_spec(name, spec)
     value = _metric_value(name, raw_value)
-    common = {"name": str(name), "threshold": limit, "comparison": comparison}
+    label = str(name)
     if value is None:
         return ThresholdCheck(
             value=None,
@@ -228,7 +228,9 @@ def _threshold_check(name: Any, spec: Any, raw_value: Any) -> ThresholdCheck:
             status="not_evaluated",
             required=required,
             reason=_REASON_MISSING_METRIC,
-            **common,
+            name=label,
+            threshold=limit,
+            comparison=comparison,
         )
     if not math.isfinite(value):
         return ThresholdCheck(
@@ -237,7 +239,9 @@ def _threshold_check(name: Any, spec: Any, raw_value: Any) -> ThresholdCheck:
             status="fail",
             required=required,
             reason=_REASON_NONFINITE_METRIC,
-            **common,
+            name=label,
+            threshold=limit,
+            comparison=comparison,
         )
     ok = value <= limit if comparison == "max" else value >= limit
     reason = ""
@@ -250,7 +254,9 @@ def _threshold_check(name: Any, spec: Any, raw_value: Any) -> ThresholdCheck:
         status="pass" if ok else "fail",
         required=required,
         reason=reason,
-        **common,
+        name=label,
+        threshold=limit,
+        comparison=comparison,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ class DynamicsBackend(ABC):
         return self._model_path
 
     @property
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """Options the backend was created with."""
         return dict(self._config)
 
@@ -65,7 +66,7 @@ class DynamicsBackend(ABC):
         """Generalized gravity effort g(q), (nv,) [N·m]."""
 
     @abstractmethod
-    def compute_forward_kinematics(self, q: np.ndarray) -> dict:
+    def compute_forward_kinematics(self, q: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
         """Placement of every frame: ``{frame: {"position", "orientation", "transformation"}}``."""
 
     @abstractmethod
@@ -89,11 +90,11 @@ class DynamicsBackend(ABC):
         """Lie-group difference ``q2 ⊖ q1`` (nv,): the velocity taking q1 to q2 in unit time."""
         raise NotImplementedError(f"{type(self).__name__} does not implement compute_difference")
 
-    def get_inertias(self) -> list:
+    def get_inertias(self) -> list[Any]:
         """Body inertias, index 0 being the universe."""
         raise NotImplementedError(f"{type(self).__name__} does not implement get_inertias")
 
-    def compute_dynamics_derivatives(self, q: np.ndarray, v: np.ndarray) -> dict:
+    def compute_dynamics_derivatives(self, q: np.ndarray, v: np.ndarray) -> dict[str, np.ndarray]:
         """Derivatives ``{"dM_dq", "dC_dq", "dC_dv", "dg_dq"}`` (optional)."""
         raise NotImplementedError(
             f"{type(self).__name__} does not implement compute_dynamics_derivatives"
@@ -136,7 +137,12 @@ class DynamicsBackend(ABC):
     def __enter__(self) -> DynamicsBackend:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         return None
 
     def __repr__(self) -> str:

@@ -50,9 +50,12 @@ from __future__ import annotations
 import logging
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from types import ModuleType
 from typing import Any, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from figaroh._optional import is_installed, require
 
@@ -71,18 +74,18 @@ PINOCCHIO_AVAILABLE: bool = is_installed("pinocchio")
 INSTALL_HINT = 'pip install "figaroh[mujoco]"  (or: pip install "mujoco>=3.0")'
 
 
-def _require_mujoco():
+def _require_mujoco() -> ModuleType:
     """The ``mujoco`` module, or a MissingDependencyError naming the ``mujoco`` extra."""
     return require("mujoco", extra="mujoco", purpose="The MuJoCo dynamics backend")
 
 
-def _require_pinocchio():
+def _require_pinocchio() -> ModuleType:
     """The ``pinocchio`` module (a core dependency, distribution ``pin``)."""
     return require("pinocchio", package="pin", purpose="The MuJoCo backend's regressor")
 
 
 # --------------------------------------------------------------------------- loading
-def detect_model_format(model_path: str | os.PathLike) -> str:
+def detect_model_format(model_path: str | os.PathLike[str]) -> str:
     """``"urdf"`` or ``"mjcf"`` from the root element of the file (``<robot>``/``<mujoco>``).
 
     Raises:
@@ -107,7 +110,9 @@ def detect_model_format(model_path: str | os.PathLike) -> str:
     raise ValueError(f"{path}: root element <{tag}> is neither <robot> (URDF) nor <mujoco> (MJCF)")
 
 
-def urdf_for_mujoco(urdf_path: str | os.PathLike, compiler: dict | None = None) -> str:
+def urdf_for_mujoco(
+    urdf_path: str | os.PathLike[str], compiler: Mapping[str, Any] | None = None
+) -> str:
     """URDF text prepared for MuJoCo's URDF compiler (see the module docstring).
 
     ``<visual>`` and ``<collision>`` elements are removed and a
@@ -131,17 +136,17 @@ def urdf_for_mujoco(urdf_path: str | os.PathLike, compiler: dict | None = None) 
     extension = root.find("mujoco")
     if extension is None:
         extension = ET.SubElement(root, "mujoco")
-    element = extension.find("compiler")
-    if element is None:
-        element = ET.SubElement(extension, "compiler")
+    compiler_element = extension.find("compiler")
+    if compiler_element is None:
+        compiler_element = ET.SubElement(extension, "compiler")
     attributes = {"fusestatic": "false", "inertiafromgeom": "false", "discardvisual": "true"}
     attributes.update({str(k): str(v) for k, v in (compiler or {}).items()})
     for key, value in attributes.items():
-        element.set(key, value)
+        compiler_element.set(key, value)
     return ET.tostring(root, encoding="unicode")
 
 
-def _strip_non_rigid_effects(mujoco, model) -> None:
+def _strip_non_rigid_effects(mujoco: ModuleType, model: Any) -> None:
     """Zero passive/actuator-side coefficients and disable constraints and contacts."""
     for name in ("dof_damping", "dof_armature", "dof_frictionloss", "jnt_stiffness"):
         getattr(model, name)[:] = 0.0
@@ -218,7 +223,7 @@ class _PinocchioMirror:
     joints, the inertia carried by the last one.
     """
 
-    def __init__(self, mujoco, mj_model):
+    def __init__(self, mujoco: ModuleType, mj_model: Any) -> None:
         pin = _require_pinocchio()
         self.pin = pin
         m = mj_model
@@ -228,9 +233,12 @@ class _PinocchioMirror:
         joint_of_body = {0: 0}
         body_in_joint = {0: pin.SE3.Identity()}
         frame_of_body = {0: 0}
-        self.free = []  # (pin idx_q, pin idx_v) of free joints
-        self.ball = []  # (mj qpos adr, pin idx_q)
-        self.scalar_q = []  # (mj qpos adr, pin idx_q) of hinge and slide joints
+        # (mj qpos adr, pin idx_q, pin idx_v) of free joints
+        self.free: list[tuple[int, int, int]] = []
+        self.ball: list[tuple[int, int]] = []  # (mj qpos adr, pin idx_q)
+        self.scalar_q: list[
+            tuple[int, int]
+        ] = []  # (mj qpos adr, pin idx_q) of hinge and slide joints
         types = mujoco.mjtJoint
         for b in range(1, m.nbody):
             parent = int(m.body_parentid[b])
@@ -270,11 +278,13 @@ class _PinocchioMirror:
         self.ncols = 10 * (model.njoints - 1)
 
     # --------------------------------------------------------------- conversions
-    def configuration_to_pinocchio(self, q) -> np.ndarray:
+    def configuration_to_pinocchio(self, q: ArrayLike) -> np.ndarray:
         """MuJoCo qpos → Pinocchio q (quaternions reordered; hinge/slide unchanged)."""
         return self.to_pinocchio(q, np.zeros(self.model.nv), np.zeros(self.model.nv))[0]
 
-    def to_pinocchio(self, q, v, a):
+    def to_pinocchio(
+        self, q: ArrayLike, v: ArrayLike, a: ArrayLike
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """MuJoCo (qpos, qvel, qacc) of one sample → Pinocchio (q, v, a)."""
         q = np.asarray(q, float)
         qp = np.empty(self.model.nq)
@@ -293,7 +303,7 @@ class _PinocchioMirror:
             vp[iv : iv + 3] = v_lin
         return qp, vp, ap
 
-    def efforts_to_mujoco(self, rows: np.ndarray, q) -> np.ndarray:
+    def efforts_to_mujoco(self, rows: np.ndarray, q: ArrayLike) -> np.ndarray:
         """Pinocchio generalized-force rows (nv, …) → MuJoCo's, in place.
 
         A free joint's force is conjugate to its linear velocity: Pinocchio's is
@@ -303,11 +313,11 @@ class _PinocchioMirror:
             rows[iv : iv + 3] = rot @ rows[iv : iv + 3]
         return rows
 
-    def _free_rotations(self, q):
+    def _free_rotations(self, q: ArrayLike) -> list[np.ndarray]:
         q = np.asarray(q, float)
         return [_rotation(self.pin, q[qadr + 3 : qadr + 7]) for qadr, _, _ in self.free]
 
-    def regressor(self, q, v, a) -> np.ndarray:
+    def regressor(self, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> np.ndarray:
         qp, vp, ap = self.to_pinocchio(q, v, a)
         Y = np.array(
             self.pin.computeJointTorqueRegressor(self.model, self.data, qp, vp, ap), copy=True
@@ -315,32 +325,32 @@ class _PinocchioMirror:
         return self.efforts_to_mujoco(Y, q)
 
 
-def _name(mujoco, model, kind, index: int, prefix: str) -> str:
+def _name(mujoco: ModuleType, model: Any, kind: Any, index: int, prefix: str) -> str:
     name = mujoco.mj_id2name(model, kind, index)
-    return name if name else f"{prefix}_{index}"
+    return str(name) if name else f"{prefix}_{index}"
 
 
-def _wxyz_to_xyzw(quat) -> np.ndarray:
+def _wxyz_to_xyzw(quat: ArrayLike) -> np.ndarray:
     quat = np.asarray(quat, float)
     return np.array([quat[1], quat[2], quat[3], quat[0]])
 
 
-def _rotation(pin, quat_wxyz) -> np.ndarray:
+def _rotation(pin: ModuleType, quat_wxyz: np.ndarray) -> np.ndarray:
     w, x, y, z = (float(c) for c in quat_wxyz)
     quat = pin.Quaternion(w, x, y, z)
     quat.normalize()
     return np.array(quat.toRotationMatrix())
 
 
-def _se3(pin, quat_wxyz, position):
+def _se3(pin: ModuleType, quat_wxyz: np.ndarray, position: ArrayLike) -> Any:
     return pin.SE3(_rotation(pin, quat_wxyz), np.asarray(position, float))
 
 
-def _translation(pin, offset):
+def _translation(pin: ModuleType, offset: ArrayLike) -> Any:
     return pin.SE3(np.eye(3), np.asarray(offset, float))
 
 
-def _axis_joint(pin, axis: np.ndarray, revolute: bool):
+def _axis_joint(pin: ModuleType, axis: np.ndarray, revolute: bool) -> Any:
     """Revolute/prismatic joint about ``axis`` (a unit vector of the joint frame)."""
     for k, letter in enumerate("XYZ"):
         unit = np.zeros(3)
@@ -404,7 +414,7 @@ class MuJoCoBackend(DynamicsBackend):
         self._setup(model, bool(kwargs.get("rigid_body", True)))
 
     @classmethod
-    def from_model(cls, mj_model, rigid_body: bool = True, **kwargs: Any) -> MuJoCoBackend:
+    def from_model(cls, mj_model: Any, rigid_body: bool = True, **kwargs: Any) -> MuJoCoBackend:
         """Wrap an existing ``mujoco.MjModel`` (modified in place when ``rigid_body``)."""
         backend = cls.__new__(cls)
         DynamicsBackend.__init__(backend, None, rigid_body=rigid_body, **kwargs)
@@ -413,12 +423,12 @@ class MuJoCoBackend(DynamicsBackend):
         backend._setup(mj_model, rigid_body)
         return backend
 
-    def _setup(self, model, rigid_body: bool) -> None:
+    def _setup(self, model: Any, rigid_body: bool) -> None:
         if rigid_body:
             _strip_non_rigid_effects(self._mujoco, model)
         self.model = model
         self.data = self._mujoco.MjData(model)
-        self._mirror = None
+        self._mirror: _PinocchioMirror | None = None
 
     # ------------------------------------------------------------------ properties
     @property
@@ -435,42 +445,49 @@ class MuJoCoBackend(DynamicsBackend):
         return self._format
 
     @property
-    def pinocchio_model(self):
+    def pinocchio_model(self) -> Any:
         """The Pinocchio model mirroring the MuJoCo model (built on first use)."""
+        return self._pinocchio_mirror().model
+
+    def _pinocchio_mirror(self) -> _PinocchioMirror:
+        """The Pinocchio mirror of the MuJoCo model, built on first use."""
         if self._mirror is None:
             self._mirror = _PinocchioMirror(self._mujoco, self.model)
-        return self._mirror.model
+        return self._mirror
 
     def pinocchio_configuration(self, q: np.ndarray) -> np.ndarray:
         """``q`` (MuJoCo ``qpos``) in the coordinates of :attr:`pinocchio_model`.
 
         Hinge and slide entries are unchanged; quaternions become [x, y, z, w].
         """
-        self.pinocchio_model  # noqa: B018 - builds the mirror
-        return self._mirror.configuration_to_pinocchio(self._vector(q, self.nq, "q"))
+        return self._pinocchio_mirror().configuration_to_pinocchio(self._vector(q, self.nq, "q"))
 
     def neutral_configuration(self) -> np.ndarray:
         """MuJoCo's reference configuration ``qpos0`` (nq,), where the model was defined."""
         return np.array(self.model.qpos0, dtype=float, copy=True)
 
-    def get_model_object(self):
+    def get_model_object(self) -> Any:
         """The compiled ``mujoco.MjModel``."""
         return self.model
 
     # ------------------------------------------------------------------ state
-    def _vector(self, x, size: int, name: str) -> np.ndarray:
+    def _vector(self, x: ArrayLike, size: int, name: str) -> np.ndarray:
         arr = np.asarray(x, dtype=float).reshape(-1)
         if arr.shape[0] != size:
             raise ValueError(f"{name} must have {size} entries, got {arr.shape[0]}")
         return arr
 
-    def _set_state(self, q, v=None, a=None) -> None:
+    def _set_state(
+        self, q: ArrayLike, v: ArrayLike | None = None, a: ArrayLike | None = None
+    ) -> None:
         d = self.data
         d.qpos[:] = self._vector(q, self.nq, "q")
         d.qvel[:] = 0.0 if v is None else self._vector(v, self.nv, "v")
         d.qacc[:] = 0.0 if a is None else self._vector(a, self.nv, "a")
 
-    def _inverse(self, q, v=None, a=None) -> np.ndarray:
+    def _inverse(
+        self, q: ArrayLike, v: ArrayLike | None = None, a: ArrayLike | None = None
+    ) -> np.ndarray:
         self._set_state(q, v, a)
         self._mujoco.mj_inverse(self.model, self.data)
         return np.array(self.data.qfrc_inverse, copy=True)
@@ -553,8 +570,7 @@ class MuJoCoBackend(DynamicsBackend):
         q = self._vector(q, self.nq, "q")
         v = self._vector(v, self.nv, "v")
         a = self._vector(a, self.nv, "a")
-        self.pinocchio_model  # noqa: B018 - builds the mirror
-        return self._mirror.regressor(q, v, a)
+        return self._pinocchio_mirror().regressor(q, v, a)
 
     def compute_regressor_batch(
         self, Q: np.ndarray, V: np.ndarray, A: np.ndarray, out: np.ndarray | None = None
@@ -564,21 +580,21 @@ class MuJoCoBackend(DynamicsBackend):
         Returns:
             Array (nv, N, 10·njoints): ``out[j, i]`` is row j of sample i's regressor.
         """
-        self.pinocchio_model  # noqa: B018 - builds the mirror
+        mirror = self._pinocchio_mirror()
         n = len(Q)
         if not (len(Q) == len(V) == len(A)):
             raise ValueError(
                 f"Q, V and A must hold the same number of samples, got {len(Q)}, {len(V)}, {len(A)}"
             )
-        ncols = self._mirror.ncols
+        ncols = mirror.ncols
         if out is None:
             out = np.empty((self.nv, n, ncols))
         for i in range(n):
-            out[:, i, :ncols] = self._mirror.regressor(Q[i], V[i], A[i])
+            out[:, i, :ncols] = mirror.regressor(Q[i], V[i], A[i])
         return out
 
     # ------------------------------------------------------------------ kinematics
-    def compute_forward_kinematics(self, q: np.ndarray) -> dict:
+    def compute_forward_kinematics(self, q: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
         """Pose of every body (but the world) and site.
 
         Returns:
@@ -589,7 +605,7 @@ class MuJoCoBackend(DynamicsBackend):
         mujoco = self._mujoco
         self._set_state(q)
         mujoco.mj_kinematics(self.model, self.data)
-        out = {}
+        out: dict[str, dict[str, np.ndarray]] = {}
         for b in range(1, self.model.nbody):
             rotation = np.array(self.data.xmat[b], copy=True).reshape(3, 3)
             out[_name(mujoco, self.model, mujoco.mjtObj.mjOBJ_BODY, b, "body")] = _pose(
@@ -705,7 +721,7 @@ class MuJoCoBackend(DynamicsBackend):
         return q
 
     # ------------------------------------------------------------------ model data
-    def get_inertias(self) -> list:
+    def get_inertias(self) -> list[Any]:
         """Spatial inertias (``pinocchio.Inertia``) per joint, index 0 the universe.
 
         Joint k's inertia is the sum of the MuJoCo bodies it moves rigidly (its
@@ -735,7 +751,9 @@ class MuJoCoBackend(DynamicsBackend):
         return bodies + sites
 
 
-def _pose(position: np.ndarray, rotation: np.ndarray, quaternion: np.ndarray) -> dict:
+def _pose(
+    position: np.ndarray, rotation: np.ndarray, quaternion: np.ndarray
+) -> dict[str, np.ndarray]:
     T = np.eye(4)
     T[:3, :3] = rotation
     T[:3, 3] = position
@@ -750,7 +768,8 @@ def _pose(position: np.ndarray, rotation: np.ndarray, quaternion: np.ndarray) ->
 def _random_quaternion(rng: np.random.Generator) -> np.ndarray:
     """Uniformly distributed unit quaternion [w, x, y, z]."""
     quat = rng.normal(size=4)
-    return quat / np.linalg.norm(quat)
+    unit: np.ndarray = quat / np.linalg.norm(quat)
+    return unit
 
 
 __all__ = [

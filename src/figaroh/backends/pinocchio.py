@@ -38,8 +38,9 @@ class PinocchioBackend(DynamicsBackend):
 
     def __init__(self, model_path: str | None = None, **kwargs: Any):
         super().__init__(model_path, **kwargs)
-        self._model = None
-        self._data = None
+        # pinocchio.Model / pinocchio.Data (untyped); loaded below, or set by from_model.
+        self._model: Any = None
+        self._data: Any = None
         if model_path is not None:
             free_flyer = bool(kwargs.get("free_flyer", kwargs.get("isFext", False)))
             try:
@@ -54,7 +55,7 @@ class PinocchioBackend(DynamicsBackend):
             self._data = self._model.createData()
 
     @classmethod
-    def from_model(cls, model, data=None, **kwargs: Any) -> PinocchioBackend:
+    def from_model(cls, model: Any, data: Any = None, **kwargs: Any) -> PinocchioBackend:
         """Wrap an existing Pinocchio model/data without reloading (shares them)."""
         backend = cls(None, **kwargs)
         backend._model = model
@@ -63,12 +64,12 @@ class PinocchioBackend(DynamicsBackend):
 
     # ------------------------------------------------------------------ properties
     @property
-    def model(self):
+    def model(self) -> Any:
         """The wrapped ``pinocchio.Model``."""
         return self._model
 
     @property
-    def data(self):
+    def data(self) -> Any:
         """The wrapped ``pinocchio.Data``."""
         return self._data
 
@@ -84,7 +85,7 @@ class PinocchioBackend(DynamicsBackend):
     def model_format(self) -> str:
         return "urdf"
 
-    def get_model_object(self):
+    def get_model_object(self) -> Any:
         """The wrapped ``pinocchio.Model``."""
         return self._model
 
@@ -107,10 +108,10 @@ class PinocchioBackend(DynamicsBackend):
             pin.computeGeneralizedGravity(self._model, self._data, np.asarray(q, float)), copy=True
         )
 
-    def compute_forward_kinematics(self, q: np.ndarray) -> dict:
+    def compute_forward_kinematics(self, q: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
         pin.forwardKinematics(self._model, self._data, np.asarray(q, float))
         pin.updateFramePlacements(self._model, self._data)
-        out = {}
+        out: dict[str, dict[str, np.ndarray]] = {}
         for fid in range(1, self._model.nframes):
             M = self._data.oMf[fid]
             out[self._model.frames[fid].name] = {
@@ -231,7 +232,7 @@ class PinocchioBackend(DynamicsBackend):
         """
         return np.array(pin.randomConfiguration(self._model), copy=True)
 
-    def get_inertias(self) -> list:
+    def get_inertias(self) -> list[Any]:
         return list(self._model.inertias)
 
     def get_joint_names(self) -> list[str]:

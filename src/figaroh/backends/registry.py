@@ -75,7 +75,7 @@ def list_backends() -> dict[str, bool]:
     return {name: name in _REGISTRY and is_installed(_REGISTRY[name][1]) for name in _INFO}
 
 
-def get_backend_info(backend: str) -> dict:
+def get_backend_info(backend: str) -> dict[str, Any]:
     """Static information about a backend, plus ``available``.
 
     Args:

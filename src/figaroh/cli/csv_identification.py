@@ -212,10 +212,12 @@ def read_trajectory_csv(
         logger.debug("%s: ignoring columns %s", path, unused)
 
     mask = _mask_column(path, table, columns)
+    t: np.ndarray | None = None
+    period: float | None = None
     if "t" in columns:
-        timing = {"t": table[:, columns["t"]]}
+        t = table[:, columns["t"]]
     elif sample_period is not None:
-        timing = {"sample_period": float(sample_period)}
+        period = float(sample_period)
         logger.info("%s has no 't' column: assuming a sample period of %g s", path, sample_period)
     else:
         raise ValueError(f"{path} has no 't' column [s] and no sample period was given")
@@ -231,7 +233,8 @@ def read_trajectory_csv(
             ddq=blocks["ddq"],
             mask=mask,
             source=DataSource.from_files([path], adapter="figaroh.cli.read_trajectory_csv"),
-            **timing,
+            t=t,
+            sample_period=period,
         )
     except TrajectoryDataError as exc:  # name the file; rows are data rows counted from 0
         raise TrajectoryDataError(

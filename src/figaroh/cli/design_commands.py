@@ -124,11 +124,19 @@ def _load_candidates(opt: BaseOptimalCalibration, args: argparse.Namespace) -> N
     opt.set_candidate_configurations(names, values)
 
 
+def _socp_result(opt: BaseOptimalCalibration) -> Tuple[List[int], Dict[int, float]]:
+    """``(chosen candidates, {candidate: weight} by descending weight)`` of the solved SOCP."""
+    if opt.chosen_indices is None or opt.w_dict_sort is None:
+        raise CLIError("no posture selection: the SOCP has not been solved")
+    return opt.chosen_indices, opt.w_dict_sort
+
+
 def _selection(opt: BaseOptimalCalibration, n_postures: int | None) -> List[int]:
     """Candidate rows selected: the SOCP's, or its ``n_postures`` of largest weight."""
+    chosen, weights = _socp_result(opt)
     if n_postures is None:
-        return list(opt.chosen_indices)
-    return [int(k) for k in list(opt.w_dict_sort)[:n_postures]]
+        return list(chosen)
+    return [int(k) for k in list(weights)[:n_postures]]
 
 
 def _write_postures(
@@ -138,7 +146,8 @@ def _write_postures(
     ids = list(opt.calib_config["actJoint_idx"])
     names = [str(opt.model.names[j]) for j in ids]
     values = active_joint_values(opt.model, ids, np.asarray(opt.q_measured)[list(chosen)])
-    weights = [float(opt.w_dict_sort.get(k, 0.0)) for k in chosen]
+    socp_weights = _socp_result(opt)[1]
+    weights = [float(socp_weights.get(k, 0.0)) for k in chosen]
     make_folder(out)
     csv_path = out / "postures.csv"
 

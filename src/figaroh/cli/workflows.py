@@ -89,6 +89,10 @@ class _NoSteps:
         logger.debug("step: %s", name)
 
 
+#: What a bad input raises while a task reads it (reported as exit code 2).
+_INPUT_OR_CALIBRATION_ERRORS: tuple[type[BaseException], ...] = (*INPUT_ERRORS, CalibrationError)
+
+
 @contextlib.contextmanager
 def input_phase(what: str) -> Iterator[None]:
     """Turn the input errors raised inside the block into :class:`CLIError` (exit 2)."""
@@ -98,7 +102,7 @@ def input_phase(what: str) -> Iterator[None]:
         raise
     except FileNotFoundError as exc:
         raise CLIError(f"{what}: {one_line(exc)}") from exc
-    except (*INPUT_ERRORS, CalibrationError) as exc:
+    except _INPUT_OR_CALIBRATION_ERRORS as exc:
         raise CLIError(f"{what}: {one_line(exc)}") from exc
     except Exception as exc:  # noqa: BLE001 - yaml and loader errors have their own types
         if type(exc).__module__.startswith("yaml"):

@@ -442,7 +442,7 @@ def _flags(
             against=against,
             session=str(pts[n].session),
         )
-        for n in np.flatnonzero(hit)
+        for n in np.flatnonzero(hit).tolist()
     ]
 
 

@@ -62,7 +62,7 @@ import tempfile
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Tuple
+from typing import Any, Callable, Dict, Mapping, Tuple, TypeVar
 
 import numpy as np
 
@@ -75,7 +75,7 @@ from figaroh._run.verification_policy import config_policy
 from figaroh.calibration.settings import DEFAULT_SETTINGS as _CALIBRATION_DEFAULTS
 from figaroh.cli.csv_identification import resolve_csv_path
 from figaroh.cli.workflows import load_robot_model, run_calibration, run_identification
-from figaroh.fleet.jobs import Job, input_hashes
+from figaroh.fleet.jobs import FleetConfigError, Job, input_hashes
 from figaroh.fleet.record import ParameterEstimate, RunRecord
 from figaroh.optimal.base_optimal_trajectory import BaseOptimalTrajectory
 from figaroh.optimal.config import load_param
@@ -168,6 +168,16 @@ def _estimates(names: Any, values: Any, sigmas: Any) -> Tuple[ParameterEstimate,
     )
 
 
+_T = TypeVar("_T")
+
+
+def _required(value: _T | None, job: Job, field: str) -> _T:
+    """``value`` of ``job.<field>``: :class:`Job` checks at construction that its kind has it."""
+    if value is None:
+        raise FleetConfigError(f"a {job.kind} job needs {field}")
+    return value
+
+
 # ---------------------------------------------------------------------------
 # identification and Monte-Carlo
 # ---------------------------------------------------------------------------
@@ -175,7 +185,7 @@ def _identification_outcome(job: Job, data: Any, thresholds: Mapping[str, Any] |
     opts = job.options
     ident = run_identification(
         job.config,
-        job.urdf,
+        _required(job.urdf, job, "urdf"),
         data,
         validation=job.validation,
         select_stage=opts.get("select_stage"),
@@ -190,7 +200,7 @@ def _identification_outcome(job: Job, data: Any, thresholds: Mapping[str, Any] |
 
 
 def _identify(job: Job, thresholds: Mapping[str, Any] | None) -> _Outcome:
-    return _identification_outcome(job, job.data, thresholds)
+    return _identification_outcome(job, _required(job.data, job, "data"), thresholds)
 
 
 def add_torque_noise(text: str, noise_std: float, seed: int) -> str:
@@ -240,9 +250,11 @@ def add_torque_noise(text: str, noise_std: float, seed: int) -> str:
 
 
 def _monte_carlo(job: Job, thresholds: Mapping[str, Any] | None) -> _Outcome:
-    source = resolve_csv_path(job.data)
+    source = resolve_csv_path(_required(job.data, job, "data"))
     noisy = add_torque_noise(
-        source.read_text(encoding="utf-8"), float(job.options["noise_std"]), int(job.seed)
+        source.read_text(encoding="utf-8"),
+        float(job.options["noise_std"]),
+        int(_required(job.seed, job, "seed")),
     )
     with tempfile.TemporaryDirectory(prefix="figaroh-mc-") as tmp:
         path = Path(tmp) / source.name
@@ -257,8 +269,8 @@ def _calibrate(job: Job, thresholds: Mapping[str, Any] | None) -> _Outcome:
     opts = job.options
     calib = run_calibration(
         job.config,
-        job.urdf,
-        job.data,
+        _required(job.urdf, job, "urdf"),
+        _required(job.data, job, "data"),
         validation=job.validation,
         known_base_frame=bool(opts.get("known_base_frame", False)),
         known_tip_frame=bool(opts.get("known_tip_frame", False)),
@@ -291,7 +303,7 @@ def _trajectory_csv(opt: BaseOptimalTrajectory) -> str:
 
 def _trajectory(job: Job, thresholds: Mapping[str, Any] | None) -> _Outcome:
     require("cyipopt", extra="ipopt", purpose="A fleet trajectory job (IPOPT)")
-    robot = load_robot_model(job.urdf)
+    robot = load_robot_model(_required(job.urdf, job, "urdf"))
     segments = int(job.options.get("segments", 1))
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -263,7 +263,7 @@ class BaseIdentification(RunServices, ABC):
         self.standard_parameter = None
         self.additional_parameters = None
         self.custom_parameters = None
-        self.params_base = None
+        self.params_base: list[str] | None = None
         self.dynamic_regressor_base = None
         self.phi_base = None
         self.rms_error = None

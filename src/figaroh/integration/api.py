@@ -116,14 +116,14 @@ class _BackendRobot:
 
         if isinstance(backend, PinocchioBackend):
             model, data = backend.model, backend.data
-        elif getattr(backend, "pinocchio_model", None) is not None:
-            model = backend.pinocchio_model
-            data = model.createData()
         else:
-            raise NotImplementedError(
-                f"{type(backend).__name__} exposes no Pinocchio model ('pinocchio_model') "
-                "to evaluate the regressor on; identification needs one"
-            )
+            model = getattr(backend, "pinocchio_model", None)
+            if model is None:
+                raise NotImplementedError(
+                    f"{type(backend).__name__} exposes no Pinocchio model ('pinocchio_model') "
+                    "to evaluate the regressor on; identification needs one"
+                )
+            data = model.createData()
         self.model, self.data = model, data
         q0 = pin.neutral(model)
         neutral = getattr(backend, "neutral_configuration", None)
@@ -190,9 +190,12 @@ class RobotIdentificationSystem:
         if isinstance(robot, DynamicsBackend):
             backend, robot = robot, None
         elif name == "pinocchio":
-            backend = getattr(robot, "backend", None)
-            if not isinstance(backend, PinocchioBackend):
-                backend = PinocchioBackend.from_model(robot.model, getattr(robot, "data", None))
+            own = getattr(robot, "backend", None)
+            backend = (
+                own
+                if isinstance(own, PinocchioBackend)
+                else PinocchioBackend.from_model(robot.model, getattr(robot, "data", None))
+            )
         else:
             path = model_path or getattr(robot, "robot_urdf", None)
             if not path:
@@ -211,7 +214,7 @@ class RobotIdentificationSystem:
         self.model_path = str(
             model_path or getattr(robot, "robot_urdf", None) or backend.model_path or ""
         )
-        self.identification = None
+        self.identification: SystemIdentification | None = None
         self.result: IdentificationResult | None = None
 
     # ------------------------------------------------------------------ constructors
@@ -340,10 +343,15 @@ class RobotIdentificationSystem:
             **kwargs,
         )
         recon = getattr(ident, "_recon_result", None)
+        params_base = ident.params_base
+        if params_base is None:
+            raise RuntimeError(
+                "the identification finished without base parameters (params_base is None)"
+            )
         self.identification = ident
         self.result = IdentificationResult(
             phi_base=np.asarray(ident.phi_base, dtype=float),
-            params_base=list(ident.params_base),
+            params_base=list(params_base),
             phi_standard=None if recon is None else np.asarray(recon.theta_r, dtype=float),
             rms_error=None if ident.rms_error is None else float(ident.rms_error),
             correlation=None if ident.correlation is None else float(ident.correlation),

@@ -191,12 +191,13 @@ def fixed_descendants(
             if joint.get("type") != "fixed":
                 continue
             child = joint.find("child")
-            if child is None or child.get("link") is None:
+            child_name = None if child is None else child.get("link")
+            if child_name is None:
                 continue
             R, t = origin_of(joint, f"joint {joint.get('name')!r}")
             Rc, tc = R0 @ R, R0 @ t + t0
-            out.append((child.get("link"), Rc, tc))
-            stack.append((child.get("link"), Rc, tc))
+            out.append((child_name, Rc, tc))
+            stack.append((child_name, Rc, tc))
     return out
 
 
@@ -304,7 +305,7 @@ class NominalURDF:
     """The parsed nominal URDF (modified in place) with its joint/link indexes."""
 
     path: Path
-    tree: ET.ElementTree
+    tree: ET.ElementTree[ET.Element]
     joints: Dict[str, ET.Element]
     links: Dict[str, ET.Element]
     children_of: Dict[str, List[ET.Element]]
@@ -322,21 +323,23 @@ class NominalURDF:
         root = tree.getroot()
         if root.tag != "robot":
             raise URDFExportError(f"nominal URDF {path}: root element is <{root.tag}>, not <robot>")
-        joints = {j.get("name"): j for j in root.findall("joint")}
-        links = {lk.get("name"): lk for lk in root.findall("link")}
+        joints = {_name_of(j, path): j for j in root.findall("joint")}
+        links = {_name_of(lk, path): lk for lk in root.findall("link")}
         children_of: Dict[str, List[ET.Element]] = {}
         for j in joints.values():
             parent = j.find("parent")
-            if parent is not None:
-                children_of.setdefault(parent.get("link"), []).append(j)
+            parent_name = None if parent is None else parent.get("link")
+            if parent_name is not None:
+                children_of.setdefault(parent_name, []).append(j)
         return cls(path, tree, joints, links, children_of)
 
     def child_link(self, joint_name: str) -> str:
         """Name of the child link of a joint."""
         child = self.joints[joint_name].find("child")
-        if child is None or child.get("link") not in self.links:
+        link = None if child is None else child.get("link")
+        if link is None or link not in self.links:
             raise URDFExportError(f"nominal URDF: joint {joint_name!r} has no valid <child link>")
-        return child.get("link")
+        return link
 
     def serialise(self) -> bytes:
         """The modified document, with the nominal file's leading comments."""
@@ -348,6 +351,17 @@ class NominalURDF:
             + ET.tostring(self.tree.getroot(), encoding="utf-8")
             + b"\n"
         )
+
+
+def _name_of(element: ET.Element, path: Path) -> str:
+    """The ``name`` attribute of a ``<joint>``/``<link>`` (URDF requires one)."""
+    name = element.get("name")
+    if name is None:
+        raise URDFExportError(
+            f"nominal URDF {path}: a <{element.tag}> has no name attribute; name every "
+            f"<{element.tag}> (URDF requires it)"
+        )
+    return name
 
 
 PROLOG = re.compile(rb"^\s*(?:<\?xml[^>]*\?>)?(?P<prolog>(?:\s|<!--.*?-->)*)<", re.DOTALL)

@@ -539,10 +539,9 @@ class URDFComparison(ComparisonViewerMixin):
             One :class:`PoseError` per configuration (mm / degrees), labelled
             ``pose_<i>``.
         """
-        if poses is None:
-            poses = self._default_poses()
+        configs: Sequence[ConfigLike] = self._default_poses() if poses is None else poses
         results = []
-        for i, q in enumerate(poses):
+        for i, q in enumerate(configs):
             q_arr = self._as_q(q, f"poses[{i}]")
             delta = self._compute_delta(q_arr)
             results.append(

@@ -76,20 +76,24 @@ def _wrap(a: np.ndarray) -> np.ndarray:
     return np.where(w <= -np.pi, w + 2 * np.pi, w)
 
 
-def _urdf_origins(path: str | os.PathLike) -> Dict[str, tuple[np.ndarray, np.ndarray]]:
+def _urdf_origins(path: str | os.PathLike[str]) -> Dict[str, tuple[np.ndarray, np.ndarray]]:
     """``{joint: (xyz, rpy)}`` of every joint origin as written in a URDF."""
     root = ET.parse(str(path)).getroot()
-    out = {}
+    out: Dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for joint in root.iter("joint"):
+        name = joint.get("name")
+        if name is None:  # a nameless joint cannot be looked up by name
+            continue
         origin = joint.find("origin")
         xyz = np.zeros(3)
         rpy = np.zeros(3)
         if origin is not None:
-            if origin.get("xyz"):
-                xyz = np.array([float(v) for v in origin.get("xyz").split()])
-            if origin.get("rpy"):
-                rpy = np.array([float(v) for v in origin.get("rpy").split()])
-        out[joint.get("name")] = (xyz, rpy)
+            xyz_text, rpy_text = origin.get("xyz"), origin.get("rpy")
+            if xyz_text:
+                xyz = np.array([float(v) for v in xyz_text.split()])
+            if rpy_text:
+                rpy = np.array([float(v) for v in rpy_text.split()])
+        out[name] = (xyz, rpy)
     return out
 
 

@@ -353,7 +353,7 @@ def _per_joint_view(
     sel = _selected_info(result)
     per_sel = (sel or {}).get("effort_rmse_fit_per_joint")
     selected = None
-    if isinstance(per_sel, Mapping) and per_sel:
+    if sel is not None and isinstance(per_sel, Mapping) and per_sel:
         selected = {"stage": sel.get("stage", "selected"), "rows": list(per_sel.items())}
     return {"heading": heading, "rows": rows, "selected": selected}
 

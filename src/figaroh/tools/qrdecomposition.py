@@ -123,7 +123,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence, Tuple, Union
+from typing import Any, Dict, List, Literal, Sequence, Tuple, Union, overload
 
 import numpy as np
 
@@ -264,6 +264,14 @@ class QRResult:
 # ---------------------------------------------------------------------------
 # Validation and formatting helpers
 # ---------------------------------------------------------------------------
+@overload
+def _check_tolerance(name: str, value: float | None, allow_none: Literal[False] = ...) -> float: ...
+
+
+@overload
+def _check_tolerance(name: str, value: float | None, allow_none: bool) -> float | None: ...
+
+
 def _check_tolerance(name: str, value: float | None, allow_none: bool = False) -> float | None:
     if value is None:
         if allow_none:
@@ -1310,7 +1318,7 @@ def build_baseRegressor(W_e: np.ndarray, idx_base: tuple) -> np.ndarray:
     return W[:, [int(i) for i in idx]]
 
 
-def cond_num(W_b: np.ndarray, norm_type: str | None = None) -> float:
+def cond_num(W_b: np.ndarray, norm_type: str | float | None = None) -> float:
     """Condition number of a (base) regressor.
 
     Args:
@@ -1338,8 +1346,10 @@ def cond_num(W_b: np.ndarray, norm_type: str | None = None) -> float:
         if norm_type == "max_over_min_sigma":
             return float(s[0] / s[-1])
         return float(np.sqrt(np.sum(s**2)) * np.sqrt(np.sum(1.0 / s**2)))
+    # Any other order is numpy's to validate; its error is re-raised below naming norm_type.
+    order: Any = norm_type
     try:
-        return float(np.linalg.cond(W, norm_type))
+        return float(np.linalg.cond(W, order))
     except (np.linalg.LinAlgError, ValueError) as exc:
         raise ValueError(
             f"cond_num: norm_type={norm_type!r} is not usable for W_b of shape {W.shape} "

@@ -571,7 +571,9 @@ def _marker_residual_panels(
         ``{"pose_panel", "axis_panel"}``: markup, or None when no per-pose
         residual is recorded.
     """
-    axes = _marker_axes(validation, mask) if isinstance(validation, Mapping) else None
+    if not isinstance(validation, Mapping):
+        return {"pose_panel": None, "axis_panel": None}
+    axes = _marker_axes(validation, mask)
     if not axes:
         return {"pose_panel": None, "axis_panel": None}
     K, n = axes[0]["calibrated"].shape
@@ -654,6 +656,7 @@ def _report_context(
     provenance = getattr(calibrator, "_run_provenance", None)
     calib_config = getattr(calibrator, "calib_config", None) or {}
     stages_text = _stages_text(calibrator)
+    n_kept: int | str
     try:
         n_kept = int(n_samples) - int(eval_.get("n_outliers", 0) or 0)
     except (TypeError, ValueError):

@@ -596,7 +596,7 @@ def _load_yourdfpy(
                 return str(found / rel)
         return yourdfpy.filename_handler_magic(fname, dir=urdf_dir)
 
-    options = {
+    options: dict[str, Any] = {
         "build_scene_graph": True,
         "build_collision_scene_graph": True,
         "load_meshes": True,

@@ -577,7 +577,7 @@ class RobotIPOPTSolver:
         self.keep_iterates = bool(keep_iterates)
         self.logger = logging.getLogger(f"{__name__}.RobotIPOPTSolver")
         self.last_solution: np.ndarray | None = None
-        self.last_info: Dict[str, Any] | None = None
+        self.last_info: Mapping[str, Any] | None = None
         self.solve_history: List[Dict[str, Any]] = []
         self.validation_errors: List[str] = []
 
@@ -708,7 +708,7 @@ class RobotIPOPTSolver:
         except Exception as exc:  # noqa: BLE001 - documented: callback errors are returned
             solve_time = time.perf_counter() - start
             self.logger.error("Error during optimization of %s: %s", self.problem.name, exc)
-            results = {
+            results: Dict[str, Any] = {
                 "success": False,
                 "error": f"{type(exc).__name__}: {exc}",
                 "exception": exc,

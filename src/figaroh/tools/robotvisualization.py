@@ -30,6 +30,7 @@ from typing import Any, List, Sequence, Tuple, Union
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from figaroh._optional import require
 from figaroh.errors import MissingDependencyError
@@ -123,7 +124,8 @@ def _check_color(value: Sequence[float] | None, default: RGBA, field: str) -> RG
         raise ValueError(
             f"{field} must be an RGB or RGBA sequence of floats in [0, 1], got {value!r}"
         )
-    return tuple(float(v) for v in arr)  # type: ignore[return-value]
+    r, g, b, a = (float(v) for v in arr)
+    return (r, g, b, a)
 
 
 @dataclass
@@ -308,7 +310,7 @@ def _resolve_backend(viz: Any):
 
 
 # --------------------------------------------------------------------------- maths
-def _rotation_between(vec1: Sequence[float], vec2: Sequence[float]) -> np.ndarray:
+def _rotation_between(vec1: ArrayLike, vec2: ArrayLike) -> np.ndarray:
     """Rotation matrix R (3×3) with R·â = b̂, the smallest rotation doing so."""
     a = np.asarray(vec1, dtype=float).ravel()
     b = np.asarray(vec2, dtype=float).ravel()
@@ -396,16 +398,19 @@ class RobotVisualizer:
         return self._backend_cache
 
     def _require_model(self, what: str) -> pin.Model:
+        return self._require_model_data(what)[0]
+
+    def _require_model_data(self, what: str) -> Tuple[pin.Model, pin.Data]:
         if self.model is None or self.data is None:
             raise ValueError(f"{what} needs a Pinocchio model and data (model is None)")
-        return self.model
+        return self.model, self.data
 
     def _apply_placement(self, name: str, placement: pin.SE3) -> None:
         self._backend.place(name, placement)
         self._backend.refresh()
 
     @staticmethod
-    def _rotation_from_vectors(vec1: Sequence[float], vec2: Sequence[float]) -> np.ndarray:
+    def _rotation_from_vectors(vec1: ArrayLike, vec2: ArrayLike) -> np.ndarray:
         return _rotation_between(vec1, vec2)
 
     def _check_q(self, q: np.ndarray) -> np.ndarray:
@@ -442,7 +447,7 @@ class RobotVisualizer:
         ``c = oMi[j] · lever_j`` with mass ``m_j = model.inertias[j].mass``. Frames
         fixed to the universe keep their own placement (mass 0).
         """
-        model, data = self.model, self.data
+        model, data = self._require_model_data("Segment COMs")
         placement = data.oMf[frame_id].copy()
         joint = model.frames[frame_id].parentJoint
         if joint == 0:
@@ -459,10 +464,11 @@ class RobotVisualizer:
             q: Configuration (nq,) [rad, m].
         """
         q = self._check_q(q)
-        pin.forwardKinematics(self.model, self.data, q)
-        pin.updateFramePlacements(self.model, self.data)
-        pin.centerOfMass(self.model, self.data, q, True)
-        pin.computeSubtreeMasses(self.model, self.data)
+        model, data = self._require_model_data("This display")
+        pin.forwardKinematics(model, data, q)
+        pin.updateFramePlacements(model, data)
+        pin.centerOfMass(model, data, q, True)
+        pin.computeSubtreeMasses(model, data)
 
     def display_com(self, q: np.ndarray, frame_indices: List[int]) -> None:
         """Draw one sphere per segment at its centre of mass.
@@ -478,13 +484,12 @@ class RobotVisualizer:
         """
         self.update_kinematics(q)
         ids = self._frame_ids(frame_indices)
-        total_mass = float(self.data.mass[0])
+        data = self._require_model_data("COM displays")[1]
+        total_mass = float(data.mass[0])
         for i, frame_idx in enumerate(ids[:-1]):
             next_idx = ids[i + 1]
             link_length = float(
-                np.linalg.norm(
-                    self.data.oMf[next_idx].translation - self.data.oMf[frame_idx].translation
-                )
+                np.linalg.norm(data.oMf[next_idx].translation - data.oMf[frame_idx].translation)
             )
             placement, mass = self._segment_com(frame_idx)
             mass_ratio = mass / total_mass if total_mass > 0 else 0.1
@@ -504,12 +509,13 @@ class RobotVisualizer:
             axis_radius: Axis radius [m] (times ``scale_factor``).
         """
         self.update_kinematics(q)
+        model, data = self._require_model_data("Axis displays")
         s = self.config.scale_factor
         for i, joint_name in enumerate(self.joint_names):
-            joint_id = self.model.getJointId(joint_name)
+            joint_id = model.getJointId(joint_name)
             name = f"world/axis_{joint_name}_{i}"
             self._backend.add_axes(name, self.config.axes_color, axis_radius * s, axis_length * s)
-            self._apply_placement(name, self.data.oMi[joint_id])
+            self._apply_placement(name, data.oMi[joint_id])
 
     def display_force(
         self,
@@ -597,30 +603,42 @@ class RobotVisualizer:
             q: Configuration (nq,) [rad, m].
         """
         self.update_kinematics(q)
+        model, data = self._require_model_data("Joint displays")
         s = self.config.scale_factor
-        for j in range(1, self.model.njoints):
+        for j in range(1, model.njoints):
             name = f"world/joint_frame_{j}"
             self._backend.add_axes(name, self.config.axes_color, 0.01 * s, 0.15 * s)
-            self._apply_placement(name, self.data.oMi[j])
+            self._apply_placement(name, data.oMi[j])
 
     # ------------------------------------------------------------------ generic drawing
-    def draw_sphere(self, name: str, radius: float, placement: pin.SE3, color=None) -> None:
+    def draw_sphere(
+        self, name: str, radius: float, placement: pin.SE3, color: Sequence[float] | None = None
+    ) -> None:
         """Draw a sphere of ``radius`` [m] at ``placement`` (used by collision display)."""
-        color = _check_color(color, self.config.com_color, "color")
-        self._backend.add_sphere(name, radius, color)
+        rgba = _check_color(
+            self.config.com_color if color is None else color, DEFAULT_COM_COLOR, "color"
+        )
+        self._backend.add_sphere(name, radius, rgba)
         self._apply_placement(name, placement)
 
     def draw_arrow(
-        self, name: str, start: np.ndarray, vector: np.ndarray, radius: float, color=None
+        self,
+        name: str,
+        start: np.ndarray,
+        vector: np.ndarray,
+        radius: float,
+        color: Sequence[float] | None = None,
     ) -> None:
         """Draw an arrow from ``start`` [m] along ``vector`` [m] (world frame)."""
-        color = _check_color(color, self.config.force_color, "color")
+        rgba = _check_color(
+            self.config.force_color if color is None else color, DEFAULT_FORCE_COLOR, "color"
+        )
         vec = np.asarray(vector, dtype=float).ravel()
         length = float(np.linalg.norm(vec))
         if length < 1e-12:
             return
         M = pin.SE3(self._rotation_from_vectors([1.0, 0.0, 0.0], vec), np.asarray(start, float))
-        self._backend.add_arrow(name, radius, length, color)
+        self._backend.add_arrow(name, radius, length, rgba)
         self._apply_placement(name, M)
 
     def remove(self, name: str) -> None:

@@ -548,7 +548,7 @@ class LinearSolver:
         logger.info("%s", self.summary())
 
     def __repr__(self) -> str:
-        defaults = {
+        defaults: dict[str, Any] = {
             "regularization": None,
             "alpha": 0.0,
             "l1_ratio": 0.5,
@@ -764,7 +764,7 @@ class LinearSolver:
         converged = False
         it = 0
         h = np.ones(m)
-        scale = floor
+        scale: float = floor
         for it in range(1, self.max_iter + 1):  # noqa: B007
             r = b - A @ x
             ra = r[active]
@@ -821,7 +821,7 @@ class LinearSolver:
             )
         has_bounds = lb_ub is not None and bool(np.any(np.isfinite(np.concatenate(lb_ub))))
         if A_eq is None and A_in is None:
-            if not has_bounds:
+            if lb_ub is None or not has_bounds:
                 self.solver_info["message"] = "no bounds or constraints given; plain least squares"
                 x, _, rank, _ = np.linalg.lstsq(E, f, rcond=None)
                 self._record_rank(rank, n, "lstsq")
@@ -862,7 +862,8 @@ class LinearSolver:
 
         n = E.shape[1]
         # 1) Equalities: x = x_p + N z.
-        if A_eq is not None:
+        # _parse_constraints gives each matrix together with its vector.
+        if A_eq is not None and b_eq is not None:
             x_p, *_ = np.linalg.lstsq(A_eq, b_eq, rcond=None)
             eq_res = float(np.max(np.abs(A_eq @ x_p - b_eq)))
             eq_scale = float(np.max(np.abs(A_eq)) * np.max(np.abs(x_p)) + np.max(np.abs(b_eq)))
@@ -877,7 +878,7 @@ class LinearSolver:
         k = N.shape[1]
         # 2) Inequalities in z: Gz >= h.
         G_rows, h_rows = [], []
-        if A_in is not None:
+        if A_in is not None and b_in is not None:
             G_rows.append(-A_in @ N)
             h_rows.append(-(b_in - A_in @ x_p))
         if lb_ub is not None:

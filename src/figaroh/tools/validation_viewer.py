@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Protocol, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 import pinocchio as pin
@@ -110,6 +110,22 @@ class ComparisonViewerMixin:
       ``static_poses(poses)`` → the per-pose errors.
     """
 
+    if TYPE_CHECKING:  # provided by the host class (see above)
+        nominal_path: Path
+        modified_path: Path
+        package_dirs: List[Path]
+        model_a: pin.Model
+        _joint_layout: List[Tuple[str, int, int, float, float]]
+        _yourdfpy_cache: Tuple[Any, Any] | None
+
+        def _as_q(self, q: ConfigLike, label: str = "pose") -> np.ndarray: ...
+        def _q_to_values(self, q: np.ndarray) -> np.ndarray: ...
+        def _sample_configs(self, n: int, seed: int) -> np.ndarray: ...
+        def _default_poses(self) -> List[np.ndarray]: ...
+        def _ee_placements(self, q: np.ndarray) -> Tuple[pin.SE3, pin.SE3]: ...
+        def _compute_delta(self, q: np.ndarray) -> _PoseDeltaLike: ...
+        def static_poses(self, poses: List[ConfigLike] | None = None) -> List[Any]: ...
+
     # ------------------------------------------------------------------ viewer plumbing
     def _package_roots(self) -> List[Path]:
         roots: List[Path] = []
@@ -119,7 +135,7 @@ class ComparisonViewerMixin:
                     roots.append(root)
         return roots
 
-    def _filename_handler(self, urdf_path: Path):
+    def _filename_handler(self, urdf_path: Path) -> Callable[[str], str]:
         roots = self._package_roots()
 
         def handler(fname: str) -> str:

@@ -201,23 +201,26 @@ _TASK_COMMON: dict[str, Schema] = {
 #: The acceptance policy of a task's verdict (``verify()``, the exports, the command line).
 _VERIFICATION: dict[str, Schema] = {"scope": FREE, "thresholds": FREE}
 
+#: The ``problem`` section of an identification task (extended by the trajectory task).
+_IDENTIFICATION_PROBLEM: dict[str, Schema] = {
+    **_leaves(
+        "include_external_forces",
+        "use_joint_torques",
+        "force_torque_sensors",
+        "external_wrench_offsets",
+        "external_force_offsets",  # template key, not read
+        "wls",
+        "qr_relative_tolerance",
+        "torque_fit_joints",
+        "coulomb_deadband",
+    ),
+    "model_components": Generated(_model_components),
+}
+
 _IDENTIFICATION: dict[str, Schema] = {
     **_TASK_COMMON,
     "verification": _VERIFICATION,
-    "problem": {
-        **_leaves(
-            "include_external_forces",
-            "use_joint_torques",
-            "force_torque_sensors",
-            "external_wrench_offsets",
-            "external_force_offsets",  # template key, not read
-            "wls",
-            "qr_relative_tolerance",
-            "torque_fit_joints",
-            "coulomb_deadband",
-        ),
-        "model_components": Generated(_model_components),
-    },
+    "problem": _IDENTIFICATION_PROBLEM,
     "signal_processing": {
         **_leaves(
             "sampling_frequency",
@@ -388,7 +391,7 @@ _OPTIMAL_TRAJECTORY: dict[str, Schema] = {
             "tanh_alpha_opt",
         ),
     },
-    "problem": {**_IDENTIFICATION["problem"], **_leaves(*_TRAJECTORY_PROBLEM)},
+    "problem": {**_IDENTIFICATION_PROBLEM, **_leaves(*_TRAJECTORY_PROBLEM)},
     "collision": _leaves(
         "margin",
         "screen",

@@ -447,7 +447,8 @@ def migrate_file(
 
     robot = None
     if urdf is not None:
-        calib = legacy.get("calibration") if isinstance(legacy.get("calibration"), Mapping) else {}
+        raw_calib = legacy.get("calibration")
+        calib: Mapping[str, Any] = raw_calib if isinstance(raw_calib, Mapping) else {}
         robot = _UrdfRobot(urdf, free_flyer=bool(clean_value(calib.get("free_flyer")) or False))
     name = (
         robot_name or (robot.model.name if robot is not None else None) or _default_robot_name(src)

@@ -370,7 +370,7 @@ class CubicSpline:
         self, robot, num_waypoints: int, active_joints: Sequence[str], soft_lim: float = 0
     ):
         model = getattr(robot, "model", None)
-        if not callable(getattr(model, "getJointId", None)):
+        if model is None or not callable(getattr(model, "getJointId", None)):
             raise TypeError("robot must expose a Pinocchio model as robot.model")
         self.robot = robot
         self.model = model

@@ -364,7 +364,7 @@ def _commit(tmp: str, dest: Path) -> None:
 
 def atomic_write(
     path: PathLike,
-    write: Callable[[IO[Any]], None],
+    write: Callable[[IO[Any]], object],
     *,
     binary: bool = False,
     encoding: str = "utf-8",

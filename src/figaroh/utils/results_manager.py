@@ -241,7 +241,7 @@ class ResultsManager(ResultPlots):
                     f"{self.task_type!r}: use ResultsManager({str(declared)!r}, ...)"
                 )
         # Kept by reference: the task may add entries (e.g. "stages") later.
-        self.result: dict[str, Any] = results_data if results_data is not None else {}
+        self.result: Mapping[str, Any] = results_data if results_data is not None else {}
         self.logger = logger
         self.style = self.PLOT_STYLES[self.task_type]
         self.last_figures: dict[str, Any] = {}

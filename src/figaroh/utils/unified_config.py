@@ -239,7 +239,7 @@ def _search_templates(ref: str, holder: Path, base_dirs: list[Path]) -> Path:
 
 
 #: Sections a task of a given ``type`` must declare.
-_REQUIRED_SECTIONS = {
+_REQUIRED_SECTIONS: dict[Any, tuple[str, ...]] = {
     "kinematic_calibration": ("kinematics", "measurements"),
     "dynamic_identification": ("problem", "signal_processing"),
 }
@@ -517,7 +517,8 @@ class UnifiedConfigParser:
             return
         resolved: dict[str, dict[str, Any]] = {}
 
-        def resolve(name: str, stack: tuple[str, ...]) -> dict[str, Any]:
+        def resolve(name: str, stack: tuple[str, ...]) -> Any:
+            """Task ``name`` merged over its parents (any other value: as written)."""
             if name in resolved:
                 return resolved[name]
             body = tasks[name]
@@ -631,7 +632,8 @@ class UnifiedConfigParser:
     # -- step 7 -------------------------------------------------------------
 
     def _metadata(self, config: Mapping[str, Any]) -> ConfigMetadata:
-        meta = config.get("meta") if isinstance(config.get("meta"), Mapping) else {}
+        raw_meta = config.get("meta")
+        meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
         return ConfigMetadata(
             schema_version=str(meta.get("schema_version", "2.0")),
             config_type=str(meta.get("config_type", "robot_configuration")),

@@ -116,7 +116,9 @@ def max_nodes_limit(max_nodes: int | None = None) -> int:
     return value
 
 
-def _children(node: yaml.Node, mapping: type, sequence: type) -> list[yaml.Node]:
+def _children(
+    node: yaml.Node, mapping: type[yaml.MappingNode], sequence: type[yaml.SequenceNode]
+) -> list[yaml.Node]:
     if isinstance(node, mapping):
         return [part for pair in node.value for part in pair]
     if isinstance(node, sequence):
@@ -152,7 +154,9 @@ def expanded_node_count(root: yaml.Node, limit: int, source: str = "<yaml>") -> 
     return _shared_size(root, limit, source)
 
 
-def _tree_size(root: yaml.Node, mapping: type, sequence: type) -> int | None:
+def _tree_size(
+    root: yaml.Node, mapping: type[yaml.MappingNode], sequence: type[yaml.SequenceNode]
+) -> int | None:
     """Node count of ``root`` when no node is reached twice, else ``None``.
 
     Without aliases the composed graph is a tree, its expanded size is its

@@ -110,7 +110,14 @@ def _homogeneous(placement: Any) -> np.ndarray:
     )
 
 
-class _MeshcatDrawing:
+#: Base of :class:`_MeshcatDrawing` for the type checker: Pinocchio's untyped
+#: visualiser, whose methods (``initViewer``, ``viewer``, ``delete``) the mixin
+#: uses through ``super()``. ``object`` at run time: :func:`_build_class` adds
+#: the real ``pinocchio.visualize.MeshcatVisualizer`` base.
+_PinocchioVisualizerBase: Any = object
+
+
+class _MeshcatDrawing(_PinocchioVisualizerBase):
     """The figaroh part of :class:`MeshcatVisualizer`, mixed into Pinocchio's visualiser.
 
     Its methods call ``super()``, which resolves to Pinocchio's
