@@ -395,7 +395,9 @@ def validation_estimate(
 # ---------------------------------------------------------------------------
 # Stage record, report lines, export
 # ---------------------------------------------------------------------------
-def _selection_stage(sel: SelectedEstimate, result: Mapping[str, Any]):
+def _selection_stage(
+    sel: SelectedEstimate, result: Mapping[str, Any]
+) -> Tuple[str, str, Dict[str, Any]]:
     metrics: Dict[str, Any] = {}
     if sel.feasibility:
         metrics["min_pseudo_inertia_eig"] = (
@@ -414,7 +416,7 @@ def _selection_stage(sel: SelectedEstimate, result: Mapping[str, Any]):
     return status, f"{sel.requested}: {sel.reason}", metrics
 
 
-def _status_stage(result: Mapping[str, Any]):
+def _status_stage(result: Mapping[str, Any]) -> Tuple[str, str, None] | None:
     pf = result.get("physical_fit")
     if pf is not None:
         status = "ok" if pf.get("status") == "accepted" else "failed"

@@ -76,7 +76,7 @@ class SignalSet:
     """Conditioned signals of one trajectory, on the full model configuration.
 
     Attributes:
-        timestamps: (N,) or (N, 1) sample times [s].
+        timestamps: (N,) or (N, 1) sample times [s], or None (not recorded).
         positions: (N, nq) configurations.
         velocities: (N, nv) [rad/s or m/s].
         accelerations: (N, nv) [rad/s² or m/s²].
@@ -84,7 +84,7 @@ class SignalSet:
         mask: (N,) valid-sample mask, or None (every sample valid).
     """
 
-    timestamps: np.ndarray
+    timestamps: np.ndarray | None
     positions: np.ndarray
     velocities: np.ndarray
     accelerations: np.ndarray
