@@ -43,7 +43,7 @@ ILL_CONDITIONED = 1e6
 
 
 def qr_base_fit(
-    problem: FitProblem, standard_parameter: Mapping[str, float], settings: Settings
+    problem: FitProblem, standard_parameter: Mapping[str, float] | None, settings: Settings
 ) -> BaseFit:
     """Base parameters by double QR decomposition and their OLS estimate.
 
@@ -57,7 +57,7 @@ def qr_base_fit(
         problem.W,
         list(problem.active_params),
         problem.tau,
-        dict(standard_parameter),
+        _prior(standard_parameter),
         method="double",
     )
     if qr.phi_b is None:  # decompose estimates phi_b whenever tau is given
@@ -83,7 +83,7 @@ def qr_base_fit(
 
 def custom_solver_fit(
     problem: FitProblem,
-    standard_parameter: Mapping[str, float],
+    standard_parameter: Mapping[str, float] | None,
     solver: Any,
     extra: Mapping[str, Any],
 ) -> BaseFit:
@@ -96,7 +96,7 @@ def custom_solver_fit(
         extra: Additional fit-results entries (solver info, method …).
     """
     qr = QRDecomposer().decompose(
-        problem.W, list(problem.active_params), problem.tau, dict(standard_parameter)
+        problem.W, list(problem.active_params), problem.tau, _prior(standard_parameter)
     )
     phi_base = solver.solve(qr.W_b, problem.tau)
     return BaseFit(
@@ -107,6 +107,11 @@ def custom_solver_fit(
         tau_identif=qr.W_b @ phi_base,
         extra=dict(extra),
     )
+
+
+def _prior(standard_parameter: Mapping[str, float] | None) -> Dict[str, float] | None:
+    """The QR's ``params_std`` (None without standard parameters: no ``phi_b_nom``)."""
+    return None if standard_parameter is None else dict(standard_parameter)
 
 
 def with_estimate(fit: BaseFit, phi_base: np.ndarray) -> BaseFit:
