@@ -15,7 +15,7 @@ import logging
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, List, Mapping, Sequence, Tuple, Union
+from typing import Any, Iterable, List, Mapping, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -31,10 +31,10 @@ _DEFAULT_MEASURABILITY = (True, True, True, False, False, False)
 
 
 def _rows_str(rows: np.ndarray, limit: int = 10) -> str:
-    rows = [int(r) for r in rows]
-    if len(rows) <= limit:
-        return str(rows)
-    return str(rows[:limit])[:-1] + f", ... ({len(rows)} in all)]"
+    listed = [int(r) for r in rows]
+    if len(listed) <= limit:
+        return str(listed)
+    return str(listed[:limit])[:-1] + f", ... ({len(listed)} in all)]"
 
 
 def _check_joint_names(joint_names: Any) -> Tuple[str, ...]:
@@ -271,12 +271,22 @@ class PoseObservations:
         """Number of measured points (0 for a constraint-only dataset)."""
         return len(self.point_names)
 
+    @property
+    def _valid(self) -> np.ndarray:
+        # __post_init__ replaced a None mask by the all-True (n,) array
+        return cast(np.ndarray, self.mask)
+
+    @property
+    def _measured(self) -> np.ndarray:
+        # __post_init__ set the (n_points, 6) array (all False without points)
+        return cast(np.ndarray, self.measurability)
+
     def __repr__(self) -> str:
-        masked = int(self.n_samples - np.count_nonzero(self.mask))
+        masked = int(self.n_samples - np.count_nonzero(self._valid))
         what = (
             f"constraint={self.constraint!r}"
             if self.values is None
-            else f"points={list(self.point_names)}, measured={int(self.measurability.sum())}"
+            else f"points={list(self.point_names)}, measured={int(self._measured.sum())}"
         )
         return (
             f"PoseObservations(n_samples={self.n_samples}, joints={len(self.joint_names)}, "
@@ -307,7 +317,7 @@ class PoseObservations:
             self,
             values=self.values[:, idx, :],
             point_names=tuple(names),
-            measurability=self.measurability[idx],
+            measurability=self._measured[idx],
         )
 
     # ------------------------------------------------------------------
@@ -460,7 +470,7 @@ class PoseObservations:
             raise ValueError(
                 f"calib_config['config_idx'] {cidx.tolist()} is outside q0 (size {q0.size})"
             )
-        valid = self.mask
+        valid = self._valid
         vals = self.values[valid]  # (n_valid, n_points, 6)
         pee = vals.transpose(1, 2, 0)[self.measurability].ravel()
         q_measured = np.tile(q0, (int(valid.sum()), 1))

@@ -27,7 +27,7 @@ import logging
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -134,18 +134,18 @@ class TrajectoryData:
     joint_names: Tuple[str, ...]
     q: np.ndarray
     effort: np.ndarray
-    effort_kind: Union[str, Tuple[str, ...]]
-    effort_unit: Union[str, Tuple[str, ...]]
+    effort_kind: Union[str, Sequence[str]]
+    effort_unit: Union[str, Sequence[str]]
     clock: str = "recorded"
     dq: np.ndarray | None = None
     ddq: np.ndarray | None = None
     origin: Dict[str, str] = field(default_factory=dict)
     effort_conversion: str = ""
     effort_raw: np.ndarray | None = None
-    effort_raw_kind: Tuple[str, ...] = ()
-    effort_raw_unit: Tuple[str, ...] = ()
+    effort_raw_kind: Union[str, Sequence[str]] = ()
+    effort_raw_unit: Union[str, Sequence[str]] = ()
     mask: np.ndarray | None = None
-    sample_index: np.ndarray | None = None
+    sample_index: np.ndarray | Sequence[int] | None = None
     source: DataSource = field(default_factory=DataSource)
 
     # ------------------------------------------------------------------
@@ -240,10 +240,20 @@ class TrajectoryData:
         """Number of joints ``nj = len(joint_names)``."""
         return len(self.joint_names)
 
+    @property
+    def _valid(self) -> np.ndarray:
+        # __post_init__ replaced a None mask by the all-True (n,) array
+        return cast(np.ndarray, self.mask)
+
+    @property
+    def _rows(self) -> np.ndarray:
+        # __post_init__ replaced the sample index by a validated (n,) int array
+        return cast(np.ndarray, self.sample_index)
+
     def __repr__(self) -> str:
         kinds = sorted(set(self.effort_kind))
         units = sorted(set(self.effort_unit))
-        masked = int(self.n_samples - np.count_nonzero(self.mask))
+        masked = int(self.n_samples - np.count_nonzero(self._valid))
         return (
             f"TrajectoryData(n_samples={self.n_samples}, joints={_fmt_names(self.joint_names, 4)}, "
             f"clock={self.clock!r}, span={self.t[-1] - self.t[0]:.6g} s, effort={kinds} "
@@ -338,7 +348,7 @@ class TrajectoryData:
             return None if a is None else np.array(a, dtype=float)
 
         return {
-            "timestamps": cp(self.t).reshape(-1, 1),
+            "timestamps": np.array(self.t, dtype=float).reshape(-1, 1),
             "positions": cp(self.q),
             "velocities": cp(self.dq),
             "accelerations": cp(self.ddq),
@@ -437,7 +447,7 @@ class TrajectoryData:
 
     def stacked_mask(self) -> np.ndarray:
         """``np.tile(mask, nj)``: the mask aligned with :meth:`stacked_effort`."""
-        return np.tile(self.mask, self.n_joints)
+        return np.tile(self._valid, self.n_joints)
 
     def with_mask(self, mask: Any) -> TrajectoryData:
         """Copy with a new bool (n,) valid-sample mask."""
@@ -470,16 +480,16 @@ class TrajectoryData:
         def cols(a: np.ndarray | None) -> np.ndarray | None:
             return None if a is None else a[:, idx]
 
-        def sel(tup: Tuple[str, ...]) -> Tuple[str, ...]:
+        def sel(tup: Sequence[str]) -> Sequence[str]:
             return tuple(tup[i] for i in idx) if len(tup) == self.n_joints else tup
 
         return replace(
             self,
             joint_names=tuple(names),
-            q=cols(self.q),
+            q=self.q[:, idx],
             dq=cols(self.dq),
             ddq=cols(self.ddq),
-            effort=cols(self.effort),
+            effort=self.effort[:, idx],
             effort_raw=cols(self.effort_raw),
             effort_kind=sel(self.effort_kind),
             effort_unit=sel(self.effort_unit),
@@ -660,8 +670,8 @@ class TrajectoryData:
             cols.extend(f"{sig}:{nm}" for nm in self.joint_names)
             blocks.append(arr)
         cols.extend(["mask", "sample_index"])
-        blocks.append(self.mask.reshape(-1, 1).astype(float))
-        blocks.append(self.sample_index.reshape(-1, 1).astype(float))
+        blocks.append(self._valid.reshape(-1, 1).astype(float))
+        blocks.append(self._rows.reshape(-1, 1).astype(float))
         table = np.hstack(blocks)
         fmt = ["%.17g"] * (len(cols) - 2) + ["%d", "%d"]
         buf = io.StringIO()
@@ -718,9 +728,11 @@ class TrajectoryData:
                 "t",
             )
         names = _csv_joint_names(p, meta, header)
-        arrays = {
-            sig: _csv_signal(p, table, col, names, sig, required=sig in ("q", "effort"))
-            for sig in ("q", "effort", "dq", "ddq", "effort_raw")
+        q = _csv_signal(p, table, col, names, "q", required=True)
+        effort = _csv_signal(p, table, col, names, "effort", required=True)
+        optional = {
+            sig: _csv_signal(p, table, col, names, sig, required=False)
+            for sig in ("dq", "ddq", "effort_raw")
         }
         kind, unit = _csv_effort_labels(p, meta, effort_kind, effort_unit, len(names))
         if clock is not None and meta.get("clock") not in (None, clock):
@@ -730,16 +742,16 @@ class TrajectoryData:
         data = cls(
             t=table[:, col["t"]],
             joint_names=tuple(names),
-            q=arrays["q"],
-            effort=arrays["effort"],
+            q=q,
+            effort=effort,
             effort_kind=kind,
             effort_unit=unit,
             clock=clock or meta.get("clock") or "recorded",
-            dq=arrays["dq"],
-            ddq=arrays["ddq"],
+            dq=optional["dq"],
+            ddq=optional["ddq"],
             origin=dict(meta.get("origin") or {}),
             effort_conversion=str(meta.get("effort_conversion") or ""),
-            effort_raw=arrays["effort_raw"],
+            effort_raw=optional["effort_raw"],
             effort_raw_kind=tuple(meta.get("effort_raw_kind") or ()),
             effort_raw_unit=tuple(meta.get("effort_raw_unit") or ()),
             mask=_csv_mask(p, table, col),

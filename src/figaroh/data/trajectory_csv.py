@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Literal, Mapping, Sequence, Tuple, overload
 
 import numpy as np
 
@@ -66,6 +66,28 @@ def _read_csv_table(p: Path) -> Tuple[Dict[str, Any], List[str], np.ndarray]:
             f"{p}: the header names {len(header)} columns but the rows have {table.shape[1]}"
         )
     return meta, header, table
+
+
+@overload
+def _csv_signal(
+    p: Path,
+    table: np.ndarray,
+    col: Mapping[str, int],
+    names: Sequence[str],
+    sig: str,
+    required: Literal[True],
+) -> np.ndarray: ...
+
+
+@overload
+def _csv_signal(
+    p: Path,
+    table: np.ndarray,
+    col: Mapping[str, int],
+    names: Sequence[str],
+    sig: str,
+    required: bool,
+) -> np.ndarray | None: ...
 
 
 def _csv_signal(

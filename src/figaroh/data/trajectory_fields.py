@@ -85,7 +85,7 @@ def _check_finite(name: str, a: np.ndarray, columns: Sequence[str]) -> None:
     bad_rows = np.flatnonzero(bad.any(axis=1))
     row = int(bad_rows[0])
     col = int(np.flatnonzero(bad[row])[0])
-    bad_cols = [columns[c] for c in np.flatnonzero(bad.any(axis=0))]
+    bad_cols = [columns[c] for c in np.flatnonzero(bad.any(axis=0)).tolist()]
     raise TrajectoryDataError(
         f"{name}: non-finite value {float(a[row, col])!r} in column {col} "
         f"({columns[col]!r}) at row {row} (first bad row); {int(bad.sum())} non-finite "

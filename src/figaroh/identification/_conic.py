@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from figaroh._optional import require
 from figaroh.errors import MissingDependencyError
@@ -104,11 +105,11 @@ class ConeProgram:
             f"inequalities={m_i}, lmis={len(self.lmis)} of sizes {sizes})"
         )
 
-    def add_lmi(self, L: np.ndarray, B: np.ndarray) -> None:
+    def add_lmi(self, L: ArrayLike, B: ArrayLike) -> None:
         """Append ``mat(L x) + B ⪰ 0``."""
         self.lmis.append((np.asarray(L, dtype=float), np.asarray(B, dtype=float)))
 
-    def add_inequalities(self, G: np.ndarray, h: np.ndarray) -> None:
+    def add_inequalities(self, G: ArrayLike, h: ArrayLike) -> None:
         """Append the rows ``G x ≤ h``."""
         G = np.atleast_2d(np.asarray(G, dtype=float))
         h = np.atleast_1d(np.asarray(h, dtype=float))
@@ -117,7 +118,7 @@ class ConeProgram:
         self.G = G if self.G is None else np.vstack([self.G, G])
         self.h = h if self.h is None else np.concatenate([self.h, h])
 
-    def add_equalities(self, A: np.ndarray, b: np.ndarray) -> None:
+    def add_equalities(self, A: ArrayLike, b: ArrayLike) -> None:
         """Append the rows ``A x = b``."""
         A = np.atleast_2d(np.asarray(A, dtype=float))
         b = np.atleast_1d(np.asarray(b, dtype=float))
@@ -125,6 +126,52 @@ class ConeProgram:
             return
         self.A_eq = A if self.A_eq is None else np.vstack([self.A_eq, A])
         self.b_eq = b if self.b_eq is None else np.concatenate([self.b_eq, b])
+
+    def equalities(self) -> Tuple[np.ndarray, np.ndarray] | None:
+        """``(A_eq, b_eq)``, or None without equality rows."""
+        return _rows_and_bounds("A_eq", self.A_eq, "b_eq", self.b_eq)
+
+    def inequalities(self) -> Tuple[np.ndarray, np.ndarray] | None:
+        """``(G, h)``, or None without inequality rows."""
+        return _rows_and_bounds("G", self.G, "h", self.h)
+
+    def least_squares(self) -> Tuple[np.ndarray, np.ndarray]:
+        """``(F, g)`` of a norm objective.
+
+        Raises:
+            ValueError: ``F`` or ``g`` is None (a ``"linear"`` objective).
+        """
+        if self.F is None or self.g is None:
+            raise ValueError(f"a {self.objective} objective needs F (k, {self.n}) and g (k,)")
+        return self.F, self.g
+
+    def linear_cost(self) -> np.ndarray:
+        """``c`` of a ``"linear"`` objective.
+
+        Raises:
+            ValueError: ``c`` is None (a norm objective).
+        """
+        if self.c is None:
+            raise ValueError(f"a linear objective needs c of shape ({self.n},)")
+        return self.c
+
+
+def _rows_and_bounds(
+    rows_name: str, rows: np.ndarray | None, bounds_name: str, bounds: np.ndarray | None
+) -> Tuple[np.ndarray, np.ndarray] | None:
+    """``(rows, bounds)`` of a constraint block, None when ``rows`` is None.
+
+    Raises:
+        ValueError: ``rows`` is set but ``bounds`` is None.
+    """
+    if rows is None:
+        return None
+    if bounds is None:
+        raise ValueError(
+            f"ConeProgram.{rows_name} is set but {bounds_name} is None; set both (or add "
+            "the rows with add_equalities / add_inequalities)"
+        )
+    return rows, bounds
 
 
 @dataclass
@@ -246,19 +293,21 @@ def _picos_problem(picos: Any, prog: ConeProgram) -> Tuple[Any, Any]:
 
     P = picos.Problem()
     x = picos.RealVariable("x", prog.n)
-    if prog.A_eq is not None:
-        m = prog.A_eq.shape[0]
-        P.add_constraint(affine("Ax-b", (m, 1), prog.A_eq, -prog.b_eq) == 0)
-    if prog.G is not None:
-        m = prog.G.shape[0]
-        P.add_constraint(affine("Gx-h", (m, 1), prog.G, -prog.h) <= 0)
+    equalities, inequalities = prog.equalities(), prog.inequalities()
+    if equalities is not None:
+        A_eq, b_eq = equalities
+        P.add_constraint(affine("Ax-b", (A_eq.shape[0], 1), A_eq, -b_eq) == 0)
+    if inequalities is not None:
+        G, h = inequalities
+        P.add_constraint(affine("Gx-h", (G.shape[0], 1), G, -h) <= 0)
     for j, (L, B) in enumerate(prog.lmis):
         k = B.shape[0]
         P.add_constraint(affine(f"P{j}", (k, k), L, B.reshape(-1, order="F")) >> 0)
     if prog.objective == "linear":
-        P.set_objective("min", affine("cx", (1, 1), prog.c[None, :], np.zeros(1)))
+        P.set_objective("min", affine("cx", (1, 1), prog.linear_cost()[None, :], np.zeros(1)))
     else:
-        r = affine("Fx-g", (prog.F.shape[0], 1), prog.F, -prog.g)
+        F, g = prog.least_squares()
+        r = affine("Fx-g", (F.shape[0], 1), F, -g)
         if prog.objective == "schur":
             t = picos.RealVariable("t")
             P.add_constraint(picos.block([[t, r.T], [r, "I"]]) >> 0)
@@ -316,11 +365,12 @@ def _picos_solve(
 def _picos_outcome(solution: Any, x: Any) -> Tuple[str, str, np.ndarray | None]:
     """``(status, raw status, x)`` of a PICOS solution (x None unless optimal and finite)."""
     raw = str(solution.claimedStatus)
-    ok = raw == "optimal" and x.value is not None
-    xv = np.asarray(x.np, dtype=float).reshape(-1) if ok else None
-    if ok and not np.all(np.isfinite(xv)):
-        ok, xv, raw = False, None, "non-finite solution"
-    if ok:
+    xv: np.ndarray | None = None
+    if raw == "optimal" and x.value is not None:
+        xv = np.asarray(x.np, dtype=float).reshape(-1)
+        if not np.all(np.isfinite(xv)):
+            xv, raw = None, "non-finite solution"
+    if xv is not None:
         return "optimal", raw, xv
     problem_status = str(solution.problemStatus)
     status = _norm_status(raw if raw not in ("unknown", "optimal") else problem_status)
@@ -414,20 +464,24 @@ def _clarabel_once(clarabel: Any, prog: ConeProgram, form: str, max_seconds: flo
     def pad(M: np.ndarray) -> np.ndarray:
         return np.hstack([M, np.zeros((M.shape[0], aux))]) if aux else M
 
-    if prog.A_eq is not None:
-        rows_A.append(pad(prog.A_eq))
-        rows_b.append(prog.b_eq)
-        cones.append(clarabel.ZeroConeT(prog.A_eq.shape[0]))
-    if prog.G is not None:
-        rows_A.append(pad(prog.G))
-        rows_b.append(prog.h)
-        cones.append(clarabel.NonnegativeConeT(prog.G.shape[0]))
+    equalities, inequalities = prog.equalities(), prog.inequalities()
+    if equalities is not None:
+        A_eq, b_eq = equalities
+        rows_A.append(pad(A_eq))
+        rows_b.append(b_eq)
+        cones.append(clarabel.ZeroConeT(A_eq.shape[0]))
+    if inequalities is not None:
+        G, h = inequalities
+        rows_A.append(pad(G))
+        rows_b.append(h)
+        cones.append(clarabel.NonnegativeConeT(G.shape[0]))
     if epigraph and prog.objective != "schur":  # (t, g − F x) ∈ SOC
+        F, g = prog.least_squares()
         top = np.zeros((1, nx))
         top[0, n] = -1.0
-        rows_A.append(np.vstack([top, pad(prog.F)]))
-        rows_b.append(np.concatenate([[0.0], prog.g]))
-        cones.append(clarabel.SecondOrderConeT(prog.F.shape[0] + 1))
+        rows_A.append(np.vstack([top, pad(F)]))
+        rows_b.append(np.concatenate([[0.0], g]))
+        cones.append(clarabel.SecondOrderConeT(F.shape[0] + 1))
     for L, B in prog.lmis:
         k = B.shape[0]
         idx, scale = _svec_rows(k)
@@ -436,15 +490,16 @@ def _clarabel_once(clarabel: Any, prog: ConeProgram, form: str, max_seconds: flo
         rows_b.append(scale * B.reshape(-1, order="F")[idx])
         cones.append(clarabel.PSDTriangleConeT(k))
     if prog.objective == "schur":  # [[t, rᵀ], [r, I]] ⪰ 0, r = F x − g
-        kf = prog.F.shape[0]
+        F, g = prog.least_squares()
+        kf = F.shape[0]
         k = kf + 1
         Lf = np.zeros((k * k, nx))
         Bf = np.zeros((k, k))
         Lf[0, n] = 1.0  # (0, 0) ← t
         for i in range(kf):
-            Lf[(i + 1), :n] = prog.F[i]  # (i+1, 0)
-            Lf[(i + 1) * k, :n] = prog.F[i]  # (0, i+1)
-            Bf[i + 1, 0] = Bf[0, i + 1] = -prog.g[i]
+            Lf[(i + 1), :n] = F[i]  # (i+1, 0)
+            Lf[(i + 1) * k, :n] = F[i]  # (0, i+1)
+            Bf[i + 1, 0] = Bf[0, i + 1] = -g[i]
             Bf[i + 1, i + 1] = 1.0
         idx, scale = _svec_rows(k)
         rows_A.append(-(scale[:, None] * Lf[idx]))
@@ -452,12 +507,13 @@ def _clarabel_once(clarabel: Any, prog: ConeProgram, form: str, max_seconds: flo
         cones.append(clarabel.PSDTriangleConeT(k))
     q = np.zeros(nx)
     if prog.objective == "sqnorm" and not epigraph:  # ½xᵀ(2FᵀF)x − 2gᵀFx
-        P = sparse.triu(sparse.csc_matrix(2.0 * (prog.F.T @ prog.F)), format="csc")
-        q[:n] = -2.0 * (prog.F.T @ prog.g)
+        F, g = prog.least_squares()
+        P = sparse.triu(sparse.csc_matrix(2.0 * (F.T @ F)), format="csc")
+        q[:n] = -2.0 * (F.T @ g)
     else:
         P = sparse.csc_matrix((nx, nx))
         if prog.objective == "linear":
-            q[:n] = prog.c
+            q[:n] = prog.linear_cost()
         else:
             q[n] = 1.0
     A = sparse.csc_matrix(np.vstack(rows_A)) if rows_A else sparse.csc_matrix((0, nx))

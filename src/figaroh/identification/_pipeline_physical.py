@@ -15,7 +15,7 @@ from typing import Any
 
 import pinocchio as pin
 
-from figaroh.identification._pipeline.physical import urdf_parameters
+from figaroh.identification._pipeline.physical import exportable_selection, urdf_parameters
 from figaroh.tools.joint_terms import enabled_terms
 from figaroh.tools.stages import record_stage
 from figaroh.tools.urdf_exporter import export_urdf, joint_term_parameters
@@ -74,9 +74,9 @@ def export_selected_urdf(
             estimate or the exporter refused (nothing is written).
         FileNotFoundError: missing nominal URDF (recorded, re-raised).
     """
-    sel = getattr(owner, "selected", None)
     try:
         joints = owner._identified_joints()
+        sel = exportable_selection(getattr(owner, "selected", None))
         params = urdf_parameters(sel, joints)
         terms = _identified_joint_terms(owner.identif_config) if joint_dynamics else ()
         if terms:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
@@ -131,7 +131,7 @@ def _verdict_series(validation: Mapping[str, Any] | None, active_joints: List[st
     if validation is None or not validation.get("tau_nominal_per_joint"):
         return None
     measured = validation.get("tau_measured_per_joint") or {}
-    first = next(iter(measured.values()), [])
+    first: Sequence[Any] = next(iter(measured.values()), [])
     return {
         # every sample (masked ones too), like the per-joint series
         "time": list(range(len(first))),

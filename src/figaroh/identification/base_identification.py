@@ -72,7 +72,7 @@ import logging
 import os
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Sequence, TypeVar, cast
 
 import numpy as np
 
@@ -165,7 +165,7 @@ from figaroh.identification.parameter import (
     standard_parameters_with_extras,
 )
 from figaroh.identification.quality_report import basic_identification_plot, format_quality_report
-from figaroh.identification.selection import inputs_of
+from figaroh.identification.selection import SelectedEstimate, inputs_of
 from figaroh.identification.settings import DEFAULT_SETTINGS as _DEFAULTS
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.regressor import (
@@ -174,7 +174,10 @@ from figaroh.tools.regressor import (
     get_index_eliminate,
 )
 from figaroh.tools.solver import LinearSolver
-from figaroh.tools.stages import drop_stage, record_stage, stages_as_dicts
+from figaroh.tools.stages import StageResult, drop_stage, record_stage, stages_as_dicts
+
+if TYPE_CHECKING:
+    from figaroh._run.verdict import VerificationVerdict
 from figaroh.utils.results_manager import plot_with_fallback
 from figaroh.utils.unified_config import (
     UnifiedConfigParser,
@@ -248,12 +251,34 @@ class BaseIdentification(RunServices, ABC):
         params_base: Base-parameter expressions.
     """
 
+    # Set by initialize() and the solve steps (None before them).
+    dynamic_regressor: np.ndarray | None
+    standard_parameter: Dict[str, float] | None
+    params_base: List[str] | None
+    dynamic_regressor_base: np.ndarray | None
+    phi_base: np.ndarray | None
+    rms_error: float | None
+    correlation: float | None
+    processed_data: Dict[str, Any] | None
+    raw_data: Dict[str, Any] | None
+    result: Dict[str, Any] | None
+    num_samples: int | None
+    tau_identif: np.ndarray | None
+    tau_noised: np.ndarray | None
+    std_relative: np.ndarray | None
+    stages: List[StageResult]
+    data_checks: DataChecks
+    selected: SelectedEstimate | None
+    _idx_eliminated: List[int] | None
+    _base_indices: List[int] | None
+    _physical_fit: Dict[str, Any] | None
+
     # Set by the solve steps (declared for type checkers; absent before a solve).
     _M_matrix: np.ndarray | None
     _params_r_for_recon: list[str] | None
     _run_finished_at: str | None
 
-    def __init__(self, robot, config_file: str = "config/robot_config.yaml"):
+    def __init__(self, robot: Any, config_file: str = "config/robot_config.yaml") -> None:
         self.robot = robot
         self.model = self.robot.model
         self.data = self.robot.data
@@ -306,7 +331,9 @@ class BaseIdentification(RunServices, ABC):
         logger.info("%s initialized", self.__class__.__name__)
 
     # ------------------------------------------------------------------ configuration
-    def load_param(self, config_file, setting_type: str = "identification"):
+    def load_param(
+        self, config_file: str | os.PathLike, setting_type: str = "identification"
+    ) -> None:
         """Load the identification parameters from a unified YAML file.
 
         Args:
@@ -327,7 +354,7 @@ class BaseIdentification(RunServices, ABC):
 
     # ------------------------------------------------------------------ data
     @abstractmethod
-    def load_trajectory_data(self, data_source: str = None):
+    def load_trajectory_data(self, data_source: str | None = None) -> Any:
         """Hook: load the trajectory data (implemented by robot subclasses).
 
         Called by :meth:`process_data` as ``load_trajectory_data()`` for the
@@ -350,7 +377,7 @@ class BaseIdentification(RunServices, ABC):
             :class:`~figaroh.data.trajectory.TrajectoryData`.
         """
 
-    def _adopt_trajectory(self, data, attr: str = "trajectory") -> dict:
+    def _adopt_trajectory(self, data: Any, attr: str = "trajectory") -> dict:
         raw = adopt_trajectory_for(self, data, attr=attr, base=BaseIdentification)
         validate_raw_data(
             raw,
@@ -610,7 +637,7 @@ class BaseIdentification(RunServices, ABC):
                 logger.warning("Validation data unavailable: %s", exc)
                 self._val_available = False
 
-    def resolve_validation_source(self, source: str):
+    def resolve_validation_source(self, source: str) -> str:
         """Hook: turn ``validation_data_file`` into the ``data_source`` of the loader.
 
         The default returns ``source`` unchanged, so the value is whatever the
@@ -787,7 +814,9 @@ class BaseIdentification(RunServices, ABC):
         for stage in ("export", "physical", "validation"):
             drop_stage(self, stage)
 
-    def _calculate_base_parameters(self, tau, W, active_params) -> dict:
+    def _calculate_base_parameters(
+        self, tau: np.ndarray, W: np.ndarray, active_params: Sequence[str]
+    ) -> dict:
         """Hook: base parameters by QR decomposition and their least-squares estimate.
 
         Called by :meth:`solve` on the fitted rows. Sets
@@ -903,17 +932,17 @@ class BaseIdentification(RunServices, ABC):
 
     def solve(
         self,
-        decimate=_DEFAULTS.decimate,
-        decimation_factor=_DEFAULTS.decimation_factor,
-        zero_tolerance=_DEFAULTS.zero_tolerance,
-        plotting=_DEFAULTS.plotting,
-        save_results=_DEFAULTS.save_results,
-        html_report=_DEFAULTS.html_report,
-        wls=_DEFAULTS.wls,
+        decimate: bool = _DEFAULTS.decimate,
+        decimation_factor: int = _DEFAULTS.decimation_factor,
+        zero_tolerance: float = _DEFAULTS.zero_tolerance,
+        plotting: bool = _DEFAULTS.plotting,
+        save_results: bool = _DEFAULTS.save_results,
+        html_report: bool = _DEFAULTS.html_report,
+        wls: bool = _DEFAULTS.wls,
         *,
         verbose: bool = _DEFAULTS.verbose,
         save_plots: str | os.PathLike | None = _DEFAULTS.save_plots,
-    ):
+    ) -> np.ndarray | None:
         """Identify the base parameters.
 
         Hook: a subclass may override it (keeping this signature and return
@@ -962,29 +991,29 @@ class BaseIdentification(RunServices, ABC):
         )
         self._store_results(fitted.results)
         if fitted.wls_std is not None:
-            self.result["wls_std_deviations"] = fitted.wls_std
+            _required(self.result, "result")["wls_std_deviations"] = fitted.wls_std
         if fitted.at_rest is not None:
-            self.result["coulomb_at_rest"] = fitted.at_rest
+            _required(self.result, "result")["coulomb_at_rest"] = fitted.at_rest
         _report_solution(self, verbose, plotting, save_plots, save_results, html_report)
         return self.phi_base
 
     def solve_with_custom_solver(
         self,
-        method="lstsq",
-        regularization=None,
-        alpha=0.0,
-        constraints=None,
-        bounds=None,
-        decimate=False,
-        decimation_factor=_DEFAULTS.decimation_factor,
-        zero_tolerance=_DEFAULTS.zero_tolerance,
-        plotting=False,
-        save_results=False,
+        method: str = "lstsq",
+        regularization: str | None = None,
+        alpha: float = 0.0,
+        constraints: Dict[str, Any] | None = None,
+        bounds: Any = None,
+        decimate: bool = False,
+        decimation_factor: int = _DEFAULTS.decimation_factor,
+        zero_tolerance: float = _DEFAULTS.zero_tolerance,
+        plotting: bool = False,
+        save_results: bool = False,
         *,
         verbose: bool = True,
         save_plots: str | os.PathLike | None = None,
-        **solver_kwargs,
-    ):
+        **solver_kwargs: Any,
+    ) -> np.ndarray | None:
         """Identify the base parameters with a :class:`~figaroh.tools.solver.LinearSolver`.
 
         The base columns come from the QR decomposition; their values are then
@@ -1249,7 +1278,9 @@ class BaseIdentification(RunServices, ABC):
     def _results_record(self) -> dict | None:
         return self.result
 
-    def _run_verification(self, thresholds, scope: str):
+    def _run_verification(
+        self, thresholds: Mapping[str, Mapping[str, Any]] | None, scope: str
+    ) -> VerificationVerdict:
         return _identification._verification.verify_identification(self, thresholds, scope)
 
     def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:
@@ -1330,7 +1361,8 @@ def _fit_problem(ident: BaseIdentification, options: FitOptions) -> FitProblem:
         mask_rows=ident._mask_rows,
         select_fit_rows=ident._select_fit_rows,
     )
-    problem = build_fit_problem(hooks, options, list(ident.standard_parameter))
+    standard = _required(ident.standard_parameter, "standard_parameter")
+    problem = build_fit_problem(hooks, options, list(standard))
     _update_run(ident, problem=problem)
     ident._idx_eliminated = list(problem.idx_eliminated)  # the columns the fit lacks
     ident._reset_solve_state(problem.tau, problem.W, list(problem.active_params))
@@ -1342,8 +1374,8 @@ def _publish_fit(ident: BaseIdentification, fit: BaseFit) -> None:
     _update_run(ident, fit=fit)
     if fit.qr is not None:
         ident._M_matrix = fit.M
-        ident._params_r_for_recon = list(fit.params_r)
-        ident._base_indices = list(fit.base_indices)
+        ident._params_r_for_recon = list(_required(fit.params_r, "BaseFit.params_r"))
+        ident._base_indices = list(_required(fit.base_indices, "BaseFit.base_indices"))
     ident.dynamic_regressor_base = fit.W_b
     ident.phi_base = fit.phi_base
     ident.params_base = list(fit.params_base)
@@ -1380,9 +1412,12 @@ def _least_squares_fit(ident: BaseIdentification, problem: FitProblem, wls: bool
         names = [settings.active_joints[b] for b in blocks]
         at_rest = coulomb_at_rest(ident.processed_data["velocities"], settings, blocks, names)
     fit_metrics = {
-        "effort_rmse": (float(ident.rms_error), "N·m or N (stacked joints)"),
-        "rows": len(ident.tau_noised),
-        "base_parameters": len(ident.phi_base),
+        "effort_rmse": (
+            float(_required(ident.rms_error, "rms_error")),
+            "N·m or N (stacked joints)",
+        ),
+        "rows": len(_required(ident.tau_noised, "tau_noised")),
+        "base_parameters": len(_required(ident.phi_base, "phi_base")),
     }
     if at_rest is not None:
         fit_metrics["coulomb_rows_at_rest"] = (at_rest["rows_at_rest"], "rows")
@@ -1465,11 +1500,30 @@ def _export_result(ident: BaseIdentification, identif_results: dict) -> None:
         condition_number=(
             computed.condition_number
             if computed is not None
-            else float(np.linalg.cond(ident.dynamic_regressor_base))
+            else float(
+                np.linalg.cond(_required(ident.dynamic_regressor_base, "dynamic_regressor_base"))
+            )
         ),
     )
     _update_run(ident, quality=quality)
     ident.result = base_result(identif_results, quality, ident.num_samples, ident.identif_config)
+
+
+_T = TypeVar("_T")
+
+
+def _required(value: _T | None, name: str) -> _T:
+    """``value``, which the solve step reading it needs.
+
+    Raises:
+        IdentificationStateError: ``value`` is None: an overriding hook did not
+            set the attribute ``name`` (see the hook's docstring).
+    """
+    if value is None:
+        raise IdentificationStateError(
+            f"{name} is not set at this step of the solve; an overridden hook must set it"
+        )
+    return value
 
 
 def _store_entry(result: dict | None, key: str, value: Any) -> Any:
@@ -1516,7 +1570,7 @@ def _store_validation_metrics(ident: BaseIdentification) -> dict | None:
     """Pipeline step ``validation``: ``result["validation_metrics"]`` (None: not computed)."""
     validation = ident._compute_validation_metrics()
     if validation is not None:
-        ident.result["validation_metrics"] = validation
+        _required(ident.result, "result")["validation_metrics"] = validation
     return validation
 
 
@@ -1530,7 +1584,8 @@ def _check_validation_independence(
     if not finding.passed:
         logger.warning("Data check %s failed: %s", finding.check, finding.message)
     checks = getattr(ident, "data_checks", None) or DataChecks()
-    ident.data_checks = checks.with_findings(finding)
+    # dataclasses.replace keeps the class: the copy is the identification DataChecks
+    ident.data_checks = cast(DataChecks, checks.with_findings(finding))
     ident._record_data_stage()
 
 

@@ -192,7 +192,7 @@ def _as_vector(name: str, value: Any, length: int | None = None) -> np.ndarray:
 
 def relative_stdev(
     W_b: np.ndarray,
-    phi_b: Sequence[float],
+    phi_b: np.ndarray | Sequence[float],
     tau: np.ndarray,
     *,
     r_factor: np.ndarray | None = None,
@@ -207,7 +207,7 @@ def relative_stdev(
 
     Args:
         W_b (ndarray): Base regressor matrix (r, n_b).
-        phi_b (list): Base parameter values (n_b,) (e.g. [kg], [kg·m²]).
+        phi_b (ndarray or list): Base parameter values (n_b,) (e.g. [kg], [kg·m²]).
         tau (ndarray): Measured joint efforts stacked joint-major (r,)
             [N·m] or [N].
         r_factor (ndarray, optional): An upper-triangular ``R`` with

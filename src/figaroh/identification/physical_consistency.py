@@ -430,7 +430,8 @@ def project_robot_p10_lmi(
     com_b = getattr(cad_constraints, "com_bounds", None) or {}
     projected: Dict[str, np.ndarray] = {}
     per_link: Dict[str, ProjectionReport] = {}
-    ok_links, failed = [], []
+    ok_links: list[str] = []
+    failed: list[str] = []
     for link, p10 in p10_by_link.items():
         p, rep = project_p10_lmi(
             p10,

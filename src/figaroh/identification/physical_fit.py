@@ -277,9 +277,10 @@ def _coord_scale(params: Sequence[str], joints: Sequence[str], prior: np.ndarray
     scale = np.maximum(np.abs(prior), 1.0)
     index = {n: i for i, n in enumerate(params)}
     for joint in joints:
-        idx = [index.get(f"{k}_{joint}") for k in _INERTIAL_KEYS]
-        if any(i is None for i in idx):
+        keys = [f"{k}_{joint}" for k in _INERTIAL_KEYS]
+        if any(k not in index for k in keys):
             continue
+        idx = [index[k] for k in keys]
         p = prior[idx]
         scale[idx[0]] = max(abs(p[0]), 1e-3)
         hs = max(float(np.linalg.norm(p[1:4])), 1e-3)
@@ -565,6 +566,8 @@ def _solve_core(
         raw["picos_status"] = res.raw_status
         raw["status"] = res.status
         if res.status == "optimal":
+            if res.x is None:
+                raise ValueError(f"the {solver} solver reported an optimum without a solution")
             _record_optimum(raw, p, mode, norm, S, theta0, res.x, lam)
     except Exception as exc:  # noqa: BLE001 - the record reports it
         logger.debug("physical-fit solve (%s, %s) failed", mode, solver, exc_info=True)
@@ -944,7 +947,7 @@ def diagnose_exact(p: ComparatorProblem, *, solver: str = "cvxopt") -> List[Solv
     records.append(rec)
 
     # D2: one change at a time.
-    variants = {
+    variants: Dict[str, Dict[str, Any]] = {
         "schur_norm": {"norm": "schur"},
         "scaling_off": {"scaling": False},
         "params_r_only": {"variables": "params_r"},

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -369,7 +369,7 @@ def _reconstruct_sdp(
             prog.add_inequalities(row[None, :], [theta0[idx[0]] - mass_min])
     apply_cad_constraints_to_problem(prog, (np.diag(D), theta0), params_r, cad_constraints)
     res = _conic.solve_program(prog, solver=solver, max_seconds=max_seconds)
-    if res.status != "optimal":
+    if res.status != "optimal" or res.x is None:
         raise RuntimeError(
             f"SDP reconstruction found no optimal solution ({solver}: {res.status}); "
             "no physically consistent parameter set reproduces the base parameters"
@@ -552,7 +552,8 @@ def reconstruct_full_parameters(
             params_r,
             theta0=prior,
             w=w,
-            joint_names=list(joint_names),
+            # _effective_method raised for method="sdp" without joint_names
+            joint_names=list(cast(Sequence[str], joint_names)),
             mass_min=mass_min,
             psd_eig_tol=psd_eig_tol,
             solver=solver,

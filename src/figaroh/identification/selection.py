@@ -267,11 +267,10 @@ def _link_feasibility(
     index = _param_index(inputs)
     out: Dict[str, Dict[str, Any]] = {}
     for joint in _judged_joints(inputs):
-        cols = [
-            index.get(f"{k}_{joint}") for k in _identification.physical_consistency.INERTIAL_KEYS
-        ]
-        if any(c is None for c in cols):
+        keys = [f"{k}_{joint}" for k in _identification.physical_consistency.INERTIAL_KEYS]
+        if any(k not in index for k in keys):
             continue
+        cols = [index[k] for k in keys]
         rep = _identification.physical_consistency.check_p10_feasibility(
             np.asarray(theta, dtype=float)[cols],
             mass_min=mass_min - _identification.physical_consistency.mass_bound_tolerance(mass_min),
@@ -437,7 +436,7 @@ def _select_reconstruction(inputs: PhysicalInputs, recon: Any) -> SelectedEstima
     failed = describe_failed_links(feas, mass_min, psd_eig_tol)
     if failed:
         problems.append(f"infeasible links: {failed}")
-    common = dict(
+    common: Dict[str, Any] = dict(
         names=names,
         values=theta,
         phi_base_equivalent=phi_eq,
@@ -478,7 +477,7 @@ def _select_physical_fit(
         )
     theta = np.asarray(record.theta, dtype=float)
     phi_eq, rel = _equivalent_base(inputs, theta)
-    common = dict(
+    common: Dict[str, Any] = dict(
         names=names,
         values=theta,
         phi_base_equivalent=phi_eq,

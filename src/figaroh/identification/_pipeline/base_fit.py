@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any, Dict, Mapping, Tuple
+from typing import Any, Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 
 from figaroh.identification import _metrics
 from figaroh.identification._pipeline.records import BaseFit, FitProblem, Quality, Settings
+from figaroh.identification.exceptions import IdentificationError
 from figaroh.identification.identification_tools import (
     _as_vector,
     _relative_stdev_of_residual,
@@ -42,7 +43,7 @@ ILL_CONDITIONED = 1e6
 
 
 def qr_base_fit(
-    problem: FitProblem, standard_parameter: Mapping[str, float], settings: Settings
+    problem: FitProblem, standard_parameter: Mapping[str, float] | None, settings: Settings
 ) -> BaseFit:
     """Base parameters by double QR decomposition and their OLS estimate.
 
@@ -53,8 +54,14 @@ def qr_base_fit(
         relative_tolerance=settings.config.get("qr_relative_tolerance"),
     )
     qr = decomposer.decompose(
-        problem.W, list(problem.active_params), problem.tau, standard_parameter, method="double"
+        problem.W,
+        list(problem.active_params),
+        problem.tau,
+        _prior(standard_parameter),
+        method="double",
     )
+    if qr.phi_b is None:  # decompose estimates phi_b whenever tau is given
+        raise IdentificationError("the QR decomposition returned no base-parameter estimate")
     if qr.cond_R1 > ILL_CONDITIONED:
         logger.warning(
             "The base regressor is ill-conditioned (cond(R1) = %.3g); consider setting "
@@ -75,7 +82,10 @@ def qr_base_fit(
 
 
 def custom_solver_fit(
-    problem: FitProblem, standard_parameter: Mapping[str, float], solver: Any, extra: Mapping
+    problem: FitProblem,
+    standard_parameter: Mapping[str, float] | None,
+    solver: Any,
+    extra: Mapping[str, Any],
 ) -> BaseFit:
     """Base columns by (default) QR, values by ``solver.solve(W_b, tau)``.
 
@@ -86,7 +96,7 @@ def custom_solver_fit(
         extra: Additional fit-results entries (solver info, method …).
     """
     qr = QRDecomposer().decompose(
-        problem.W, list(problem.active_params), problem.tau, standard_parameter
+        problem.W, list(problem.active_params), problem.tau, _prior(standard_parameter)
     )
     phi_base = solver.solve(qr.W_b, problem.tau)
     return BaseFit(
@@ -97,6 +107,11 @@ def custom_solver_fit(
         tau_identif=qr.W_b @ phi_base,
         extra=dict(extra),
     )
+
+
+def _prior(standard_parameter: Mapping[str, float] | None) -> Dict[str, float] | None:
+    """The QR's ``params_std`` (None without standard parameters: no ``phi_b_nom``)."""
+    return None if standard_parameter is None else dict(standard_parameter)
 
 
 def with_estimate(fit: BaseFit, phi_base: np.ndarray) -> BaseFit:
@@ -192,6 +207,8 @@ def fit_results(fit: BaseFit) -> Dict[str, Any]:
         "tau_processed": fit.tau_noised,
     }
     if fit.M is not None:
+        if fit.params_r is None:
+            raise IdentificationError("a base fit with the QR map M must name its params_r")
         out["M"] = fit.M
         out["params_r"] = list(fit.params_r)
     out.update(fit.extra)
@@ -199,7 +216,7 @@ def fit_results(fit: BaseFit) -> Dict[str, Any]:
 
 
 def coulomb_at_rest(
-    velocities: np.ndarray, settings: Settings, blocks: list, names: list
+    velocities: np.ndarray, settings: Settings, blocks: Sequence[int], names: Sequence[str]
 ) -> Dict[str, Any] | None:
     """Coulomb-friction rows at rest, or None when not relevant.
 

@@ -9,7 +9,7 @@ the regressor needs.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Sequence
+from typing import Any, Callable, Dict, Mapping, Sequence, Tuple, overload
 
 import numpy as np
 
@@ -82,6 +82,30 @@ def check_joint_names(active: Sequence[str], model_names: Sequence[str]) -> None
         )
 
 
+@overload
+def apply_filters(
+    signal: np.ndarray,
+    /,
+    *,
+    nbutter: int = ...,
+    f_butter: float = ...,
+    med_fil: int = ...,
+    f_sample: float = ...,
+    median_padding: str = ...,
+) -> np.ndarray: ...
+
+
+@overload
+def apply_filters(
+    *signals: np.ndarray | None,
+    nbutter: int = ...,
+    f_butter: float = ...,
+    med_fil: int = ...,
+    f_sample: float = ...,
+    median_padding: str = ...,
+) -> np.ndarray | None | Tuple[np.ndarray | None, ...]: ...
+
+
 def apply_filters(
     *signals: np.ndarray | None,
     nbutter: int = 4,
@@ -89,7 +113,7 @@ def apply_filters(
     med_fil: int = 5,
     f_sample: float = 100,
     median_padding: str = "zero",
-):
+) -> np.ndarray | None | Tuple[np.ndarray | None, ...]:
     """Median + zero-phase Butterworth low-pass of each signal, column by column.
 
     Per column: ``scipy.signal.medfilt`` (window ``med_fil``, zero-padded

@@ -41,7 +41,7 @@ Warnings (the script still runs as under figaroh 1.0.2):
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, Mapping, Sequence, Type
+from typing import Any, Dict, Mapping, Sequence, Type, cast
 
 import numpy as np
 
@@ -172,7 +172,7 @@ def require_finite(key: str, arr: np.ndarray, names: Sequence[str]) -> None:
 
 def _moved(positions: np.ndarray, velocities: np.ndarray | None) -> np.ndarray:
     """(n,) bool: the joint's position range or its largest |velocity| exceeds the tolerance."""
-    moved = np.ptp(positions, axis=0) > MOTION_TOLERANCE
+    moved: np.ndarray = np.ptp(positions, axis=0) > MOTION_TOLERANCE
     if velocities is not None:
         moved |= np.max(np.abs(velocities), axis=0) > MOTION_TOLERANCE
     return moved
@@ -350,7 +350,7 @@ def magnitude_finding(
             continue
         peak = np.max(np.abs(arr.reshape(arr.shape[0], -1)), axis=0)
         over = np.flatnonzero(peak > bounds[key])
-        for j in over:
+        for j in over.tolist():
             col = names[j] if j < len(names) else j
             problems.append(
                 f"|{what}| of joint {col} reaches {peak[j]:.6g} {unit}, above "
@@ -431,11 +431,11 @@ def inertia_finding(masses: np.ndarray, inertias: np.ndarray, names: Sequence[st
     scale = np.maximum(1.0, np.abs(np.trace(sym, axis1=1, axis2=2)))
     problems = [
         f"link of joint {names[i]} has mass {masses[i]:.6g} kg < 0"
-        for i in np.flatnonzero(masses < 0)
+        for i in np.flatnonzero(masses < 0).tolist()
     ] + [
         f"link of joint {names[i]} has an inertia that is not positive definite "
         f"(smallest eigenvalue {low[i]:.6g} kg·m²)"
-        for i in np.flatnonzero(low < -1e-12 * scale)
+        for i in np.flatnonzero(low < -1e-12 * scale).tolist()
     ]
     if not problems:
         return DataFinding("model_inertia", True)
@@ -544,4 +544,5 @@ def training_data_checks(
     for f in extra:
         if not f.passed:
             logger.warning("Data check %s failed: %s", f.check, f.message)
-    return checks.with_findings(*extra)
+    # dataclasses.replace keeps the class: the copy is this module's DataChecks
+    return cast(DataChecks, checks.with_findings(*extra))

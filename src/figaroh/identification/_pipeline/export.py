@@ -23,7 +23,7 @@ __all__ = ["base_result"]
 def base_result(
     fit_results: Mapping[str, Any],
     quality: Quality,
-    num_samples: int,
+    num_samples: int | None,
     config: Mapping[str, Any],
 ) -> Dict[str, Any]:
     """The ``result`` dict of the base fit.
@@ -31,7 +31,7 @@ def base_result(
     Args:
         fit_results: Output of :func:`~figaroh.identification._pipeline.base_fit.fit_results`.
         quality: Quality of the fit.
-        num_samples: Number of training samples.
+        num_samples: Number of training samples (None when unknown).
         config: The flat identification settings (stored by reference).
     """
     return {

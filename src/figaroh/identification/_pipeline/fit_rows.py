@@ -120,7 +120,8 @@ def active_blocks(W: np.ndarray, n: int, settings: Settings) -> np.ndarray:
     blocks = W.reshape(settings.nv, n, W.shape[1])
     if _every_dof_active(settings):
         return blocks
-    return blocks[idx]
+    active: np.ndarray = blocks[idx]
+    return active
 
 
 def _every_dof_active(settings: Settings) -> bool:
@@ -152,7 +153,10 @@ def decimate_signals(x: np.ndarray, factor: int, axis: int = 0) -> np.ndarray:
             f"decimation by {factor} needs more than {27 * factor} samples, got {n}; "
             "use a smaller decimation_factor or decimate=False"
         )
-    return signal.decimate(np.asarray(x, dtype=float), factor, zero_phase=True, axis=axis)
+    out: np.ndarray = signal.decimate(
+        np.asarray(x, dtype=float), factor, zero_phase=True, axis=axis
+    )
+    return out
 
 
 def decimate_torques(torques: np.ndarray, n: int, factor: int) -> np.ndarray:
@@ -165,7 +169,8 @@ def decimate_torques(torques: np.ndarray, n: int, factor: int) -> np.ndarray:
     concatenated.
     """
     torques = np.asarray(torques, float).reshape(n, -1)
-    return decimate_signals(torques, factor, axis=0).T.reshape(-1)
+    stacked: np.ndarray = decimate_signals(torques, factor, axis=0).T.reshape(-1)
+    return stacked
 
 
 def decimate_regressor(W_red: np.ndarray, n: int, factor: int, settings: Settings) -> np.ndarray:
@@ -193,9 +198,11 @@ def decimate_regressor(W_red: np.ndarray, n: int, factor: int, settings: Setting
         if not _every_dof_active(settings):
             per_column = per_column[:, np.asarray(settings.act_idxv, dtype=int), :]
         dec = decimate_signals(per_column, factor, axis=2)  # (p, n_active, L)
-        return dec.transpose(1, 2, 0).reshape(-1, p)
+        contiguous: np.ndarray = dec.transpose(1, 2, 0).reshape(-1, p)
+        return contiguous
     dec = decimate_signals(active_blocks(W_red, n, settings), factor, axis=1)
-    return dec.reshape(-1, p)
+    rows: np.ndarray = dec.reshape(-1, p)
+    return rows
 
 
 def decimated_rows(

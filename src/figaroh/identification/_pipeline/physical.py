@@ -50,6 +50,7 @@ __all__ = [
     "check_consistency",
     "consistency_enabled",
     "consistency_parameters",
+    "exportable_selection",
     "physical_fit",
     "physical_stage",
     "reconstructed_parameter_dict",
@@ -395,7 +396,9 @@ def validation_estimate(
 # ---------------------------------------------------------------------------
 # Stage record, report lines, export
 # ---------------------------------------------------------------------------
-def _selection_stage(sel: SelectedEstimate, result: Mapping[str, Any]):
+def _selection_stage(
+    sel: SelectedEstimate, result: Mapping[str, Any]
+) -> Tuple[str, str, Dict[str, Any]]:
     metrics: Dict[str, Any] = {}
     if sel.feasibility:
         metrics["min_pseudo_inertia_eig"] = (
@@ -414,7 +417,7 @@ def _selection_stage(sel: SelectedEstimate, result: Mapping[str, Any]):
     return status, f"{sel.requested}: {sel.reason}", metrics
 
 
-def _status_stage(result: Mapping[str, Any]):
+def _status_stage(result: Mapping[str, Any]) -> Tuple[str, str, None] | None:
     pf = result.get("physical_fit")
     if pf is not None:
         status = "ok" if pf.get("status") == "accepted" else "failed"
@@ -492,12 +495,11 @@ def selection_report_lines(result: Mapping[str, Any], sel: SelectedEstimate | No
     return lines
 
 
-def urdf_parameters(sel: SelectedEstimate | None, joints: Sequence[str]) -> Dict[str, float]:
-    """``{<key>_<joint>: value}`` link inertials of an accepted standard-space selection.
+def exportable_selection(sel: SelectedEstimate | None) -> SelectedEstimate:
+    """``sel`` when it is an accepted standard-space estimate (one a URDF can hold).
 
     Raises:
         ValueError: No standard-space estimate, or a rejected one.
-        KeyError: A joint lacks an inertial parameter.
     """
     if sel is None or sel.space != "standard":
         raise ValueError(
@@ -508,6 +510,18 @@ def urdf_parameters(sel: SelectedEstimate | None, joints: Sequence[str]) -> Dict
         raise ValueError(
             f"the requested {sel.requested} estimate was rejected ({sel.reason}); nothing to export"
         )
+    return sel
+
+
+def urdf_parameters(sel: SelectedEstimate | None, joints: Sequence[str]) -> Dict[str, float]:
+    """``{<key>_<joint>: value}`` link inertials of an accepted standard-space selection.
+
+    Raises:
+        ValueError: No standard-space estimate, or a rejected one
+            (:func:`exportable_selection`).
+        KeyError: A joint lacks an inertial parameter.
+    """
+    sel = exportable_selection(sel)
     params: Dict[str, float] = {}
     for joint, p10 in sel.link_p10(list(joints)).items():
         for key, value in zip(INERTIAL_KEYS, p10, strict=True):

@@ -185,7 +185,7 @@ def joint_limit_finding(
     smin, smax = np.minimum(qmin * scale, qmax * scale), np.maximum(qmin * scale, qmax * scale)
     fits = (smin >= lo - tol) & (smax <= hi + tol)
     parts = []
-    for j in bad:
+    for j in bad.tolist():
         unit = "m" if prismatic[j] else "rad"
         worst = qmin[j] if below[j] >= above[j] else qmax[j]
         parts.append(
@@ -351,9 +351,9 @@ def derivative_finding(
     e, d, g = _mismatch(t, ref, given, window)
     idx = np.flatnonzero(bad)
     parts: List[str] = []
-    explained = set()
-    for a in idx:
-        for b in idx:
+    explained: set[int] = set()
+    for a in idx.tolist():
+        for b in idx.tolist():
             if a < b and e[a, b] <= tolerance and e[b, a] <= tolerance:
                 parts.append(
                     f"{_SINGULAR[key]} columns of joints {names[a]} and {names[b]} look swapped "
@@ -362,7 +362,7 @@ def derivative_finding(
                 )
                 explained.update((a, b))
     groups: Dict[str, List[str]] = {}
-    for j in idx:
+    for j in idx.tolist():
         if j in explained:
             continue
         mismatch = f"{e[j, j]:.3g}" if np.isfinite(e[j, j]) else "inf"
@@ -410,7 +410,8 @@ def _dominant_frequency(x: np.ndarray, dt: float) -> np.ndarray:
     f = np.fft.rfftfreq(x.shape[0], dt)
     if f.size < 2:
         return np.zeros(x.shape[1])
-    return f[1 + np.argmax(spectrum[1:], axis=0)]
+    peaks: np.ndarray = f[1 + np.argmax(spectrum[1:], axis=0)]
+    return peaks
 
 
 def excitation_finding(
@@ -463,7 +464,7 @@ def excitation_finding(
     f_dom = _dominant_frequency(x[:, idx], dt)
     joints = "; ".join(
         f"joint {names[j]}: {100 * removed[j]:.3g} % (dominant frequency {f:.3g} Hz)"
-        for j, f in zip(idx, f_dom, strict=True)
+        for j, f in zip(idx.tolist(), f_dom, strict=True)
     )
     top = float(f_dom.max())
     cut = "the configured" if cutoff is None else f"{float(cutoff):g} Hz"

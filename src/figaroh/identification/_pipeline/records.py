@@ -76,7 +76,7 @@ class SignalSet:
     """Conditioned signals of one trajectory, on the full model configuration.
 
     Attributes:
-        timestamps: (N,) or (N, 1) sample times [s].
+        timestamps: (N,) or (N, 1) sample times [s], or None (not recorded).
         positions: (N, nq) configurations.
         velocities: (N, nv) [rad/s or m/s].
         accelerations: (N, nv) [rad/s² or m/s²].
@@ -84,7 +84,7 @@ class SignalSet:
         mask: (N,) valid-sample mask, or None (every sample valid).
     """
 
-    timestamps: np.ndarray
+    timestamps: np.ndarray | None
     positions: np.ndarray
     velocities: np.ndarray
     accelerations: np.ndarray
@@ -124,7 +124,8 @@ class FitProblem:
     Attributes:
         tau: (rows,) fitted efforts, stacked joint-major [N·m or N].
         W: (rows, p) reduced regressor of the fitted rows.
-        W_reduced: (N·nv, p) full-row regressor without the eliminated columns.
+        W_reduced: (N·nv, p) full-row regressor without the eliminated columns
+            (None when the caller has none, e.g. a hook given only the fitted rows).
         active_params: Names of the ``p`` kept standard parameters.
         idx_eliminated: Indices of the dropped standard columns.
         tau_decimated: Decimated efforts before masking/joint selection (or None).
@@ -133,7 +134,7 @@ class FitProblem:
 
     tau: np.ndarray
     W: np.ndarray
-    W_reduced: np.ndarray
+    W_reduced: np.ndarray | None
     active_params: Tuple[str, ...]
     idx_eliminated: Tuple[int, ...]
     tau_decimated: np.ndarray | None = None
@@ -174,15 +175,17 @@ class Quality:
     """Quality indicators of a :class:`BaseFit`.
 
     Attributes:
-        std_relative: Relative standard deviation of each base parameter [%].
+        std_relative: Relative standard deviation of each base parameter [%]
+            (None when an overriding quality hook did not compute it, likewise
+            the next two).
         rms_error: Effort RMSE over the fitted rows [N·m or N].
         correlation: Pearson correlation of measured and fitted efforts.
         condition_number: Condition number of the base regressor.
     """
 
-    std_relative: np.ndarray
-    rms_error: float
-    correlation: float
+    std_relative: np.ndarray | None
+    rms_error: float | None
+    correlation: float | None
     condition_number: float
 
 

@@ -33,10 +33,11 @@ def same_kinematics(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
     """
     if a is None or b is None:
         return False
-    return all(
-        np.shape(a.get(k)) == np.shape(b.get(k)) and np.array_equal(a.get(k), b.get(k))
-        for k in ("positions", "velocities", "accelerations")
-    )
+    for k in ("positions", "velocities", "accelerations"):
+        x, y = np.asarray(a.get(k)), np.asarray(b.get(k))
+        if x.shape != y.shape or not np.array_equal(x, y):
+            return False
+    return True
 
 
 def identified_standard_vector(
@@ -72,7 +73,7 @@ def block_predictions(
     W_full: np.ndarray,
     n: int,
     nv: int,
-    dofs: Sequence[int],
+    dofs: np.ndarray | Sequence[int],
     theta_a: np.ndarray,
     theta_b: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
