@@ -64,8 +64,10 @@ def fitted_values(
     names: Sequence[str], var: np.ndarray, frames: Sequence[str], *, frame_values: bool
 ) -> Dict[str, float]:
     """Fitted values of the frame parameters (``frame_values``) or of the others [m, rad]."""
-    frames = set(frames)
-    return {n: float(v) for n, v in zip(names, var, strict=True) if (n in frames) == frame_values}
+    frame_set = set(frames)
+    return {
+        n: float(v) for n, v in zip(names, var, strict=True) if (n in frame_set) == frame_values
+    }
 
 
 def unsupported(names: Sequence[str], model: Any) -> List[str]:

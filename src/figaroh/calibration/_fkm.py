@@ -33,10 +33,11 @@ same function to round-off.
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Sequence, Tuple
+from typing import Any, List, Mapping, Tuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from figaroh.calibration._forward import (
     _checked_inputs,
@@ -83,7 +84,7 @@ def _apply_elasticity(model, data, qs: np.ndarray, var, jps, geo) -> None:
 def marker_poses(
     model: Any,
     data: Any,
-    var: Sequence[float],
+    var: ArrayLike,
     q: np.ndarray,
     calib_config: Mapping[str, Any],
     *,
@@ -173,7 +174,7 @@ def pose_vectors(R: np.ndarray, p: np.ndarray, calib_config: Mapping[str, Any]) 
 def calc_updated_fkm(
     model: Any,
     data: Any,
-    var: Sequence[float],
+    var: ArrayLike,
     q: np.ndarray,
     calib_config: Mapping[str, Any],
     verbose: int = 0,
@@ -216,7 +217,7 @@ def calc_updated_fkm(
 def measurement_jacobian(
     model: Any,
     data: Any,
-    var: Sequence[float],
+    var: ArrayLike,
     q: np.ndarray,
     calib_config: Mapping[str, Any],
     step: float = 1e-6,

@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from figaroh.calibration._measurements import _meas_mask, _to_flat
 from figaroh.calibration._se3 import (
@@ -292,11 +293,13 @@ def _sample_kinematics(
     eye_hand = cam_fid is not None
     el_joints = [a for a, jp in enumerate(jps) if jp.elastic >= 0]
     cross = bool(el_joints) and jacobian
+    H_P = np.zeros((N, nJ, 4, 4)) if jacobian else None
+    A_cam = np.zeros((N, 4, 4)) if eye_hand else None
     kin = _SampleKinematics(
         H_s=np.zeros((N, 4, 4)),
         H_e=np.zeros((N, 4, 4)),
-        H_P=np.zeros((N, nJ, 4, 4)) if jacobian else None,
-        A_cam=np.zeros((N, 4, 4)) if eye_hand else None,
+        H_P=H_P,
+        A_cam=A_cam,
         el_off=np.zeros((N, nJ)) if el_joints else None,
         g_el=np.zeros((N, nJ)) if el_joints else None,
     )
@@ -323,15 +326,13 @@ def _sample_kinematics(
             pin.forwardKinematics(model, data, qs)
             kin.H_s[s] = pin.updateFramePlacement(model, data, sid).homogeneous
             kin.H_e[s] = pin.updateFramePlacement(model, data, eid).homogeneous
-            if eye_hand:
+            if A_cam is not None:  # eye-hand
                 oMst = pin.updateFramePlacement(model, data, start_fid)
                 oMc = pin.updateFramePlacement(model, data, cam_fid)
-                kin.A_cam[s] = (oMst.inverse() * oMc).homogeneous
-            if jacobian:
+                A_cam[s] = (oMst.inverse() * oMc).homogeneous
+            if H_P is not None:  # jacobian
                 for a, jp in enumerate(jps):
-                    kin.H_P[s, a] = (
-                        data.oMi[jp.parent] * model.jointPlacements[jp.jid]
-                    ).homogeneous
+                    H_P[s, a] = (data.oMi[jp.parent] * model.jointPlacements[jp.jid]).homogeneous
             for a in el_joints:
                 model.jointPlacements[jps[a].jid] = geo[a]
     finally:
@@ -425,6 +426,8 @@ def _joint_twists(
     coefs: List[int],
 ) -> None:
     """Add the joint-parameter columns of ``T`` (twist at the end frame, then at each f_k)."""
+    if kin.H_P is None:
+        raise ValueError("_joint_twists: the kinematics were computed without jacobian=True")
     N = kin.H_e.shape[0]
     He_R_t, He_p_i = _inv(kin.H_e[:, :3, :3], kin.H_e[:, :3, 3])
     R_eP, p_eP = _compose(
@@ -435,6 +438,8 @@ def _joint_twists(
     geo_cols: List[Tuple[int, np.ndarray, np.ndarray]] = []  # (joint, var idx, twist at P_geo)
     for a, jp in enumerate(jps):
         if jp.elastic >= 0:
+            if kin.g_el is None:
+                raise ValueError("_joint_twists: elastic joint without gravity torques (g_el)")
             el_unit[a], Ad_el_inv = _elastic_unit_twist(jp, a, kin, Ad_f_ee, Ad_eP, coefs[a])
             T[:, :, :, jp.elastic] += el_unit[a] * kin.g_el[:, a, None, None]
         else:
@@ -495,7 +500,7 @@ def _frame_twists(T: np.ndarray, lay: _Layout, ch: _Chain, eye_hand: bool) -> No
 def evaluate_poses(
     model: Any,
     data: Any,
-    var: Sequence[float],
+    var: ArrayLike,
     q: np.ndarray,
     calib_config: Mapping[str, Any],
     *,
@@ -603,7 +608,7 @@ def _pinocchio_pair(model: Any, data: Any, backend: Any, what: str) -> Tuple[Any
     if backend is None:
         return model, data
     getter = getattr(backend, "get_model_object", None)
-    obj = None
+    obj: Any = None
     if getter is not None:
         try:
             obj = getter()
@@ -622,7 +627,7 @@ def _pinocchio_pair(model: Any, data: Any, backend: Any, what: str) -> Tuple[Any
 
 
 def measurement_jacobian_analytic(
-    model: Any, data: Any, var: Sequence[float], q: np.ndarray, calib_config: Mapping[str, Any]
+    model: Any, data: Any, var: ArrayLike, q: np.ndarray, calib_config: Mapping[str, Any]
 ) -> np.ndarray:
     """Analytic Jacobian of the predicted measurements (``NbSample = len(q)``).
 
@@ -636,6 +641,8 @@ def measurement_jacobian_analytic(
     cfg = dict(calib_config)
     cfg["NbSample"] = q.shape[0]
     ev = evaluate_poses(model, data, var, q, cfg, jacobian=True)
+    if ev.T is None:
+        raise ValueError("measurement_jacobian_analytic: evaluate_poses returned no Jacobian")
     mask = _meas_mask(cfg)
     rpy = matrix_to_rpy(ev.R)
     dpos = ev.R @ ev.T[..., :3, :]  # (N,K,3,n)

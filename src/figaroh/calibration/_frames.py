@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from figaroh.calibration._fkm import marker_poses
 from figaroh.calibration._measurements import _meas_mask, measured_values
@@ -34,7 +35,7 @@ def estimate_frames_closed_form(
     model: Any,
     data: Any,
     q: np.ndarray,
-    PEE: Sequence[float],
+    PEE: ArrayLike,
     calib_config: Mapping[str, Any],
     n_iter: int = 50,
 ) -> Dict[str, float]:
@@ -85,7 +86,7 @@ def estimate_frames_closed_form(
     P = meas[..., :3]  # (N,K,3)
     R_meas = np.array([pin.rpy.rpyToMatrix(a) for a in meas[:, 0, 3:]]) if full_orient else None
     for _ in range(max(1, n_iter)):
-        if full_orient:
+        if R_meas is not None:  # full orientation measured
             R_b = _chordal_mean(R_meas @ np.swapaxes(R_i @ R_tip, -1, -2))
             if tip_rot:
                 R_tip = _chordal_mean(np.swapaxes(R_b @ R_i, -1, -2) @ R_meas)

@@ -8,10 +8,11 @@ the estimate, so they carry no error).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence, Tuple
+from typing import Any, Mapping, Tuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from figaroh.calibration._measurements import _meas_mask, _to_flat, measured_values
 from figaroh.calibration._se3 import _inv, adjoint, matrix_to_rpy, rpy_jacobian_local, rpy_to_matrix
@@ -127,6 +128,8 @@ def _measurement_twist_map(R_f, R_mt, av_p, av_r, rot: _MeasuredRotation) -> np.
     if rot.case == "none":
         C[..., 3:, 3:] = np.eye(3)
     elif rot.case == "partial":
+        if rot.rpy_f is None or rot.rpy_m is None:
+            raise ValueError("_MeasuredRotation: case 'partial' needs rpy_f and rpy_m")
         Sr = np.zeros((N, K, 3, 3))
         Sr[..., [0, 1, 2], [0, 1, 2]] = (~av_r).astype(float)
         C[..., 3:, 3:] = (
@@ -136,8 +139,8 @@ def _measurement_twist_map(R_f, R_mt, av_p, av_r, rot: _MeasuredRotation) -> np.
 
 
 def logmap_residuals(
-    measured_flat: Sequence[float],
-    estimated_flat: Sequence[float],
+    measured_flat: ArrayLike,
+    estimated_flat: ArrayLike,
     calib_config: Mapping[str, Any],
     *,
     position_frame: str = "body",

@@ -7,9 +7,10 @@ which of ``[x, y, z, φx, φy, φz]`` are measured [m, rad].
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from figaroh.calibration._se3 import matrix_to_rpy
 from figaroh.calibration.settings import DEFAULT_SETTINGS
@@ -36,9 +37,7 @@ def _from_flat(flat: np.ndarray, N: int, K: int, c: int) -> np.ndarray:
     return np.moveaxis(flat.reshape((K, c, N) + flat.shape[1:]), 2, 0)
 
 
-def measured_values(
-    flat: Sequence[float], calib_config: Mapping[str, Any], n_samples: int
-) -> np.ndarray:
+def measured_values(flat: ArrayLike, calib_config: Mapping[str, Any], n_samples: int) -> np.ndarray:
     """Flat measurement vector → (N, K, 6) array with NaN for unmeasured components."""
     mask = _meas_mask(calib_config)
     K = int(calib_config.get("NbMarkers", 1))

@@ -28,6 +28,7 @@ import warnings
 from typing import Any, ContextManager, Iterator, List, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._pipeline import residuals as _residuals
@@ -165,12 +166,12 @@ class CalibrationObjective:
     # ------------------------------------------------------------------ residuals
     def measurement_residuals(
         self,
-        var: Sequence[float],
+        var: ArrayLike,
         jacobian: bool = False,
         *,
         position_frame: str = "body",
         q: np.ndarray | None = None,
-        measured: Sequence[float] | None = None,
+        measured: ArrayLike | None = None,
     ) -> Tuple[np.ndarray, np.ndarray | None]:
         """Unweighted log-map residuals (flat layout) and, optionally, their Jacobian [m, rad]."""
         calib = self._owner
@@ -179,6 +180,11 @@ class CalibrationObjective:
                 raise CalibrationError("Call load_data_set() first")
             q = calib.q_measured[: self.n_samples]
             measured = calib.PEE_measured
+        elif measured is None:
+            raise CalibrationError(
+                "measurement_residuals: q given without measured; pass the flat measured "
+                "vector matching q"
+            )
         return _residuals.measurement_residuals(
             calib.model,
             calib.data,
@@ -192,7 +198,7 @@ class CalibrationObjective:
         )
 
     def logmap_residuals_at(
-        self, var: Sequence[float], q: np.ndarray | None = None, measured: Any = None
+        self, var: ArrayLike, q: np.ndarray | None = None, measured: Any = None
     ) -> np.ndarray:
         """Unweighted flat residuals at ``var``, as figaroh 1.0.2 evaluates a fit [m, rad].
 
@@ -246,7 +252,7 @@ class CalibrationObjective:
         return J
 
     # ------------------------------------------------------------------ the default cost
-    def default_cost(self, var: Sequence[float]) -> np.ndarray:
+    def default_cost(self, var: ArrayLike) -> np.ndarray:
         """figaroh 1.0.2's default ``cost_function`` (see the orchestrator's hook)."""
         calib = self._owner
         if not self._warned_default_cost:
@@ -267,7 +273,7 @@ class CalibrationObjective:
         except (KeyError, AttributeError):
             return r
 
-    def default_cost_jacobian(self, var: Sequence[float]) -> np.ndarray:
+    def default_cost_jacobian(self, var: ArrayLike) -> np.ndarray:
         """Rows ``w_i · ∂r_i/∂θ`` of the weighted body-frame log-map residuals."""
         r, J = self.measurement_residuals(var, jacobian=True)
         w = ct.measurement_weights(self._cfg, r.size // max(1, rows_per_sample(self._cfg)))
@@ -310,7 +316,7 @@ class CalibrationObjective:
         return "analytic"
 
     # ------------------------------------------------------------------ the objective
-    def objective(self, var: Sequence[float]) -> np.ndarray:
+    def objective(self, var: ArrayLike) -> np.ndarray:
         """What the solver minimises: cost rows (excluded outlier rows zeroed) + prior rows."""
         calib = self._owner
         var = np.asarray(var, dtype=float)
@@ -320,7 +326,7 @@ class CalibrationObjective:
         p = prior_rows(self._cfg.get("prior_weights"), var)
         return r if p is None else np.concatenate([r, p])
 
-    def objective_jacobian(self, var: Sequence[float]) -> np.ndarray:
+    def objective_jacobian(self, var: ArrayLike) -> np.ndarray:
         """Jacobian of :meth:`objective` from ``cost_jacobian`` (excluded rows zeroed, priors)."""
         calib = self._owner
         var = np.asarray(var, dtype=float)

@@ -133,8 +133,8 @@ def prepare_estimation(
     )
 
 
-def write_estimation(calib_config: Config, result: EstimationResult) -> Dict[str, Any]:
-    """Write an estimator's result into ``calib_config``; returns its report."""
+def write_estimation(calib_config: Config, result: EstimationResult) -> Dict[str, Any] | None:
+    """Write an estimator's result into ``calib_config``; returns its report (None: structural)."""
     calib_config["param_name"] = list(result.param_name)
     calib_config["prior_weights"] = result.prior_weights
     calib_config["prior_noise"] = result.prior_noise

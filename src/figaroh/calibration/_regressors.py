@@ -13,6 +13,7 @@ from typing import Any, List, Mapping, MutableMapping, Sequence, Tuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from figaroh.calibration._forward import _pinocchio_pair
 from figaroh.calibration._measurements import _meas_mask
@@ -88,7 +89,7 @@ def _check_frame_name(model: Any, name: str, key: str) -> int:
 
 
 def calculate_kinematics_model(
-    q_i: Sequence[float],
+    q_i: ArrayLike,
     model: Any,
     data: Any,
     calib_config: Mapping[str, Any],
@@ -132,7 +133,7 @@ def get_rel_kinreg(
     data: Any,
     start_frame: str,
     end_frame: str,
-    q: Sequence[float],
+    q: ArrayLike,
     backend: Any = None,
 ) -> np.ndarray:
     """Relative kinematic regressor of ``end`` w.r.t. ``start`` (6 × 6(njoints-1)).
@@ -171,7 +172,7 @@ def get_rel_jac(
     data: Any,
     start_frame: str,
     end_frame: str,
-    q: Sequence[float],
+    q: ArrayLike,
     backend: Any = None,
 ) -> np.ndarray:
     """LOCAL Jacobian of ``end`` minus LOCAL Jacobian of ``start`` (6 × nv).

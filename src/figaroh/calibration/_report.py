@@ -16,7 +16,11 @@ from typing import Any, Dict, List, Mapping
 import numpy as np
 
 from figaroh._run.data_checks import DataChecks
-from figaroh._run.verdict import CALIBRATION_DEFAULT_THRESHOLDS, scoped_verification
+from figaroh._run.verdict import (
+    CALIBRATION_DEFAULT_THRESHOLDS,
+    VerificationVerdict,
+    scoped_verification,
+)
 from figaroh.calibration._pipeline import metrics as _metrics
 from figaroh.tools.provenance import collect_run_provenance
 from figaroh.tools.report import _build_insights
@@ -236,7 +240,9 @@ def build_insights(
     return list(_build_insights(eval_, n_samples, param_names, validation))
 
 
-def verify_calibration(calib: Any, thresholds: Any, scope: str):
+def verify_calibration(
+    calib: Any, thresholds: Mapping[str, Mapping[str, Any]] | None, scope: str
+) -> VerificationVerdict:
     """Scoped verification verdict of a solved calibration.
 
     Required guards: finite fit RMSE, parameters and residuals, solver
@@ -272,7 +278,9 @@ def verify_calibration(calib: Any, thresholds: Any, scope: str):
         "finite_residuals": None if residuals is None else np.asarray(residuals).ravel(),
     }
     requested = cfg.get("validation_data_file")
-    facts = {"requested_validation_loaded": (not requested) or bool(calib._val_available)}
+    facts: Dict[str, Any] = {
+        "requested_validation_loaded": (not requested) or bool(calib._val_available)
+    }
     checks = getattr(calib, "data_checks", None)
     checks = checks if isinstance(checks, DataChecks) else DataChecks()
     facts.update(checks.facts())

@@ -58,13 +58,15 @@ import logging
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from figaroh._run.data_checks import DataChecks
 from figaroh._run.result_plots import _is_headless
 from figaroh._run.task_services import RunServices, figures_hidden, plot_into
+from figaroh._run.verdict import VerificationVerdict
 from figaroh.calibration import _plots, estimation
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._checks import data_stage, fit_findings, input_findings, input_key
@@ -269,7 +271,12 @@ class BaseCalibration(RunServices):
     _run_provenance = _RunField("run_provenance")
 
     @handle_calibration_errors
-    def __init__(self, robot: Any, config_file: str = "config/robot_config.yaml", del_list=None):
+    def __init__(
+        self,
+        robot: Any,
+        config_file: str = "config/robot_config.yaml",
+        del_list: Sequence[int] | None = None,
+    ) -> None:
         if not hasattr(robot, "model") or not hasattr(robot, "data"):
             raise CalibrationError(
                 "robot must expose a Pinocchio 'model' and 'data' (e.g. figaroh.tools.robot.Robot)"
@@ -521,7 +528,7 @@ class BaseCalibration(RunServices):
             logger.warning("closed-form frame estimate failed (%s); frames start at 0", exc)
             return {}
 
-    def cost_function(self, var: Sequence[float]) -> np.ndarray:
+    def cost_function(self, var: ArrayLike) -> np.ndarray:
         """Hook: the residual rows the solver minimises (override per robot).
 
         Default (figaroh 1.0.2's)::
@@ -550,7 +557,7 @@ class BaseCalibration(RunServices):
         """
         return self._objective_model.default_cost(var)
 
-    def cost_jacobian(self, var: Sequence[float]) -> np.ndarray:
+    def cost_jacobian(self, var: ArrayLike) -> np.ndarray:
         """Analytic Jacobian of the default :meth:`cost_function` (``jacobian: analytic``).
 
         Rows ``w_i · ∂r_i/∂θ`` of the weighted body-frame log-map residuals
@@ -565,8 +572,8 @@ class BaseCalibration(RunServices):
 
     def _compute_logmap_residuals(
         self,
-        measured_flat: Sequence[float],
-        estimated_flat: Sequence[float],
+        measured_flat: ArrayLike,
+        estimated_flat: ArrayLike,
         *,
         position_frame: str = "body",
         n_samples: int | None = None,
@@ -600,7 +607,7 @@ class BaseCalibration(RunServices):
 
     def apply_measurement_weighting(
         self,
-        residuals: Sequence[float],
+        residuals: ArrayLike,
         pos_weight: float | None = None,
         orient_weight: float | None = None,
     ) -> np.ndarray:
@@ -620,12 +627,12 @@ class BaseCalibration(RunServices):
 
     def measurement_residuals(
         self,
-        var: Sequence[float],
+        var: ArrayLike,
         jacobian: bool = False,
         *,
         position_frame: str = "body",
         q: np.ndarray | None = None,
-        measured: Sequence[float] | None = None,
+        measured: ArrayLike | None = None,
     ) -> Tuple[np.ndarray, np.ndarray | None]:
         """Unweighted log-map residuals (flat layout) and, optionally, their Jacobian.
 
@@ -644,7 +651,7 @@ class BaseCalibration(RunServices):
             var, jacobian, position_frame=position_frame, q=q, measured=measured
         )
 
-    def get_pose_from_measure(self, res_: Sequence[float]) -> np.ndarray:
+    def get_pose_from_measure(self, res_: ArrayLike) -> np.ndarray:
         """Poses predicted by a parameter vector, in the layout of the measurements.
 
         ``calc_updated_fkm(model, data, res_, q_measured, calib_config)``:
@@ -675,12 +682,12 @@ class BaseCalibration(RunServices):
             )
         return ct.calc_updated_fkm(self.model, self.data, x, self.q_measured, self.calib_config)
 
-    def _objective(self, var: Sequence[float]) -> np.ndarray:
+    def _objective(self, var: ArrayLike) -> np.ndarray:
         """Hook: what the solver minimises: :meth:`cost_function` rows (excluded
         outlier rows zeroed) followed by the prior rows ``w_i · θ_i``."""
         return self._objective_model.objective(var)
 
-    def _sample_position_errors(self, residuals: Sequence[float]) -> np.ndarray | None:
+    def _sample_position_errors(self, residuals: ArrayLike) -> np.ndarray | None:
         """Hook: per-sample position error [m]: worst marker's norm of the measured x/y/z rows."""
         return _residuals.sample_position_errors(residuals, self._objective_model.spec())
 
@@ -701,7 +708,7 @@ class BaseCalibration(RunServices):
         *,
         verbose: bool = True,
         save_plots: str | os.PathLike | None = None,
-    ):
+    ) -> Any:
         """Fit, evaluate, store and report.
 
         Side effects: the quality report is printed unless ``verbose=False``
@@ -763,12 +770,12 @@ class BaseCalibration(RunServices):
 
     def solve_optimisation(
         self,
-        var_init: Sequence[float] | None = None,
+        var_init: ArrayLike | None = None,
         method: str = "lm",
         max_iterations: int = _DEFAULTS.max_iterations,
         outlier_threshold: float | None = None,
         enable_logging: bool = False,
-    ):
+    ) -> Tuple[Any, List[int]]:
         """Run the outlier-exclusion loop.
 
         Returns:
@@ -821,7 +828,7 @@ class BaseCalibration(RunServices):
         max_iterations: int = _DEFAULTS.max_iterations,
         outlier_threshold: float | None = None,
         enable_logging: bool = False,
-    ):
+    ) -> Tuple[Any, List[int], np.ndarray]:
         """Hook: the fits with iterative exclusion of outlier postures.
 
         Each fit is ``scipy.optimize.least_squares(self._objective, x,
@@ -846,7 +853,7 @@ class BaseCalibration(RunServices):
         log = self._setup_logging() if enable_logging else None
         objective = self._objective_model
 
-        def fit(x: np.ndarray, rows: np.ndarray):
+        def fit(x: np.ndarray, rows: np.ndarray) -> Any:
             self._excluded_rows = rows
             return objective.least_squares(x, method)
 
@@ -867,7 +874,7 @@ class BaseCalibration(RunServices):
         return out.result, out.excluded, out.residuals
 
     # ---------------------------------------------- evaluation (steps uncertainty, metrics)
-    def _evaluate_solution(self, result, outliers: Sequence[int]) -> Dict[str, Any]:
+    def _evaluate_solution(self, result: Any, outliers: Sequence[int]) -> Dict[str, Any]:
         """Hook: the evaluation metrics of a fit (calls :meth:`calc_stddev`)."""
         objective = self._objective_model
         res = objective.residual_array(result.x)  # (N,K,c)
@@ -888,7 +895,7 @@ class BaseCalibration(RunServices):
             self.calib_config,
         )
 
-    def calc_stddev(self, result) -> Tuple[np.ndarray, np.ndarray]:
+    def calc_stddev(self, result: Any) -> Tuple[np.ndarray, np.ndarray]:
         """Parameter standard deviations from the fit.
 
         ``σ² = Σ r² / (n − p)`` over the measurement rows of ``result.fun``
@@ -946,7 +953,9 @@ class BaseCalibration(RunServices):
         return out
 
     # ---------------------------------------------- storing (steps validation, results)
-    def _store_optimization_results(self, result, evaluation, outliers) -> None:
+    def _store_optimization_results(
+        self, result: Any, evaluation: Dict[str, Any], outliers: Sequence[int]
+    ) -> None:
         """Hook: store the fit (``LM_result``, ``var_``, ``results_data``, ...)."""
         self.LM_result = result
         self.var_ = np.asarray(result.x, dtype=float)
@@ -988,7 +997,7 @@ class BaseCalibration(RunServices):
         """
         return logging.getLogger("calibration")
 
-    def _log_iteration_results(self, result, evaluation) -> None:
+    def _log_iteration_results(self, result: Any, evaluation: Mapping[str, Any]) -> None:
         """Hook: log the outcome of the fit (called by :meth:`solve` with ``enable_logging``)."""
         logger.info(
             "calibration: %s, cost %.6g, RMSE %.4g (per-point norm), %d outlier(s), cond %.3g",
@@ -999,7 +1008,7 @@ class BaseCalibration(RunServices):
             evaluation["condition_number"],
         )
 
-    def _prepare_next_iteration(self, result) -> np.ndarray:
+    def _prepare_next_iteration(self, result: Any) -> np.ndarray:
         """figaroh 1.0.2 helper: ``x``, or ``x`` plus N(0, 1e-3) noise after a failed fit."""
         if result.success:
             return result.x
@@ -1128,7 +1137,7 @@ class BaseCalibration(RunServices):
         _require_calibrated(self.STATUS)
         return _plots.errors_distribution(self._PEE_dist)
 
-    def plot_3d_poses(self, INCLUDE_UNCALIB: bool = False):
+    def plot_3d_poses(self, INCLUDE_UNCALIB: bool = False) -> Any:
         """Measured vs estimated marker positions in 3-D (position components)."""
         _require_calibrated(self.STATUS)
         nominal = None
@@ -1191,7 +1200,9 @@ class BaseCalibration(RunServices):
     def _results_record(self) -> dict | None:
         return self.results_data
 
-    def _run_verification(self, thresholds, scope: str):
+    def _run_verification(
+        self, thresholds: Mapping[str, Mapping[str, Any]] | None, scope: str
+    ) -> VerificationVerdict:
         return verify_calibration(self, thresholds, scope)
 
     def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:

@@ -52,10 +52,11 @@ structural selection) and ``_frames`` (closed-form frames).
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Sequence, Tuple
+from typing import Any, Mapping, Tuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from figaroh.calibration._fkm import calc_updated_fkm, marker_poses, measurement_jacobian
 from figaroh.calibration._forward import (
@@ -182,7 +183,7 @@ _PRIVATE_REEXPORTS = (
 )
 
 
-def cartesian_to_SE3(X: Sequence[float]) -> pin.SE3:
+def cartesian_to_SE3(X: ArrayLike) -> pin.SE3:
     """``SE3(rpy(X[3:6]), X[0:3])`` of a 6-vector ``[x, y, z, φx, φy, φz]`` [m, rad]."""
     X = np.asarray(X, dtype=float).ravel()
     if X.size != 6:
@@ -190,7 +191,7 @@ def cartesian_to_SE3(X: Sequence[float]) -> pin.SE3:
     return pin.SE3(pin.rpy.rpyToMatrix(X[3:6]), X[0:3])
 
 
-def xyzquat_to_SE3(xyzquat: Sequence[float]) -> pin.SE3:
+def xyzquat_to_SE3(xyzquat: ArrayLike) -> pin.SE3:
     """SE3 of ``[x, y, z, qw, qx, qy, qz]`` [m, unit quaternion, **w first**].
 
     The quaternion is normalised. (Pinocchio's array constructor expects
@@ -226,7 +227,7 @@ def get_rel_transform(model: Any, data: Any, start_frame: str, end_frame: str) -
     return data.oMf[sid].inverse() * data.oMf[eid]
 
 
-def update_joint_placement(model: Any, joint_idx: int, xyz_rpy: Sequence[float]) -> Any:
+def update_joint_placement(model: Any, joint_idx: int, xyz_rpy: ArrayLike) -> Any:
     """``M_j ← M_j · SE3(exp3(v[3:6]), v[0:3])`` in place (placement error ``d_*``).
 
     Args:
@@ -244,7 +245,7 @@ def update_joint_placement(model: Any, joint_idx: int, xyz_rpy: Sequence[float])
     return model
 
 
-def apply_joint_offset(model: Any, joint_idx: int, offset: Sequence[float]) -> Any:
+def apply_joint_offset(model: Any, joint_idx: int, offset: ArrayLike) -> Any:
     """``M_j ← M_j · SE3(rpy(v[3:6]), v[0:3])`` in place (joint offset ``offset*``).
 
     For a revolute-z joint, ``offsetRZ = d`` equals evaluating it at ``q + d``.

@@ -28,7 +28,10 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, MutableMapping, Sequence
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 logger = logging.getLogger(__name__)
 
@@ -221,9 +224,7 @@ def add_pee_name(calib_config: MutableMapping[str, Any]) -> List[str]:
     return names
 
 
-def add_eemarker_frame(
-    frame_name: str, p: Sequence[float], rpy: Sequence[float], model: Any, data: Any
-) -> int:
+def add_eemarker_frame(frame_name: str, p: ArrayLike, rpy: ArrayLike, model: Any, data: Any) -> int:
     """Add a marker frame rigidly attached to an existing frame of the model.
 
     The new operational frame ``<frame_name>_marker`` hangs on the joint of

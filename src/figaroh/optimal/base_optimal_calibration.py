@@ -53,7 +53,7 @@ import math
 import random
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple, TypeVar
 
 import numpy as np
 import pinocchio as pin
@@ -121,6 +121,20 @@ class InfeasibleDesignError(FigarohError, AssertionError, ValueError):
     """
 
 
+_T = TypeVar("_T")
+
+
+def _required(value: _T | None, what: str) -> _T:
+    """``value``, or :class:`CalibrationError` with ``what`` (the missing state and its fix)."""
+    if value is None:
+        raise CalibrationError(what)
+    return value
+
+
+_NO_REGRESSOR = "no candidate regressor: calculate_regressor() must set R_rearr and _subX_*"
+_NO_SOLUTION = "no optimal configuration yet: call solve() or calculate_optimal_configurations()"
+
+
 # ---------------------------------------------------------------------------
 # information-matrix helpers
 # ---------------------------------------------------------------------------
@@ -128,6 +142,7 @@ class InfeasibleDesignError(FigarohError, AssertionError, ValueError):
 
 def _as_info_stack(subX: Mapping[Any, Any] | Sequence[Any] | np.ndarray, name: str) -> np.ndarray:
     """(N, n_p, n_p) float array of the information matrices, validated."""
+    mats: List[Any] | np.ndarray
     if isinstance(subX, Mapping):
         mats = list(subX.values())
     else:
@@ -891,7 +906,7 @@ class BaseOptimalCalibration:
         self.o1_history: List[float] | None = None
         self.eps_opt: float | None = None
         self.results_data: Dict[str, Any] = {}
-        self.figure = None
+        self.figure: Any = None  # matplotlib Figure of the last plot()
 
     def __repr__(self) -> str:
         cfg = self.calib_config
@@ -1086,8 +1101,12 @@ class BaseOptimalCalibration:
         return q
 
     # ------------------------------------------------------------------ regressor
-    def _require_candidates(self) -> None:
-        """Check the pool left by (a possibly overridden) ``load_candidate_configurations``."""
+    def _require_candidates(self) -> np.ndarray:
+        """Check the pool left by (a possibly overridden) ``load_candidate_configurations``.
+
+        Returns:
+            The (n_candidates, nq) candidate postures (also stored as ``q_measured``).
+        """
         if self.q_measured is None:
             raise ValueError(
                 "no candidate postures loaded: call load_candidate_configurations() "
@@ -1109,6 +1128,7 @@ class BaseOptimalCalibration:
                 q.shape[0],
             )
             self.calib_config["NbSample"] = int(q.shape[0])
+        return q
 
     def _candidate_blocks(self, q: np.ndarray) -> np.ndarray:
         """(N, 6, n_cols) kinematic regressor (full_params) or Jacobian (joint_offset).
@@ -1151,15 +1171,13 @@ class BaseOptimalCalibration:
         Returns:
             True.
         """
-        self._require_candidates()
+        q = self._require_candidates()
         n = int(self.calib_config["NbSample"])
         cfg = copy.copy(self.calib_config)
         cfg["param_name"] = []
         if self.structural_samples is not None:
             cfg["NbSample"] = int(self.structural_samples)
-        _, R_b, _, _, _ = ct.calculate_base_kinematics_regressor(
-            self.q_measured, self.model, self.data, cfg
-        )
+        _, R_b, _, _, _ = ct.calculate_base_kinematics_regressor(q, self.model, self.data, cfg)
         base = list(cfg["base_mapping_row_names"])
         c = int(self.calib_config["calibration_index"])
         R_b = np.asarray(R_b, dtype=float)
@@ -1170,7 +1188,7 @@ class BaseOptimalCalibration:
                 all_names = list(get_joint_offset(self.model))
             idx = [all_names.index(b) for b in base]
             mask = np.asarray(self.calib_config["measurability"], dtype=bool)
-            blocks = self._candidate_blocks(self.q_measured)[:, mask][:, :, idx]  # (N, c, n_p)
+            blocks = self._candidate_blocks(q)[:, mask][:, :, idx]  # (N, c, n_p)
             logger.info(
                 "calculate_base_kinematics_regressor returned %d rows for %d candidates × %d "
                 "components (zero rows removed); rebuilding the regressor per candidate",
@@ -1229,7 +1247,7 @@ class BaseOptimalCalibration:
         return sub_info_matrix(R, calib_config)
 
     def _q_key(self) -> Tuple[Any, ...]:
-        q = self.q_measured
+        q = _required(self.q_measured, "no candidate postures loaded")
         return (q.shape, hash(q.tobytes()), self.calib_config.get("calib_model"))
 
     def _ensure_regressor(self) -> None:
@@ -1262,7 +1280,8 @@ class BaseOptimalCalibration:
         """
         self._require_candidates()
         self._ensure_regressor()
-        M = self.R_rearr.T @ self.R_rearr
+        R = _required(self.R_rearr, _NO_REGRESSOR)
+        M = R.T @ R
         n_p = M.shape[0]
         self.detroot_whole = detroot(M) / math.sqrt(n_p)
         if self.detroot_whole == 0.0:
@@ -1322,14 +1341,16 @@ class BaseOptimalCalibration:
             )
         self._require_candidates()
         self._ensure_regressor()
-        self.socp = SOCPOptimizer(self._subX_dict, self.calib_config)
+        socp = SOCPOptimizer(_required(self._subX_dict, _NO_REGRESSOR), self.calib_config)
+        self.socp = socp
         try:
-            self.w_list, self.w_dict_sort = self.socp.solve()
+            w_list, self.w_dict_sort = socp.solve()
         except InfeasibleDesignError as exc:
             self.results_data = {"feasible": False, "message": str(exc)}
             logger.error("%s", exc)
             raise
-        logger.info("SOCP solve time: %.3f s", self.socp.solve_time)
+        self.w_list = w_list
+        logger.info("SOCP solve time: %.3f s", socp.solve_time)
         if selection_method == "threshold":
             chosen = self._select_by_threshold()
         else:
@@ -1350,7 +1371,7 @@ class BaseOptimalCalibration:
             raise InfeasibleDesignError(message)
         logger.info("%s", message)
         self._store_selection(chosen)
-        self.optimal_weights = list(self.w_list)
+        self.optimal_weights = list(w_list)
         return True
 
     def _design_summary(
@@ -1365,6 +1386,7 @@ class BaseOptimalCalibration:
         ld: float,
     ) -> Dict[str, Any]:
         """``results_data`` of a selection: outcome, sizes, log det and SOCP diagnostics."""
+        socp = _required(self.socp, _NO_SOLUTION)
         return {
             "feasible": bool(feasible),
             "message": message,
@@ -1379,12 +1401,12 @@ class BaseOptimalCalibration:
             "log_det_information": ld if feasible else None,
             "det_root_criterion": float(np.exp(ld / n_p)) if feasible else 0.0,
             "detroot_whole": self.detroot_whole,
-            "socp_det_root": self.socp.t_opt,
-            "weight_sum": float(np.sum(self.w_list)),
-            "solve_time_s": self.socp.solve_time,
-            "solver_status": self.socp.status,
-            "kiefer_wolfowitz_gap": self.socp.kw_gap,
-            "d_efficiency_bound": self.socp.d_efficiency_bound,
+            "socp_det_root": socp.t_opt,
+            "weight_sum": float(np.sum(_required(self.w_list, _NO_SOLUTION))),
+            "solve_time_s": socp.solve_time,
+            "solver_status": socp.status,
+            "kiefer_wolfowitz_gap": socp.kw_gap,
+            "d_efficiency_bound": socp.d_efficiency_bound,
         }
 
     def _store_selection(self, chosen: List[int]) -> None:
@@ -1394,7 +1416,7 @@ class BaseOptimalCalibration:
         src = self._configs or {}
         configs = src.get("calibration_joint_configurations")
         if configs is None:
-            configs = self.q_measured.tolist()
+            configs = _required(self.q_measured, "no candidate postures loaded").tolist()
         self.optimal_configurations = dict(src)
         self.optimal_configurations["calibration_joint_configurations"] = [
             list(configs[i]) for i in chosen
@@ -1402,12 +1424,14 @@ class BaseOptimalCalibration:
 
     def _select_by_threshold(self) -> List[int]:
         self.eps_opt = EPS_OPT
-        return [int(k) for k, v in self.w_dict_sort.items() if v > self.eps_opt]
+        w = _required(self.w_dict_sort, _NO_SOLUTION)
+        return [int(k) for k, v in w.items() if v > EPS_OPT]
 
     def _weighted_cumulative(self) -> Tuple[np.ndarray, np.ndarray]:
         """Ranked keys and ``O1(k)`` for ``k = 0 … N`` (``O1(0) = 0``)."""
-        keys = np.array(list(self.w_dict_sort.keys()), dtype=int)
-        w = np.array(list(self.w_dict_sort.values()))
+        w_sorted = _required(self.w_dict_sort, _NO_SOLUTION)
+        keys = np.array([int(k) for k in w_sorted], dtype=int)
+        w = np.array(list(w_sorted.values()))
         X = np.asarray(self._subX_list)[keys] * w[:, None, None]
         cum = np.cumsum(X, axis=0)
         ld, _ = _batched_logdet(cum)
@@ -1524,7 +1548,7 @@ class BaseOptimalCalibration:
         ax1.set_ylabel(f"det root / sqrt(k) ({label})")
         ax1.legend()
         ax1.grid(True, alpha=0.3)
-        ws = np.array(list(self.w_dict_sort.values()))
+        ws = np.array(list(_required(self.w_dict_sort, _NO_SOLUTION).values()))
         ax2.scatter(np.arange(ws.size), np.clip(ws, 1e-16, None), s=4)
         ax2.set_yscale("log")
         ax2.set_title("Weight values (log)")
@@ -1569,10 +1593,13 @@ class BaseOptimalCalibration:
             logger.warning("results-manager plot failed (%s); using bar charts", exc)
             import matplotlib.pyplot as plt
 
+            nb = _required(self.nb_chosen, _NO_SOLUTION)
+            w_list = _required(self.w_list, _NO_SOLUTION)
+            chosen = _required(self.chosen_indices, _NO_SOLUTION)
             fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
-            a1.bar(range(self.nb_chosen), [self.w_list[i] for i in self.chosen_indices])
+            a1.bar(range(nb), [w_list[i] for i in chosen])
             a1.set_title("weights of the chosen postures")
-            a2.bar(["chosen", "minimum"], [self.nb_chosen, self.minNbChosen])
+            a2.bar(["chosen", "minimum"], [nb, self.minNbChosen])
             a2.set_title("number of postures")
             plt.close(fig)
             return fig
@@ -1649,7 +1676,7 @@ class BaseOptimalCalibration:
             ``str(path)``.
         """
         self._require_solution()
-        oc = self.optimal_configurations
+        oc = _required(self.optimal_configurations, _NO_SOLUTION)
         doc = {
             "calibration_joint_names": [str(n) for n in oc["calibration_joint_names"]],
             "calibration_joint_configurations": [
@@ -1697,16 +1724,18 @@ class BaseOptimalCalibration:
         }
         results = {
             "optimal_configurations": self.optimal_configurations,
-            "selected_weights": {int(k): float(v) for k, v in self.w_dict_sort.items()},
+            "selected_weights": {
+                int(k): float(v) for k, v in _required(self.w_dict_sort, _NO_SOLUTION).items()
+            },
             "minimum_configurations": int(self.minNbChosen),
-            "configuration_count": int(self.nb_chosen),
+            "configuration_count": int(_required(self.nb_chosen, _NO_SOLUTION)),
             "calibration_config": cfg,
             "condition_number": self.detroot_whole,
             "detroot_whole": self.detroot_whole,
             "feasible": self.results_data.get("feasible"),
             "message": self.results_data.get("message"),
             "log_det_information": self.results_data.get("log_det_information"),
-            "chosen_indices": list(self.chosen_indices),
+            "chosen_indices": list(_required(self.chosen_indices, _NO_SOLUTION)),
         }
         rm = ResultsManager("optimal_calibration", name)
         files.update(rm.save_results(results, str(folder), save_formats=["yaml", "csv"]))

@@ -65,6 +65,7 @@ from collections import OrderedDict
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from figaroh.errors import MissingDependencyError
 from figaroh.identification.config import fill_active_joint_indices
@@ -168,6 +169,8 @@ def _criterion_from_gram(
     ``exp(w·d_optimality)``.
     """
     if objective == "d_optimality":
+        if scale is None:
+            raise ValueError("scale: the d_optimality criterion needs the column scale")
         Gs = G / np.outer(scale, scale)
         lam = np.clip(np.linalg.eigvalsh(Gs), 0.0, None)
         return float(-np.mean(np.log(lam / n_rows + eps)))
@@ -193,8 +196,15 @@ class _SegmentEvaluator:
     """Fast evaluation of one segment's trajectory, criterion, efforts and derivatives."""
 
     def __init__(
-        self, opt_traj: BaseOptimalTrajectory, tps, vel_wps, acc_wps, wp_init, W_stack, Ns
-    ):
+        self,
+        opt_traj: BaseOptimalTrajectory,
+        tps: ArrayLike,
+        vel_wps: ArrayLike | None,
+        acc_wps: ArrayLike | None,
+        wp_init: ArrayLike,
+        W_stack: ArrayLike | None,
+        Ns: int,
+    ) -> None:
         self.ot = opt_traj
         CB = opt_traj.CB
         self.n = len(CB.act_idxq)
@@ -218,7 +228,7 @@ class _SegmentEvaluator:
         self.scale = opt_traj.column_scale
         self.cond_p = _smoothing_schedule(opt_traj.trajectory_config.get("cond_smoothing", 0))[0]
         self.information_weight = _information_weight(opt_traj.trajectory_config)
-        self.G_stack = None
+        self.G_stack: np.ndarray | None = None
         self.n_stack = 0
         if W_stack is not None:
             W_stack = np.asarray(W_stack, dtype=float)
@@ -232,7 +242,7 @@ class _SegmentEvaluator:
     def waypoints(self, X: np.ndarray) -> np.ndarray:
         return np.column_stack([self.wp_init, np.asarray(X, dtype=float).reshape(-1, self.n).T])
 
-    def trajectory(self, X: np.ndarray):
+    def trajectory(self, X: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         qa, dqa, ddqa = self.basis.evaluate(self.waypoints(X), self.vel_wps, self.acc_wps)
         return self.ot.CB.to_full(qa, dqa, ddqa)
 
@@ -404,15 +414,15 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         n_joints: int,
         n_wps: int,
         Ns: int,
-        tps,
-        vel_wps,
-        acc_wps,
-        wp_init,
-        vel_wp_init,
-        acc_wp_init,
-        W_stack,
+        tps: ArrayLike,
+        vel_wps: np.ndarray | None,
+        acc_wps: np.ndarray | None,
+        wp_init: ArrayLike,
+        vel_wp_init: np.ndarray | None,
+        acc_wp_init: np.ndarray | None,
+        W_stack: np.ndarray | None,
         problem_name: str = "TrajectoryOptimization",
-    ):
+    ) -> None:
         super().__init__(problem_name)
         self.opt_traj = opt_traj
         self.n_joints = int(n_joints)
@@ -432,7 +442,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
             opt_traj, self.tps, vel_wps, acc_wps, self.wp_init, W_stack, Ns
         )
         self.cm: TrajectoryConstraintManager = opt_traj.constraint_manager
-        self._collision_cache: Dict[bytes, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._collision_cache: Dict[bytes, Tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
         self._find_hooks()
         self._build_structure()
 
@@ -544,7 +554,9 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
             self.logger.debug("objective evaluation failed: %s", exc)
             return FAILED_OBJECTIVE
 
-    def _collision(self, X: np.ndarray, with_gradient: bool):
+    def _collision(
+        self, X: np.ndarray, with_gradient: bool
+    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         key = np.asarray(X, dtype=float).tobytes()
         hit = self._collision_cache.get(key)
         if hit is not None and (hit[2] is not None or not with_gradient):
@@ -560,7 +572,9 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         self._collision_cache = {key: (values, sample, grad)}
         return values, sample, grad
 
-    def _effort(self, X: np.ndarray):
+    def _effort(
+        self, X: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray, List[np.ndarray], List[np.ndarray]]:
         ev = self.evaluator.evaluate(X)
         if "ks" not in ev:
             tau_act = ev["tau"][:, self.opt_traj.CB.act_idxv]
@@ -603,7 +617,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
             )
         return self.evaluator.derivatives(X)["grad"].copy()
 
-    def _free_waypoints(self, k: int):
+    def _free_waypoints(self, k: int) -> List[Tuple[int, int]]:
         """``(end, w)`` of interval ``k``'s end waypoints that are variables (``w ≥ 1``)."""
         return [(end, w) for end, w in enumerate((k, k + 1)) if w >= 1]
 
@@ -654,8 +668,8 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         eff_r, eff_c, eff_idx = self._effort_structure()
         self._vel_sel = np.asarray(vel_sel, dtype=int).reshape(-1, 3)
         self._eff_idx = np.asarray(eff_idx, dtype=int).reshape(-1, 4)
-        eff_r = np.asarray(eff_r, dtype=int)
-        rows += [np.asarray(vel_r, dtype=int), eff_r, eff_r + m]
+        eff_rows = np.asarray(eff_r, dtype=int)
+        rows += [np.asarray(vel_r, dtype=int), eff_rows, eff_rows + m]
         cols += [np.asarray(vel_c, dtype=int)] + [np.asarray(eff_c, dtype=int)] * 2
         coll_r, coll_c, coll_idx = self._collision_structure()
         if coll_r:
@@ -714,6 +728,8 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         parts = [np.ones(self.n_vars), vel_vals, g_hi[kk, jo, ww, ji], g_lo[kk, jo, ww, ji]]
         if self.cm.n_pairs:
             _, sample, grad = self._collision(X, with_gradient=True)
+            if grad is None:  # with_gradient=True computes it (also on a cache hit)
+                raise RuntimeError("collision constraints: the configuration gradient is missing")
             k, p, w, j = self._coll_index.T
             act_v = np.asarray(self.opt_traj.CB.act_idxv)
             s = sample[k, p]
@@ -905,7 +921,8 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         selected = []  # (x, origin, results) of every run
         history: Dict[str, List[Any]] = {"iterations": [], "obj_values": []}
         total_time, converged = 0.0, False
-        x_sel, origin, results = None, "IPOPT did not run", {}
+        x_sel, origin = None, "IPOPT did not run"
+        results: Dict[str, Any] = {}
         for run in range(1 + restarts):
             self._set_smoothing(schedule[min(run, len(schedule) - 1)])
             self._x0 = x_start.copy()
@@ -1016,13 +1033,13 @@ class BaseOptimalTrajectory:
 
     def __init__(
         self,
-        robot,
+        robot: Any,
         active_joints: Sequence[str],
         config_file: Any = "config/robot_config.yaml",
         *,
         rng: Any = None,
         progress: bool = False,
-    ):
+    ) -> None:
         self.robot = robot
         self.model = robot.model
         if isinstance(active_joints, str) or not len(active_joints):
@@ -1084,11 +1101,17 @@ class BaseOptimalTrajectory:
             self.robot, self.CB, tc, self.identif_config
         )
         self.idx_e, self.idx_b = self.base_computer.compute_base_indices()
-        self.base_columns = self.base_computer.base_columns
+        W_reference = self.base_computer.W_reference
+        base_columns = self.base_computer.base_columns
+        if W_reference is None or base_columns is None:
+            raise RuntimeError(
+                "BaseParameterComputer.compute_base_indices() set no reference regressor"
+            )
+        self.base_columns = base_columns
         self.base_param_names = list(self.base_computer.base_names)
         params = np.array(list(self.base_computer.params_std.values()), dtype=float)
         self.phi_std = params[: self._n_regressor_columns()]
-        rms = np.sqrt(np.mean(self.base_computer.W_reference**2, axis=0))
+        rms = np.sqrt(np.mean(W_reference**2, axis=0))
         self.column_scale = np.where(rms > 0, rms, 1.0)
         self._initialized = True
         self.logger.info(
@@ -1113,13 +1136,13 @@ class BaseOptimalTrajectory:
         n_joints: int,
         n_wps: int,
         Ns: int,
-        tps,
-        vel_wps,
-        acc_wps,
-        wp_init,
-        vel_wp_init,
-        acc_wp_init,
-        W_stack,
+        tps: ArrayLike,
+        vel_wps: np.ndarray | None,
+        acc_wps: np.ndarray | None,
+        wp_init: ArrayLike,
+        vel_wp_init: np.ndarray | None,
+        acc_wp_init: np.ndarray | None,
+        W_stack: np.ndarray | None,
     ) -> BaseTrajectoryIPOPTProblem:
         """IPOPT problem of one segment (subclass hook).
 
@@ -1166,7 +1189,9 @@ class BaseOptimalTrajectory:
         )
 
     # ------------------------------------------------------------------ criterion
-    def _stack_base_regressors(self, q, v, a, W_stack=None) -> np.ndarray:
+    def _stack_base_regressors(
+        self, q: np.ndarray, v: np.ndarray, a: np.ndarray, W_stack: ArrayLike | None = None
+    ) -> np.ndarray:
         """Base regressor ``W[:, base columns]`` of (q, v, a), stacked under ``W_stack``."""
         W = build_regressor_basic(self.robot, q, v, a, self.identif_config)
         W_b = W[:, self.base_columns]
@@ -1188,12 +1213,21 @@ class BaseOptimalTrajectory:
             _information_weight(tc),
         )
 
-    def condition_number(self, q, v, a, W_stack=None) -> float:
+    def condition_number(
+        self, q: np.ndarray, v: np.ndarray, a: np.ndarray, W_stack: ArrayLike | None = None
+    ) -> float:
         """2-norm condition number of the base regressor of (q, v, a) (inf when singular)."""
         return float(np.linalg.cond(self._stack_base_regressors(q, v, a, W_stack)))
 
     def objective_function(
-        self, X, opt_cb: Dict[str, Any], tps, vel_wps, acc_wps, wp_init, W_stack=None
+        self,
+        X: ArrayLike,
+        opt_cb: Dict[str, Any],
+        tps: ArrayLike,
+        vel_wps: np.ndarray | None,
+        acc_wps: np.ndarray | None,
+        wp_init: ArrayLike,
+        W_stack: ArrayLike | None = None,
     ) -> float:
         """Criterion of the segment whose free waypoints are ``X``.
 
@@ -1263,7 +1297,14 @@ class BaseOptimalTrajectory:
             and np.all((ta >= CB.lower_effort) & (ta <= CB.upper_effort))
         )
 
-    def _interval_feasible(self, tps, wps, vel, acc, k: int) -> bool:
+    def _interval_feasible(
+        self,
+        tps: ArrayLike,
+        wps: np.ndarray,
+        vel: np.ndarray | None,
+        acc: np.ndarray | None,
+        k: int,
+    ) -> bool:
         """Limits and clearance of the piece between waypoints ``k − 1`` and ``k``."""
         CB = self.CB
         tc = self.trajectory_config
@@ -1428,7 +1469,7 @@ class BaseOptimalTrajectory:
             vel_wp_init = np.zeros(n_active)
             acc_wp_init = np.zeros(n_active)
             W_stack = None
-            self._last_W_b = None
+            self._last_W_b: np.ndarray | None = None
             for s in range(int(stack_reps)):
                 self.on_segment(s, int(stack_reps))
                 ok = self._solve_segment(s, wp_init, vel_wp_init, acc_wp_init, W_stack)
@@ -1459,7 +1500,14 @@ class BaseOptimalTrajectory:
             n_segments: Number of segments asked of :meth:`solve` (``stack_reps``).
         """
 
-    def _solve_segment(self, s: int, wp_init, vel_wp_init, acc_wp_init, W_stack) -> bool:
+    def _solve_segment(
+        self,
+        s: int,
+        wp_init: np.ndarray,
+        vel_wp_init: np.ndarray,
+        acc_wp_init: np.ndarray,
+        W_stack: np.ndarray | None,
+    ) -> bool:
         tc = self.trajectory_config
         n_active = len(self.active_joints)
         for attempt in range(max(1, tc["segment_attempts"])):
@@ -1506,7 +1554,14 @@ class BaseOptimalTrajectory:
         return False
 
     def _record_segment(
-        self, s: int, attempt: int, data: Dict[str, Any], wps, cond0: float, feasible: bool, W_stack
+        self,
+        s: int,
+        attempt: int,
+        data: Dict[str, Any],
+        wps: np.ndarray,
+        cond0: float,
+        feasible: bool,
+        W_stack: np.ndarray | None,
     ) -> None:
         """Append a solved segment (trajectory, waypoints, condition numbers) to ``results``."""
         p_f, v_f, a_f = data["p_f"], data["v_f"], data["a_f"]

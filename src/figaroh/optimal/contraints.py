@@ -213,7 +213,7 @@ class TrajectoryConstraintManager:
         self.ks_sharpness = float(cfg.get("effort_ks_sharpness", 200.0))
         self.collision_manager: CollisionManager | None = None
         self.chunk_manager: CollisionManager | None = None
-        self.geom_model = None
+        self.geom_model: Any = None  # level-1 pinocchio.GeometryModel (None without pairs)
         self.n_pairs = 0
         self._setup_collision()
 
@@ -471,7 +471,9 @@ class TrajectoryConstraintManager:
         limit = np.maximum(np.abs(self.CB.upper_effort), np.abs(self.CB.lower_effort))
         return self.ks_sharpness / np.where(limit > 0, limit, 1.0)
 
-    def effort_rows(self, tau_act: np.ndarray, groups: List[np.ndarray]):
+    def effort_rows(
+        self, tau_act: np.ndarray, groups: List[np.ndarray]
+    ) -> Tuple[np.ndarray, np.ndarray, List[np.ndarray], List[np.ndarray]]:
         """KS maximum and minimum of each joint's effort over each interval.
 
         Args:
@@ -488,7 +490,8 @@ class TrajectoryConstraintManager:
         n_int = len(groups)
         hi = np.zeros((n_int, self.n_active))
         lo = np.zeros((n_int, self.n_active))
-        w_hi, w_lo = [], []
+        w_hi: List[np.ndarray] = []
+        w_lo: List[np.ndarray] = []
         for k, g in enumerate(groups):
             tau = tau_act[g]
             for sign, out, weights in ((1.0, hi, w_hi), (-1.0, lo, w_lo)):
@@ -712,12 +715,12 @@ class TrajectoryConstraintManager:
         argmin = np.zeros((n_int, self.n_pairs), dtype=int)
         cache: Dict[int, np.ndarray] = {}
         for k, samples in enumerate(checks):
-            dists = []
+            rows = []
             for s in samples:
                 if s not in cache:
                     cache[int(s)] = self.clipped_distances(p_f[s])
-                dists.append(cache[int(s)])
-            dists = np.asarray(dists)
+                rows.append(cache[int(s)])
+            dists = np.asarray(rows)
             best = np.argmin(dists, axis=0)
             values[k] = dists[best, np.arange(self.n_pairs)]
             argmin[k] = samples[best]
@@ -744,23 +747,25 @@ class TrajectoryConstraintManager:
     # ------------------------------------------------------------------ checks
     def configuration_clear(self, q: np.ndarray, margin: float | None = None) -> bool:
         """Whether every pair keeps at least ``margin`` (default: the collision margin) at ``q``."""
-        if not self.n_pairs:
+        cm = self.collision_manager  # None exactly when there is no pair
+        if not self.n_pairs or cm is None:
             return True
+        chunk = self.chunk_manager if self._chunked else None
         if margin is not None and margin != self._active_margin:
-            self._set_security_margin(self.collision_manager.geom_data, margin)
-            if self._chunked:
-                self._set_security_margin(self.chunk_manager.geom_data, margin)
+            self._set_security_margin(cm.geom_data, margin)
+            if chunk is not None:
+                self._set_security_margin(chunk.geom_data, margin)
             self._active_margin = margin
         elif margin is None and self._active_margin != self.margin:
             return self.configuration_clear(q, self.margin)
-        if not self.collision_manager.check_collisions(q):
+        if not cm.check_collisions(q):
             return True  # level-1 hulls clear ⇒ slices (inside them) clear
-        if not self._chunked:
+        if chunk is None:
             return False
-        flagged = [k for k, _, _ in self.collision_manager.get_collision_details()]
+        flagged = [k for k, _, _ in cm.get_collision_details()]
         model, gm2 = self.model, self.chunk_model
-        gd2 = self.chunk_manager.geom_data
-        pin.updateGeometryPlacements(model, self.collision_manager.data, gm2, gd2)
+        gd2 = chunk.geom_data
+        pin.updateGeometryPlacements(model, cm.data, gm2, gd2)
         for k in flagged:
             for idx in self._pair_slices[int(k)]:
                 if pin.computeCollision(gm2, gd2, int(idx)):

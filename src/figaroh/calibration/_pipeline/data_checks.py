@@ -168,7 +168,7 @@ def joint_limits_finding(
     parts = [
         f"{names[j]} reaches {q[out[:, j], j][np.argmax(np.abs(q[out[:, j], j]))]:.6g} "
         f"(limits [{lower[j]:.4g}, {upper[j]:.4g}], {int(out[:, j].sum())} of {len(q)} postures)"
-        for j in bad
+        for j in bad.tolist()
     ]
     if all(revolute[j] and fits[j] for j in bad):
         cause = (
@@ -402,7 +402,7 @@ def identifiability_finding(
         )
     if distinct > 1:
         still = np.flatnonzero(np.ptp(q, axis=0) <= MOTION_TOLERANCE)
-        for j in still:
+        for j in still.tolist():
             params = _joint_params(str(joint_names[j]), calibrated_names)
             if params:
                 problems.append(

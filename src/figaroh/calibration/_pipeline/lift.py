@@ -10,7 +10,7 @@ the measured postures. Covariance: ``G C Gᵀ`` (fitted rows only).
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -24,7 +24,7 @@ __all__ = ["lift_structural_fit"]
 
 
 def _fitted_targets(
-    rows: Sequence[str], frame_rows: set, pnames: List[str], x: np.ndarray
+    rows: Sequence[str], frame_rows: Set[str], pnames: List[str], x: np.ndarray
 ) -> Tuple[np.ndarray, List[Tuple[int, int]]]:
     t = np.zeros(len(rows))
     fitted = []
@@ -36,7 +36,14 @@ def _fitted_targets(
     return t, fitted
 
 
-def _refinement_target(model, data, calib_config, x, q, names) -> tuple:
+def _refinement_target(
+    model: Any,
+    data: Any,
+    calib_config: Mapping[str, Any],
+    x: np.ndarray,
+    q: np.ndarray,
+    names: Sequence[str],
+) -> Tuple[np.ndarray, Dict[str, Any], List[float]]:
     """Fitted predictions at ``q``, the lifted layout config and the frame values."""
     pnames = list(calib_config["param_name"])
     frames = frame_names(pnames)

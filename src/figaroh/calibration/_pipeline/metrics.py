@@ -9,7 +9,7 @@ marker at one posture, excluded postures left out); per-component figures
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -39,7 +39,7 @@ def condition_label(c: float) -> str:
     return "ill-conditioned"
 
 
-def condition(result: Any) -> tuple:
+def condition(result: Any) -> Tuple[float, str]:
     """``(cond(J), label)`` of a fit's Jacobian (NaN and a reason when unavailable)."""
     try:
         cond = float(np.linalg.cond(np.asarray(result.jac, dtype=float)))
@@ -59,14 +59,16 @@ def dof_names(calib_config: Mapping[str, Any]) -> List[str]:
     return names if len(names) == idx else list(DOF_LABELS[:idx])
 
 
-def _group(flat: np.ndarray, cols: Sequence[int], scale: float) -> tuple:
+def _group(flat: np.ndarray, cols: Sequence[int], scale: float) -> Tuple[float, float, float]:
     if not cols:
         return math.nan, math.nan, math.nan
     e = np.linalg.norm(flat[:, cols], axis=1) * scale
     return float(np.sqrt(np.mean(e**2))), float(np.mean(e)), float(np.max(e))
 
 
-def _component_stats(out: Dict[str, Any], flat: np.ndarray, mvals: np.ndarray, comps) -> None:
+def _component_stats(
+    out: Dict[str, Any], flat: np.ndarray, mvals: np.ndarray, comps: np.ndarray
+) -> None:
     for j, c in enumerate(comps):
         e = flat[:, j]
         s = DOF_SCALE[c]
@@ -140,7 +142,7 @@ def evaluation_metrics(
     res: np.ndarray,
     meas: np.ndarray,
     outliers: Sequence[int],
-    std: tuple,
+    std: Tuple[np.ndarray, np.ndarray],
     errors: np.ndarray | None,
     n_rows: int,
     threshold: float | None,

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
 from figaroh.calibration._pipeline.records import ObservationSet
 from figaroh.data.observations import PoseObservations
 
@@ -38,8 +36,8 @@ def read_observations(
     Raises:
         KeyError, ValueError: missing columns or NaN rows (named).
     """
-    kwargs = {} if del_list is None else {"del_list": list(del_list)}
-    obs = PoseObservations.from_csv(path, model, calib_config, **kwargs)
+    rows = () if del_list is None else tuple(del_list)
+    obs = PoseObservations.from_csv(path, model, calib_config, del_list=rows)
     pee, q = obs.to_legacy(model, calib_config)
-    masked = int(obs.n_samples - np.count_nonzero(obs.mask))
+    masked = obs.n_samples - q.shape[0]  # to_legacy keeps the unmasked postures
     return ObservationSet(pee, q, masked, obs)

@@ -72,19 +72,20 @@ def fit_with_outlier_exclusion(
     log = log if log is not None else logger
     if position_errors is None:
 
-        def position_errors(r):
+        def position_errors(r: np.ndarray) -> np.ndarray | None:
             return sample_position_errors(r, spec)
 
     if rows_of is None:
 
-        def rows_of(samples):
+        def rows_of(samples: Sequence[int]) -> np.ndarray:
             return sample_rows(samples, len(measured), spec.n_samples)
 
     excluded: List[int] = []
     rows_ex = np.zeros(0, dtype=int)
     x = np.asarray(x0, dtype=float)
     n_fits = max(1, int(max_iterations))
-    result, res = None, None
+    result: Any = None  # the fit's OptimizeResult (at least one fit runs)
+    res: np.ndarray | None = None
     for it in range(n_fits):
         result = fit(x, rows_ex)
         if enable_logging:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from figaroh.calibration._forward import evaluate_poses
 from figaroh.calibration._logmap import pose_residuals
@@ -31,9 +32,9 @@ __all__ = [
 def measurement_residuals(
     model: Any,
     data: Any,
-    var: Sequence[float],
+    var: ArrayLike,
     q: np.ndarray,
-    measured: Sequence[float],
+    measured: ArrayLike,
     calib_config: Mapping[str, Any],
     *,
     jacobian: bool = False,
@@ -68,7 +69,7 @@ def residual_array(r: np.ndarray, spec: MeasurementSpec) -> np.ndarray:
     return _from_flat(r, spec.n_samples, spec.n_markers, spec.n_meas)
 
 
-def n_observations(measured: Sequence[float], excluded_rows: np.ndarray | None = None) -> int:
+def n_observations(measured: ArrayLike, excluded_rows: np.ndarray | None = None) -> int:
     """Number of observed (finite) measurement entries, excluded rows not counted."""
     finite = np.isfinite(np.asarray(measured, dtype=float))
     if excluded_rows is not None and len(excluded_rows):
@@ -77,7 +78,7 @@ def n_observations(measured: Sequence[float], excluded_rows: np.ndarray | None =
     return int(finite.sum())
 
 
-def sample_position_errors(residuals: Sequence[float], spec: MeasurementSpec) -> np.ndarray | None:
+def sample_position_errors(residuals: ArrayLike, spec: MeasurementSpec) -> np.ndarray | None:
     """Per-posture position error [m]: worst marker's norm of the measured x/y/z rows.
 
     None when no position component is measured or ``residuals`` does not
@@ -92,7 +93,8 @@ def sample_position_errors(residuals: Sequence[float], spec: MeasurementSpec) ->
         return None
     res = _from_flat(r, N, K, c)
     npos = int(mask[:3].sum())
-    return np.linalg.norm(res[..., :npos], axis=-1).max(axis=1)
+    worst: np.ndarray = np.linalg.norm(res[..., :npos], axis=-1).max(axis=1)
+    return worst
 
 
 def sample_rows(samples: Sequence[int], n_rows: int, n_samples: int) -> np.ndarray:

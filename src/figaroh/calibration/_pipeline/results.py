@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from figaroh.calibration._measurements import _from_flat
 from figaroh.calibration._pipeline.records import MeasurementSpec
@@ -17,11 +18,12 @@ from figaroh.calibration._pipeline.records import MeasurementSpec
 __all__ = ["assemble_results", "poses_2d"]
 
 
-def poses_2d(flat: Sequence[float], spec: MeasurementSpec) -> np.ndarray:
+def poses_2d(flat: ArrayLike, spec: MeasurementSpec) -> np.ndarray:
     """Flat measurement vector → (K·N, n_meas) array (marker-major rows)."""
     N, K, c = spec.n_samples, spec.n_markers, spec.n_meas
     arr = _from_flat(np.asarray(flat), N, K, c)
-    return arr.transpose(1, 0, 2).reshape(K * N, c)
+    out: np.ndarray = arr.transpose(1, 0, 2).reshape(K * N, c)
+    return out
 
 
 def assemble_results(

@@ -75,7 +75,7 @@ def correlated_pairs(C: np.ndarray | None, names: Sequence[str]) -> List[Dict[st
         names = [f"param_{i}" for i in range(C.shape[0])]
     with np.errstate(divide="ignore", invalid="ignore"):
         rho = C / np.outer(d, d)
-    out = []
+    out: List[Dict[str, Any]] = []
     iu, ju = np.triu_indices(C.shape[0], k=1)
     for i, j in zip(iu, ju, strict=True):
         r = rho[i, j]

@@ -25,7 +25,7 @@ __all__ = ["fit_frames_only", "validation_metrics"]
 
 
 def fit_frames_only(
-    residuals: Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]],
+    residuals: Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray | None]],
     names: Sequence[str],
     frames: Sequence[str],
     x0: np.ndarray,
@@ -35,7 +35,7 @@ def fit_frames_only(
     """Best-fit frames with the nominal joints (training postures, kept rows).
 
     Args:
-        residuals: ``x -> (r, J)`` unweighted flat residuals and Jacobian.
+        residuals: ``x -> (r, J)`` unweighted flat residuals and Jacobian (not None).
         names: Parameter names.
         frames: Frame names among ``names``.
         x0: Initial vector (frames used as the start).
@@ -54,10 +54,12 @@ def fit_frames_only(
     rows = excluded_rows
     w = weights
 
-    def fun(z):
+    def fun(z: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         x = np.zeros(len(names))
         x[idx] = z
         r, J = residuals(x)
+        if J is None:
+            raise ValueError("fit_frames_only: residuals(x) must return the Jacobian")
         r, J = r * w, J[:, idx] * w[:, None]
         if rows.size:
             r, J = r.copy(), J.copy()
@@ -80,13 +82,20 @@ def fit_frames_only(
     return x
 
 
-def _grp(r: np.ndarray, cols: List[int], scale: float, K: int, per_point: bool = False):
+def _grp(r: np.ndarray, cols: List[int], scale: float) -> Tuple[float, float]:
+    """``(rms, max)`` of the per-point norms of the components ``cols`` (NaN without any)."""
     if not cols:
-        return ([] if per_point else math.nan), math.nan
+        return math.nan, math.nan
     e = np.linalg.norm(r[..., cols], axis=-1) * scale  # (n,K)
-    if per_point:
-        return [float(np.sqrt(np.mean(e[:, k] ** 2))) for k in range(K)], math.nan
     return float(np.sqrt(np.mean(e**2))), float(np.max(e))
+
+
+def _per_point(r: np.ndarray, cols: List[int], scale: float, K: int) -> List[float]:
+    """RMS of the per-point norms of the components ``cols``, one value per point."""
+    if not cols:
+        return []
+    e = np.linalg.norm(r[..., cols], axis=-1) * scale  # (n,K)
+    return [float(np.sqrt(np.mean(e[:, k] ** 2))) for k in range(K)]
 
 
 def _improvement(before: float, after: float) -> float:
@@ -132,15 +141,15 @@ def validation_metrics(
     pos = [j for j, c in enumerate(comps) if c < 3]
     rot = [j for j, c in enumerate(comps) if c >= 3]
     deg = 180.0 / math.pi
-    pn, pnm = _grp(r_nom, pos, 1e3, K)
+    pn, pnm = _grp(r_nom, pos, 1e3)
     if r_ff is not None:
-        pf, _ = _grp(r_ff, pos, 1e3, K)
-        of, _ = _grp(r_ff, rot, deg, K)
+        pf, _ = _grp(r_ff, pos, 1e3)
+        of, _ = _grp(r_ff, rot, deg)
     else:
         pf = of = math.nan
-    pc, pcm = _grp(r_cal, pos, 1e3, K)
-    on, onm = _grp(r_nom, rot, deg, K)
-    oc, ocm = _grp(r_cal, rot, deg, K)
+    pc, pcm = _grp(r_cal, pos, 1e3)
+    on, onm = _grp(r_nom, rot, deg)
+    oc, ocm = _grp(r_cal, rot, deg)
     return {
         "n_val_samples": int(n),
         "validation_source": source,
@@ -148,8 +157,8 @@ def validation_metrics(
         "error_nominal_per_dof": _per_dof(r_nom, names, comps),
         "error_fitted_per_dof": _per_dof(r_cal, names, comps),
         "n_markers": K,
-        "pos_rmse_nominal_per_point_mm": _grp(r_nom, pos, 1e3, K, True)[0],
-        "pos_rmse_calibrated_per_point_mm": _grp(r_cal, pos, 1e3, K, True)[0],
+        "pos_rmse_nominal_per_point_mm": _per_point(r_nom, pos, 1e3, K),
+        "pos_rmse_calibrated_per_point_mm": _per_point(r_cal, pos, 1e3, K),
         "pos_rmse_nominal_mm": pn,
         "pos_rmse_calibrated_mm": pc,
         "pos_max_nominal_mm": pnm,

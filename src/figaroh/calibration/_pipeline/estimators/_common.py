@@ -128,7 +128,8 @@ def prior_weights(
 
 def prior_group_names(problem: EstimationProblem, names: Sequence[str]) -> List[str]:
     """Sorted prior groups present among ``names``."""
-    return sorted({problem.prior_groups[n] for n in names} - {None})
+    groups = (problem.prior_groups[n] for n in names)
+    return sorted({g for g in groups if g is not None})
 
 
 def folds(n: int, k: int, seed: int) -> List[np.ndarray]:
@@ -158,13 +159,13 @@ def cross_validate(
     """
     st = problem.settings
     N = problem.model.n_samples
-    rms = []
+    scores: List[float] = []
     for test in folds(N, int(st.cv_folds), int(st.cv_seed)):
         train = np.setdiff1d(np.arange(N), test)
         x0 = np.array([x0_map.get(n, 0.0) for n in names])
         fit = problem.model.fit(names, x0, weights, train)
-        rms.append(problem.model.score(names, fit.x, test))
-    rms = np.asarray(rms)
+        scores.append(problem.model.score(names, fit.x, test))
+    rms = np.asarray(scores)
     se = float(np.std(rms, ddof=1) / np.sqrt(len(rms))) if len(rms) > 1 else 0.0
     return float(np.mean(rms)), se
 

@@ -13,7 +13,9 @@ import math
 from typing import List, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from figaroh.calibration._pipeline.errors import EstimationError
 from figaroh.calibration._pipeline.estimators._common import base_report, finish, prefit
 from figaroh.calibration._pipeline.records import EstimationProblem, EstimationResult
 
@@ -24,7 +26,7 @@ def excitation_order(
     J: np.ndarray,
     names: Sequence[str],
     frames: Sequence[str],
-    prior: Sequence[float],
+    prior: ArrayLike,
     noise: float,
     k: float | None = None,
 ) -> List[Tuple[str, float]]:
@@ -91,11 +93,20 @@ def prior_stds(problem: EstimationProblem, names: Sequence[str]) -> np.ndarray:
 def elimination_order(
     problem: EstimationProblem,
     names: Sequence[str],
-    jac: np.ndarray,
+    jac: np.ndarray | None,
     noise: float,
     k: float | None,
 ) -> List[Tuple[str, float]]:
-    """:func:`excitation_order` of the identifiable candidates (frames kept)."""
+    """:func:`excitation_order` of the identifiable candidates (frames kept).
+
+    Raises:
+        EstimationError: the pre-fit gave no Jacobian (``jac`` is None).
+    """
+    if jac is None:
+        raise EstimationError(
+            "the pre-fit returned no measurement Jacobian: the excitation order needs it "
+            "(ResidualModel.fit must return FitOutcome.jac)"
+        )
     joint_set = set(problem.joint_names)
     frame_names = [n for n in names if n not in joint_set]
     return excitation_order(jac, names, frame_names, prior_stds(problem, names), noise, k)

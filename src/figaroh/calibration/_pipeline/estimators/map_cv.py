@@ -8,7 +8,7 @@ rms (ties: the smaller multiplier) is kept.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from figaroh.calibration._pipeline.estimators._common import (
     Prefit,
@@ -25,7 +25,11 @@ __all__ = ["estimate_map_cv"]
 
 
 def _per_group(
-    problem: EstimationProblem, pre: Prefit, names, x_map, mults
+    problem: EstimationProblem,
+    pre: Prefit,
+    names: Sequence[str],
+    x_map: Mapping[str, float],
+    mults: Sequence[float],
 ) -> Tuple[Dict[str, float], List[Dict[str, Any]]]:
     groups = prior_group_names(problem, names)
     scale = {g: 1.0 for g in groups}
@@ -44,7 +48,11 @@ def _per_group(
 
 
 def _common_scale(
-    problem: EstimationProblem, pre: Prefit, names, x_map: Mapping[str, float], mults
+    problem: EstimationProblem,
+    pre: Prefit,
+    names: Sequence[str],
+    x_map: Mapping[str, float],
+    mults: Sequence[float],
 ) -> Tuple[Dict[str, float], List[Dict[str, Any]]]:
     groups = prior_group_names(problem, names)
     curve = []
