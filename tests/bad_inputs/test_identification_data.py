@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict
 
@@ -23,54 +22,29 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from bad_inputs import _ur10_logs as _ur10
 from bad_inputs._harness import BadInput, case_id, run_case
-from conftest import load_example
+from bad_inputs._ur10_logs import ArrayIdentification, log_arrays, ur10_log, ur10_robot
 from figaroh.cli.csv_identification import CSVIdentification, write_trajectory_csv
 from figaroh.errors import FigarohError
 from figaroh.identification.base_identification import BaseIdentification
 from figaroh.identification.exceptions import IdentificationConfigError, IdentificationDataError
 
-_ur10 = load_example("ur10/identification.py", "ur10_identification_bad_inputs")
 N = 100
 #: An RMSE limit [N·m] every clean run meets: only a data check can fail the verdict.
 LIMITS = {"rmse": {"threshold": 100.0, "comparison": "max"}}
 
 
-@lru_cache(maxsize=1)
 def _clean() -> Dict[str, np.ndarray]:
-    robot = _ur10.load_ur10()
-    traj, tau = _ur10.simulate_ur10(robot, n_samples=N, noise_std=0.5, seed=3)
-    return {"t": traj.t, "q": traj.q, "dq": traj.dq, "tau": tau}
+    return ur10_log(N)
 
 
-@lru_cache(maxsize=1)
 def _robot():
-    return _ur10.load_ur10()
+    return ur10_robot()
 
 
 def _arrays(edit: Callable[[dict], Any] | None = None) -> dict:
-    c = _clean()
-    d = {
-        "timestamps": c["t"][:, None].copy(),
-        "positions": c["q"].copy(),
-        "velocities": c["dq"].copy(),
-        "accelerations": None,
-        "torques": c["tau"].copy(),
-    }
-    if edit is not None:
-        edit(d)
-    return d
-
-
-class ArrayIdentification(BaseIdentification):
-    """The README subclass pattern: the loader returns arrays (and ignores ``data_source``)."""
-
-    def __init__(self, robot, config_file, arrays: dict):
-        super().__init__(robot, str(config_file))
-        self.arrays = arrays
-
-    def load_trajectory_data(self, data_source=None):
-        return dict(self.arrays)
+    return log_arrays(N, edit)
 
 
 #: A self-contained UR10 identification config (no ``extends``: cheap to parse).

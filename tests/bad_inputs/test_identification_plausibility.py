@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict
 
@@ -23,11 +22,9 @@ import numpy as np
 import pytest
 
 from bad_inputs._harness import BadInput, case_id, run_case
-from conftest import load_example
+from bad_inputs._ur10_logs import ArrayIdentification, log_arrays, ur10_log, ur10_robot
 from figaroh.identification._pipeline import plausibility
-from figaroh.identification.base_identification import BaseIdentification
 
-_ur10 = load_example("ur10/identification.py", "ur10_identification_plausibility")
 N = 2000
 #: An RMSE limit [N·m] every clean run meets: only a data check can fail the verdict.
 LIMITS = {"rmse": {"threshold": 100.0, "comparison": "max"}}
@@ -60,40 +57,16 @@ tasks:
 """
 
 
-@lru_cache(maxsize=1)
 def _robot():
-    return _ur10.load_ur10()
+    return ur10_robot()
 
 
-@lru_cache(maxsize=1)
 def _clean() -> Dict[str, np.ndarray]:
-    traj, tau = _ur10.simulate_ur10(_robot(), n_samples=N, noise_std=0.5, seed=3)
-    return {"t": traj.t, "q": traj.q, "dq": traj.dq, "ddq": traj.ddq, "tau": tau}
+    return ur10_log(N)
 
 
 def _arrays(edit: Callable[[dict], Any] | None = None) -> dict:
-    c = _clean()
-    d = {
-        "timestamps": c["t"][:, None].copy(),
-        "positions": c["q"].copy(),
-        "velocities": c["dq"].copy(),
-        "accelerations": None,
-        "torques": c["tau"].copy(),
-    }
-    if edit is not None:
-        edit(d)
-    return d
-
-
-class ArrayIdentification(BaseIdentification):
-    """The README subclass pattern: the loader returns arrays."""
-
-    def __init__(self, robot, config_file, arrays: dict):
-        super().__init__(robot, str(config_file))
-        self.arrays = arrays
-
-    def load_trajectory_data(self, data_source=None):
-        return dict(self.arrays)
+    return log_arrays(N, edit)
 
 
 def _config(tmp_path: Path, cutoff: float = 2.0) -> Path:
