@@ -38,8 +38,10 @@ import yaml
 from figaroh._run.archive import (
     INDEX_FILE,
     archive_run,
+    claim_run_dir,
     compute_run_dir,
     read_index,
+    sweep_interrupted_runs,
     verify_archived_run,
 )
 from figaroh.cli import main as cli_main
@@ -256,3 +258,42 @@ def test_killed_fleet_writes_are_swept_and_rebuild_exits_0(tmp_path):
         with RunIndex(index_path(root)) as index:
             assert {r.run_dir for r in index.runs()} == sealed
     assert len(sealed) > 0 and reported > 0, "no kill hit a fleet write in the middle"
+
+
+def test_a_claim_killed_before_its_marker_leaves_an_empty_folder_the_sweep_removes(tmp_path):
+    """mkdir done, marker not yet written: the sweep removes the empty folder, nothing else."""
+    root = tmp_path / "fleet"
+    empty = root / "ur10-00" / "identification" / "s0_t00k0000"
+    empty.mkdir(parents=True)
+    kept = root / "ur10-00" / "identification" / "mine"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("the caller's own file\n")
+    report = sweep_interrupted_runs(root)
+    assert report == [
+        "ur10-00/identification/mine: left in place (not sealed: not an archived run)",
+        "ur10-00/identification/s0_t00k0000: removed (empty: a write was interrupted before "
+        "its first file)",
+    ]
+    assert not empty.exists() and (kept / "notes.txt").is_file()
+
+
+def test_a_claimer_whose_fresh_folder_is_swept_claims_it_again(tmp_path, monkeypatch):
+    """A sweep between a live claimer's mkdir and its marker does not break the claim."""
+    import figaroh._run.archive as archive
+
+    real_mark = archive._mark_archiving
+    swept: list[Path] = []
+
+    def sweep_first(run_dir: Path, how: str) -> bool:
+        if not swept:
+            swept.append(run_dir)
+            assert sweep_interrupted_runs(tmp_path) == [
+                "r/identification/s0: removed (empty: a write was interrupted before its "
+                "first file)"
+            ]
+        return real_mark(run_dir, how)
+
+    monkeypatch.setattr(archive, "_mark_archiving", sweep_first)
+    folder = claim_run_dir(tmp_path / "r" / "identification", "s0")
+    assert swept == [folder] and folder.name == "s0"
+    assert (folder / archive.ARCHIVING_MARKER).read_text().split()[-1] == "claimed"

@@ -132,6 +132,7 @@ ARCHIVING_MARKER = ".archiving"
 _MARKERS = (SEAL_MARKER, ARCHIVING_MARKER)
 _SUFFIX_RE = re.compile(r"-r\d+$")
 _MAX_SUFFIX = 10000
+_CLAIM_ATTEMPTS = 3  # a fresh folder swept away before its marker is made again
 
 
 class ArchiveFileNameError(FigarohError, ValueError):
@@ -198,14 +199,23 @@ def _claim_dir(parent: Path, base: str, mark: bool = False) -> Path:
     make_folder(parent)
     for k in range(1, _MAX_SUFFIX):
         candidate = parent / (base if k == 1 else f"{base}-r{k}")
-        try:
-            candidate.mkdir()
-        except FileExistsError:
-            continue
-        if mark:
-            _mark_archiving(candidate, "claimed")
-        return candidate
+        for _ in range(_CLAIM_ATTEMPTS):
+            try:
+                candidate.mkdir()
+            except FileExistsError:
+                break
+            if not mark or _mark_claimed(candidate):
+                return candidate
     raise FileExistsError(f"no free run directory name left for {base!r} in {str(parent)!r}")
+
+
+def _mark_claimed(run_dir: Path) -> bool:
+    """Mark a fresh folder ``claimed``; False when a sweep removed it while still empty."""
+    try:
+        _mark_archiving(run_dir, "claimed")
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _mark_archiving(run_dir: Path, how: str) -> bool:
@@ -555,10 +565,9 @@ def _take_target(run_dir: Path) -> Tuple[Path, str]:
     if is_sealed_dir(run_dir):
         refuse_sealed(run_dir.parent)
     else:
-        make_folder(run_dir)
         clashes = [n for n in _ARCHIVE_FILES if (run_dir / n).exists()]
         if not clashes:
-            if _mark_archiving(run_dir, "adopted"):
+            if _adopt(run_dir):
                 return run_dir, "adopted"
             why = "is being archived by another process (or its archive was interrupted)"
     base = _SUFFIX_RE.sub("", run_dir.name) or "run"
@@ -567,6 +576,17 @@ def _take_target(run_dir: Path) -> Tuple[Path, str]:
         "%s %s; archiving this run to %s instead (never overwritten)", run_dir, why, target
     )
     return target, "claimed"
+
+
+def _adopt(run_dir: Path) -> bool:
+    """Mark ``run_dir`` ``adopted`` (created if missing, again if a sweep removed it empty)."""
+    for _ in range(_CLAIM_ATTEMPTS):
+        make_folder(run_dir)
+        try:
+            return _mark_archiving(run_dir, "adopted")
+        except FileNotFoundError:
+            continue
+    return False
 
 
 def _abandon(target: Path, how: str, record_names: List[str]) -> None:
@@ -877,9 +897,11 @@ def _sweep_one(folder: Path, entries: Dict[Path, Dict[str, Any]]) -> str:
     marker = folder / ARCHIVING_MARKER
     if not marker.is_file():
         removed = remove_stale_temps(folder)
-        if removed and not any(folder.iterdir()):
-            folder.rmdir()
-            return f"removed (an interrupted write left only {len(removed)} temporary file(s))"
+        if not any(folder.iterdir()):
+            folder.rmdir()  # an empty folder holds nothing to lose; a live claimer retries
+            if removed:
+                return f"removed (an interrupted write left only {len(removed)} temporary file(s))"
+            return "removed (empty: a write was interrupted before its first file)"
         return "left in place (not sealed: not an archived run)"
     gone, how, pid = _archiving_writer(marker)
     if not gone:
@@ -911,8 +933,9 @@ def sweep_interrupted_runs(root: Union[str, os.PathLike]) -> List[str]:
       sealed (the archive is complete);
     * a folder the archive created (``claimed``) without an index line →
       removed with its files;
-    * a folder that holds only temporary files of dead writers (a crash
-      before any file was complete) → emptied and removed;
+    * a folder that holds only temporary files of dead writers, or nothing
+      (a crash before any file was complete, or between the folder's
+      creation and its marker) → emptied and removed;
     * anything else (the caller's own folders, foreign folders, live
       archives) → left in place.
 
