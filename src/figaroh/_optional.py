@@ -17,7 +17,8 @@ message names the package, what needs it and the install command, e.g.::
 The extras are those of ``[project.optional-dependencies]`` in
 ``pyproject.toml``: ``ipopt`` (cyipopt, and ndcurves for 1.0.2 design
 scripts), ``viz`` (viser, yourdfpy, trimesh), ``fast`` (clarabel),
-``mujoco``, ``meshcat``, ``fleet`` (dask distributed) and ``compat``
+``mujoco``, ``meshcat``, ``fleet`` (dask distributed), ``ros`` (rosbags, mcap,
+mcap-ros2-support) and ``compat``
 (pandas, rospkg, ndcurves).
 """
 
