@@ -4,6 +4,9 @@ from . import (
     adoption as adoption,
 )
 from . import (
+    bag_errors as bag_errors,
+)
+from . import (
     observations as observations,
 )
 from . import (
@@ -32,6 +35,9 @@ from .adoption import (
 )
 from .adoption import (
     trajectory_mask as trajectory_mask,
+)
+from .bag_errors import (
+    BagError as BagError,
 )
 from .observations import (
     DOF as DOF,
