@@ -74,6 +74,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "figaroh.tools.urdf_exporter",
         "figaroh.backends",
         "figaroh.data",
+        # the DataFinding record (imports nothing of figaroh), returned by data checks
+        "figaroh._run.data_checks",
         "figaroh.measurements",
         "figaroh.utils.cubic_spline",
         "figaroh.utils.unified_config",

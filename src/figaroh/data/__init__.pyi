@@ -7,6 +7,9 @@ from . import (
     bag_errors as bag_errors,
 )
 from . import (
+    bag_time as bag_time,
+)
+from . import (
     observations as observations,
 )
 from . import (
@@ -38,6 +41,30 @@ from .adoption import (
 )
 from .bag_errors import (
     BagError as BagError,
+)
+from .bag_time import (
+    RESAMPLE_METHODS as RESAMPLE_METHODS,
+)
+from .bag_time import (
+    StillWindow as StillWindow,
+)
+from .bag_time import (
+    TimeBaseReport as TimeBaseReport,
+)
+from .bag_time import (
+    analyse_time_base as analyse_time_base,
+)
+from .bag_time import (
+    average_postures as average_postures,
+)
+from .bag_time import (
+    poses_in_windows as poses_in_windows,
+)
+from .bag_time import (
+    resample as resample,
+)
+from .bag_time import (
+    still_windows as still_windows,
 )
 from .observations import (
     DOF as DOF,
