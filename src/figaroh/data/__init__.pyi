@@ -7,6 +7,9 @@ from . import (
     bag_errors as bag_errors,
 )
 from . import (
+    bag_reader as bag_reader,
+)
+from . import (
     bag_time as bag_time,
 )
 from . import (
@@ -41,6 +44,42 @@ from .adoption import (
 )
 from .bag_errors import (
     BagError as BagError,
+)
+from .bag_reader import (
+    BAG_STORAGES as BAG_STORAGES,
+)
+from .bag_reader import (
+    JOINT_STATE_TYPES as JOINT_STATE_TYPES,
+)
+from .bag_reader import (
+    POSE_TYPES as POSE_TYPES,
+)
+from .bag_reader import (
+    BagSummary as BagSummary,
+)
+from .bag_reader import (
+    JointStateArrays as JointStateArrays,
+)
+from .bag_reader import (
+    PoseArrays as PoseArrays,
+)
+from .bag_reader import (
+    TopicInfo as TopicInfo,
+)
+from .bag_reader import (
+    bag_files as bag_files,
+)
+from .bag_reader import (
+    bag_summary as bag_summary,
+)
+from .bag_reader import (
+    read_joint_states as read_joint_states,
+)
+from .bag_reader import (
+    read_poses as read_poses,
+)
+from .bag_reader import (
+    select_topics as select_topics,
 )
 from .bag_time import (
     RESAMPLE_METHODS as RESAMPLE_METHODS,
