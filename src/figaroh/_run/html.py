@@ -178,15 +178,24 @@ def _asset_text(asset: Mapping[str, Any]) -> str:
 
 
 def _data_file_rows(data: Mapping[str, Any]) -> List[Tuple[str, Any]]:
-    """One ``("Data (<role>)", "<path> (sha256 …)")`` row per recorded data file."""
-    raw_files = data.get("files")
+    """One ``("Data (<role>)", "<path> (sha256 …)")`` row per recorded data file.
+
+    Then one ``("Read as (<role>)", notes)`` row per data source with notes
+    (e.g. a bag's topics, stamp source and resampling).
+    """
+    raw_files, raw_sources = data.get("files"), data.get("sources")
     files = raw_files if isinstance(raw_files, list) else []
+    sources = raw_sources if isinstance(raw_sources, list) else []
     return [
         (
             f"Data ({entry.get('role', 'file')})",
             f"{entry.get('path', '?')} (sha256 {_hash_short(entry.get('sha256'))})",
         )
         for entry in files
+        if isinstance(entry, Mapping)
+    ] + [
+        (f"Read as ({entry.get('role', 'data')})", f"{entry.get('notes', '')}")
+        for entry in sources
         if isinstance(entry, Mapping)
     ]
 

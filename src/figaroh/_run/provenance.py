@@ -483,7 +483,9 @@ def _data_files_provenance(obj: Any, config: Mapping[str, Any]) -> Dict[str, Any
     Sources, in order: the ``source.files`` of ``obj.trajectory``,
     ``obj._val_trajectory``, ``obj.observations`` and ``obj._val_observations``
     (hashes frozen when the data was loaded; ``modified_since_load`` compares
-    with the file now), ``obj._data_path``, then the config keys ``data_file``,
+    with the file now; a source with notes — how its files were read, e.g. a
+    bag's topics — is listed under ``sources``), ``obj._data_path``, then the
+    config keys ``data_file``,
     ``validation_data_file``, ``sample_configs_file``, ``data_dir`` and
     ``data_files`` (hashed at the record's first read, as they were at the
     capture: a file changed since then is reported as such; relative paths are resolved against the
@@ -496,6 +498,7 @@ def _data_files_provenance(obj: Any, config: Mapping[str, Any]) -> Dict[str, Any
     if config_path:
         bases.append(Path(os.fspath(config_path)).expanduser().resolve().parent)
     files = _DataFiles(bases)
+    sources: List[Dict[str, str]] = []
     for attr, role in (
         ("trajectory", "training"),
         ("_val_trajectory", "validation"),
@@ -506,12 +509,17 @@ def _data_files_provenance(obj: Any, config: Mapping[str, Any]) -> Dict[str, Any
         if data_obj is not None:
             for path, sha in _source_files(data_obj).items():
                 files.add(role, f"{attr}.source", path, sha)
+            source = _get(data_obj, "source")
+            notes = str(_get(source, "notes") or "") if source is not None else ""
+            if notes:  # how the files were read, e.g. a bag's topics and stamp source
+                adapter = str(_get(source, "adapter") or "")
+                sources.append({"role": role, "adapter": adapter, "notes": notes})
     data_path = _get(obj, "_data_path")
     if isinstance(data_path, (str, os.PathLike)) and str(data_path):
         files.add("training", "attr:_data_path", data_path)
     for role, origin, path in _config_data_paths(config):
         files.add(role, origin, path)
-    return {"files": files.entries}
+    return {"files": files.entries, **({"sources": sources} if sources else {})}
 
 
 # ---------------------------------------------------------------------------
@@ -717,7 +725,9 @@ def _split_record(data_obj: Any, mask: Any, samples: Any) -> Dict[str, Any]:
     n = _int_or_none(samples)
     if n is None and data_obj is not None:
         n = _int_or_none(_get(data_obj, "n_samples"))
+    notes = str(_get(source, "notes") or "") if source is not None else ""
     return {
+        **({"notes": notes} if notes else {}),  # e.g. a bag's topics and stamp source
         "adapter": str(_get(source, "adapter") or "") if source is not None else "",
         "files": _source_files(data_obj) if data_obj is not None else {},
         "masked_samples": _masked_count(mask),

@@ -476,6 +476,8 @@ def _unified_data(
     cfg["NbSample"] = _integer(data.get("number_of_samples", 500), "data.number_of_samples", 500)
     cfg["data_file"] = _optional_path(data.get("source_file"))
     cfg["validation_data_file"] = _optional_path(data.get("validation_data_file"))
+    if data.get("bag") is not None:  # ROS bag options (figaroh.data.bag_source.PoseBagOptions)
+        cfg["bag"] = data["bag"]
     sc = data.get("sample_configurations_file")
     cfg["sample_configs_file"] = None if sc is None else str(sc)
     for key in ("measurement_std", "eliminate_absorbed_parameters"):

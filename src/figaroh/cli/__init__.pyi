@@ -1,6 +1,12 @@
 """Lazy names of :mod:`figaroh.cli` (read by ``lazy_loader.attach_stub``)."""
 
 from . import (
+    bag_command as bag_command,
+)
+from . import (
+    bag_identification as bag_identification,
+)
+from . import (
     common as common,
 )
 from . import (

@@ -53,7 +53,8 @@ import numpy as np
 
 from figaroh.data.source import DataSource
 from figaroh.data.text_csv import csv_rows, numeric_rows, read_csv_text
-from figaroh.data.trajectory import JOINT_FORCE, JOINT_TORQUE, TrajectoryData, TrajectoryDataError
+from figaroh.data.trajectory import TrajectoryData, TrajectoryDataError
+from figaroh.data.trajectory_fields import joint_effort_labels
 from figaroh.identification.base_identification import BaseIdentification
 from figaroh.utils.fileio import atomic_write_text, make_folder
 
@@ -104,17 +105,6 @@ def resolve_csv_path(source: str | os.PathLike, default_name: str = DEFAULT_CSV_
             f"itself or call the training log {default_name}"
         )
     return found[0]
-
-
-def _effort_kinds(model, joints: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Joint torque [N·m] for revolute joints, joint force [N] for prismatic ones."""
-    kinds, units = [], []
-    for name in joints:
-        short = model.joints[model.getJointId(name)].shortname() if model is not None else ""
-        prismatic = short.startswith("JointModelP") and not short.startswith("JointModelPlanar")
-        kinds.append(JOINT_FORCE if prismatic else JOINT_TORQUE)
-        units.append("N" if prismatic else "N·m")
-    return kinds, units
 
 
 def _numeric_table(path: Path, text: str, header_row: int, n_columns: int) -> np.ndarray:
@@ -199,7 +189,7 @@ def read_trajectory_csv(
     header, header_row, has_meta = _read_header(path, text)
     if any(c.startswith("q:") for c in header):
         # the TrajectoryData.to_csv layout (q:<joint>, effort:<joint>, metadata line)
-        kinds, units = (None, None) if has_meta else _effort_kinds(model, joints)
+        kinds, units = (None, None) if has_meta else joint_effort_labels(model, joints)
         return TrajectoryData.from_csv(path, joints, effort_kind=kinds, effort_unit=units)
     duplicated = sorted({c for c in header if header.count(c) > 1})
     if duplicated:
@@ -221,7 +211,7 @@ def read_trajectory_csv(
         logger.info("%s has no 't' column: assuming a sample period of %g s", path, sample_period)
     else:
         raise ValueError(f"{path} has no 't' column [s] and no sample period was given")
-    kinds, units = _effort_kinds(model, joints)
+    kinds, units = joint_effort_labels(model, joints)
     try:
         return TrajectoryData.from_arrays(
             joints,

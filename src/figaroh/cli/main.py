@@ -2,8 +2,9 @@
 
 Commands::
 
-    figaroh identify CONFIG --urdf URDF --data DIR [--select-stage STAGE] [--report]
-    figaroh calibrate CONFIG --urdf URDF --data CSV [--report]
+    figaroh identify CONFIG --urdf URDF (--data DIR | --bag PATH [--topic T]) [--report]
+    figaroh calibrate CONFIG --urdf URDF (--data CSV | --bag PATH --pose-topic T) [--report]
+    figaroh bag info PATH [--json]
     figaroh report RUN_DIR
     figaroh compare A.json B.json -o page.html
     figaroh migrate-config OLD NEW
@@ -32,7 +33,8 @@ commands live in :mod:`figaroh.cli.task_commands` (``identify``,
 :mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``) and
 :mod:`figaroh.cli.init_command` (``init``), :mod:`figaroh.cli.design_commands`
 (``trajectory``, ``postures``), :mod:`figaroh.cli.view_command` (``view``) and
-:mod:`figaroh.cli.fleet_command` (``fleet run``, ``fleet report``, ``index rebuild``); they import
+:mod:`figaroh.cli.fleet_command` (``fleet run``, ``fleet report``, ``index rebuild``) and
+:mod:`figaroh.cli.bag_command` (``bag info``); they import
 the library (NumPy, Pinocchio, the task packages: seconds), so the table
 :data:`COMMANDS` names them and :func:`main` loads the one that runs.
 """
@@ -91,6 +93,7 @@ COMMANDS: Dict[str, Callable[[], Callable[[argparse.Namespace], int]]] = {
     "view": lambda: _cli.view_command.view,
     "fleet": lambda: _cli.fleet_command.fleet,
     "index": lambda: _cli.fleet_command.index,
+    "bag": lambda: _cli.bag_command.bag,
 }
 
 
@@ -239,10 +242,32 @@ def _add_identify(sub: Any) -> None:
         "(columns t, q_<joint>, [dq_<joint>], [ddq_<joint>], tau_<joint>).",
     )
     _add_robot_options(p)
-    p.add_argument(
-        "--data", required=True, help="training log: a CSV file or a folder with identification.csv"
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--data", help="training log: a CSV file or a folder with identification.csv"
+    )
+    source.add_argument(
+        "--bag",
+        metavar="PATH",
+        help="training log: a ROS bag of sensor_msgs/JointState (ROS 1 .bag, ROS 2 folder, .mcap)",
     )
     p.add_argument("--validation-data", metavar="PATH", help="held-out log (CSV file or folder)")
+    p.add_argument("--validation-bag", metavar="PATH", help="held-out log: a ROS bag")
+    p.add_argument(
+        "--topic",
+        action="append",
+        default=None,
+        metavar="T",
+        help="JointState topic of --bag (repeat for one topic per joint group; default: "
+        "tasks.identification.data.bag.joint_topics, else the bag's only JointState topic)",
+    )
+    p.add_argument(
+        "--resample",
+        choices=("none", "linear", "cubic"),
+        default=None,
+        help="resample the bag's stamps onto signal_processing.sampling_frequency (default: "
+        "data.bag.resample, else none = refuse an irregular time base)",
+    )
     p.add_argument(
         "--select-stage", choices=SELECT_STAGES, help="estimate to report, verify and export"
     )
@@ -288,8 +313,35 @@ def _add_calibrate(sub: Any) -> None:
         "(columns x1, y1, z1, phix1, phiy1, phiz1 ... and one column per joint).",
     )
     _add_robot_options(p)
-    p.add_argument("--data", required=True, help="calibration CSV")
-    p.add_argument("--validation-data", metavar="CSV", help="held-out calibration CSV")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--data", help="calibration CSV")
+    source.add_argument(
+        "--bag",
+        metavar="PATH",
+        help="ROS bag of joint states and poses: the still postures are paired with --pose-topic",
+    )
+    p.add_argument("--validation-data", metavar="CSV", help="held-out calibration CSV (or bag)")
+    p.add_argument(
+        "--pose-topic",
+        metavar="T",
+        help="measured pose topic of --bag (PoseStamped, TransformStamped, TFMessage; default: "
+        "tasks.calibration.data.bag.pose_topic)",
+    )
+    p.add_argument("--pose-frame", metavar="F", help="child frame of a TFMessage --pose-topic")
+    p.add_argument(
+        "--joint-topic",
+        action="append",
+        default=None,
+        metavar="T",
+        help="JointState topic of --bag (repeatable; default: the bag's only one)",
+    )
+    p.add_argument(
+        "--still-window",
+        type=positive_float,
+        metavar="S",
+        help="shortest still window that makes a posture [s] (default: data.bag.still_window_s, "
+        "0.5)",
+    )
     p.add_argument("--known-base-frame", action="store_true", help="do not estimate base_*")
     p.add_argument("--known-tip-frame", action="store_true", help="do not estimate pEE*/phiEE*")
     p.add_argument(
@@ -547,6 +599,29 @@ def _add_fleet(sub: Any) -> None:
     _add_verbosity(report, suppress=True)
 
 
+def _add_bag(sub: Any) -> None:
+    bag = _command_parser(
+        sub,
+        "bag",
+        help="inspect a ROS bag",
+        description="Inspect ROS bags (ROS 1 .bag, ROS 2 folders with sqlite3 or MCAP storage, "
+        '.mcap files; needs rosbags: pip install "figaroh[ros]").',
+    )
+    actions = bag.add_subparsers(dest="bag_command", metavar="ACTION")
+    actions.required = True
+    info = _command_parser(
+        actions,
+        "info",
+        help="topics, types, counts, rates, joint names and time span of a bag",
+        description="Print the topics of a bag with their message types, counts, rates and "
+        "the joint names of its JointState topics, and the bag's time span. Exit 2 when the "
+        "path is not a bag.",
+    )
+    info.add_argument("path", metavar="PATH")
+    info.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_verbosity(info, suppress=True)
+
+
 def _add_index(sub: Any) -> None:
     index = _command_parser(
         sub,
@@ -602,6 +677,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_view(sub)
     _add_fleet(sub)
     _add_index(sub)
+    _add_bag(sub)
     return parser
 
 

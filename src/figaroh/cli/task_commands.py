@@ -32,7 +32,12 @@ from figaroh.cli.thresholds import (
     check_calibration_limits,
     check_identification_limits,
 )
-from figaroh.cli.workflows import run_calibration, run_identification, write_parameter_csv
+from figaroh.cli.workflows import (
+    BagInput,
+    run_calibration,
+    run_identification,
+    write_parameter_csv,
+)
 from figaroh.tools.run_archive import archive_run, compute_run_dir
 from figaroh.tools.urdf_exporter import export_urdf
 
@@ -114,6 +119,39 @@ def _report_outcome(args, verdict, scope, written: Sequence[Path]) -> int:
     return EXIT_OK if verdict.passed else EXIT_FAILED
 
 
+def _identify_bag(args: argparse.Namespace) -> BagInput | None:
+    """The ``--bag`` input of ``figaroh identify`` (None for ``--data``)."""
+    if args.bag is None:
+        for option, value in (("--topic", args.topic), ("--validation-bag", args.validation_bag)):
+            if value:
+                raise CLIError(f"{option} reads a ROS bag: give the training log with --bag")
+        return None
+    return BagInput(
+        path=args.bag,
+        topics=tuple(args.topic) if args.topic else None,
+        validation_path=args.validation_bag,
+        resample=args.resample,
+    )
+
+
+def _calibrate_bag(args: argparse.Namespace) -> BagInput | None:
+    """The ``--bag`` input of ``figaroh calibrate`` (None for ``--data``)."""
+    options = ("--pose-topic", "--pose-frame", "--joint-topic", "--still-window")
+    values = (args.pose_topic, args.pose_frame, args.joint_topic, args.still_window)
+    if args.bag is None:
+        for option, value in zip(options, values, strict=True):
+            if value:
+                raise CLIError(f"{option} reads a ROS bag: give the calibration data with --bag")
+        return None
+    return BagInput(
+        path=args.bag,
+        topics=tuple(args.joint_topic) if args.joint_topic else None,
+        pose_topic=args.pose_topic,
+        pose_frame=args.pose_frame,
+        still_window_s=args.still_window,
+    )
+
+
 def identify(args: argparse.Namespace) -> int:
     """``figaroh identify``: exit 0 when the verdict passed, else 1."""
     given = build_thresholds(args.threshold, command="identify")  # before the long steps
@@ -139,6 +177,7 @@ def identify(args: argparse.Namespace) -> int:
             args.config,
             args.urdf,
             args.data,
+            bag=_identify_bag(args),
             validation=args.validation_data,
             select_stage=args.select_stage,
             decimate=args.decimate,
@@ -211,6 +250,7 @@ def calibrate(args: argparse.Namespace) -> int:
             args.config,
             args.urdf,
             args.data,
+            bag=_calibrate_bag(args),
             validation=args.validation_data,
             known_base_frame=args.known_base_frame,
             known_tip_frame=args.known_tip_frame,

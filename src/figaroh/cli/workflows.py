@@ -20,12 +20,14 @@ import io
 import logging
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence, Tuple
 
 from figaroh.calibration.base_calibration import BaseCalibration
 from figaroh.calibration.settings import DEFAULT_SETTINGS as _CALIBRATION_DEFAULTS
+from figaroh.cli.bag_identification import BagIdentification
 from figaroh.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -37,7 +39,8 @@ from figaroh.cli.common import (
 )
 from figaroh.cli.csv_identification import CSVIdentification, resolve_csv_path
 from figaroh.cli.thresholds import build_thresholds, parse_threshold
-from figaroh.identification.base_identification import SOLVE_DEFAULTS
+from figaroh.data.bag_source import PoseBagOptions, is_bag_path
+from figaroh.identification.base_identification import SOLVE_DEFAULTS, BaseIdentification
 from figaroh.tools.exceptions import RobotLoadError
 from figaroh.tools.robot import Robot
 from figaroh.utils.error_handling import CalibrationError
@@ -47,6 +50,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "CLI_SOLVE_DEFAULTS",
+    "BagInput",
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
     "EXIT_OK",
@@ -166,16 +170,51 @@ def write_parameter_csv(
 # ---------------------------------------------------------------------------
 # identification
 # ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BagInput:
+    """A ROS bag as the input of ``figaroh identify --bag`` / ``calibrate --bag``.
+
+    Attributes:
+        path: The bag (ROS 1 ``.bag``, ROS 2 folder, ``.mcap`` file).
+        topics: JointState topic(s) (None: configured, else the only one).
+        validation_path: Held-out bag (identification).
+        resample: ``none``, ``linear``, ``cubic`` (None: configured, else ``none``).
+        pose_topic: Measured pose topic (calibration).
+        pose_frame: Child frame of a TFMessage pose topic (calibration).
+        still_window_s: Shortest still window of a posture [s] (calibration).
+    """
+
+    path: str
+    topics: Tuple[str, ...] | None = None
+    validation_path: str | None = None
+    resample: str | None = None
+    pose_topic: str | None = None
+    pose_frame: str | None = None
+    still_window_s: float | None = None
+
+
 def _configured_identification(
     robot: Robot,
     config: str | os.PathLike,
-    data: str | os.PathLike,
+    data: str | os.PathLike | None,
     select_stage: str | None,
     validation: str | os.PathLike | None,
-) -> CSVIdentification:
-    """A :class:`CSVIdentification` of ``config`` with the command-line overrides applied."""
+    bag: BagInput | None = None,
+) -> BaseIdentification:
+    """A CSV (or bag) identification of ``config`` with the command-line overrides applied."""
     with input_phase(f"invalid configuration {config}"):
-        ident = CSVIdentification(robot, config, data_dir=data)
+        ident: BaseIdentification
+        if bag is not None:
+            ident = BagIdentification(
+                robot,
+                config,
+                bag=bag.path,
+                topic=bag.topics,
+                validation_bag=bag.validation_path,
+                resample=bag.resample,
+            )
+        else:
+            ident = CSVIdentification(robot, config, data_dir=str(data))
         if select_stage is not None:
             ident.identif_config["select_stage"] = select_stage
         if validation is not None:
@@ -186,8 +225,9 @@ def _configured_identification(
 def run_identification(
     config: str | os.PathLike,
     urdf: str | os.PathLike,
-    data: str | os.PathLike,
+    data: str | os.PathLike | None,
     *,
+    bag: BagInput | None = None,
     validation: str | os.PathLike | None = None,
     select_stage: str | None = None,
     decimate: int | None = None,
@@ -197,14 +237,17 @@ def run_identification(
     show_report: bool = True,
     require_inertials: bool = False,
     steps: Any = None,
-    check: Callable[[CSVIdentification], None] | None = None,
+    check: Callable[[BaseIdentification], None] | None = None,
 ):
-    """Identify the base parameters from CSV logs with :class:`CSVIdentification`.
+    """Identify the base parameters from CSV logs (or a ROS bag) with :class:`CSVIdentification`.
 
     Args:
         config: Unified configuration YAML (``tasks.identification``).
         urdf: Robot URDF.
-        data: Training log (CSV file or folder, see :mod:`figaroh.cli.csv_identification`).
+        data: Training log (CSV file or folder, see :mod:`figaroh.cli.csv_identification`);
+            None with ``bag``.
+        bag: A ROS bag instead of ``data``
+            (:class:`~figaroh.cli.bag_identification.BagIdentification`).
         validation: Held-out log; overrides ``data.validation_data_file``.
         select_stage: ``fit``, ``reconstruction`` or ``physical_fit``;
             overrides ``tasks.identification.select_stage``.
@@ -223,20 +266,28 @@ def run_identification(
             the asked verdict (optional).
 
     Returns:
-        The solved :class:`~figaroh.cli.csv_identification.CSVIdentification`.
+        The solved :class:`~figaroh.cli.csv_identification.CSVIdentification`
+        (:class:`~figaroh.cli.bag_identification.BagIdentification` with ``bag``).
 
     Raises:
         CLIError: Bad input (exit 2).
     """
     steps = steps or _NoSteps()
     require_file(config, "configuration file")
-    require_file(data, "trajectory data", directory_ok=True)
+    if bag is not None:
+        require_file(bag.path, "bag", directory_ok=True)
+        if bag.validation_path is not None:
+            require_file(bag.validation_path, "validation bag", directory_ok=True)
+    else:
+        if data is None:
+            raise CLIError("give the training log: --data CSV or --bag PATH")
+        require_file(data, "trajectory data", directory_ok=True)
     if validation is not None:
         require_file(validation, "validation data", directory_ok=True)
     steps.start("load robot")
     robot = load_robot_model(urdf, package_dirs, free_flyer)
     steps.start("read configuration")
-    ident = _configured_identification(robot, config, data, select_stage, validation)
+    ident = _configured_identification(robot, config, data, select_stage, validation, bag)
     stage = str(ident.identif_config.get("select_stage") or "fit")
     if require_inertials and stage == "fit":
         raise CLIError(
@@ -248,9 +299,10 @@ def run_identification(
             check(ident)
     steps.start("load data and build the regressor")
     with input_phase("invalid trajectory data"):
-        resolve_csv_path(data)
         source = ident.identif_config.get("validation_data_file") or ""
-        if source:
+        if bag is None:
+            resolve_csv_path(str(data))
+        if source and not is_bag_path(ident.resolve_validation_source(source)):
             resolve_csv_path(ident.resolve_validation_source(source))
         ident.initialize()
     steps.start("solve")
@@ -290,6 +342,20 @@ def _solve_identification(ident, decimate: int | None, wls: bool | None, show_re
 # ---------------------------------------------------------------------------
 # calibration
 # ---------------------------------------------------------------------------
+def _pose_bag_section(section: Any, bag: BagInput) -> dict:
+    """``tasks.calibration.data.bag`` with the command-line options winning (checked)."""
+    merged = dict(section or {})
+    overrides = {
+        "pose_topic": bag.pose_topic,
+        "pose_frame": bag.pose_frame,
+        "joint_topics": list(bag.topics) if bag.topics else None,
+        "still_window_s": bag.still_window_s,
+    }
+    merged.update({k: v for k, v in overrides.items() if v is not None})
+    PoseBagOptions.from_config(merged)  # a bad value fails here, naming the key
+    return merged
+
+
 def _configured_calibration(
     robot: Robot,
     config: str | os.PathLike,
@@ -312,8 +378,9 @@ def _configured_calibration(
 def run_calibration(
     config: str | os.PathLike,
     urdf: str | os.PathLike,
-    data: str | os.PathLike,
+    data: str | os.PathLike | None,
     *,
+    bag: BagInput | None = None,
     validation: str | os.PathLike | None = None,
     known_base_frame: bool = False,
     known_tip_frame: bool = False,
@@ -336,7 +403,10 @@ def run_calibration(
     Args:
         config: Unified configuration YAML (``tasks.calibration``).
         urdf: Robot URDF.
-        data: Calibration CSV.
+        data: Calibration CSV (None with ``bag``).
+        bag: A ROS bag of joint states and poses instead of ``data``: its still
+            postures are paired with the pose topic
+            (:func:`~figaroh.data.bag_source.observations_from_bag`).
         validation: Held-out CSV (same layout).
         known_base_frame: The base (measurement → robot) frame is known:
             do not estimate ``base_*``.
@@ -362,9 +432,14 @@ def run_calibration(
     """
     steps = steps or _NoSteps()
     require_file(config, "configuration file")
-    require_file(data, "calibration data")
+    source = bag.path if bag is not None else data
+    if source is None:
+        raise CLIError("give the calibration data: --data CSV or --bag PATH")
+    require_file(
+        source, "bag" if bag is not None else "calibration data", directory_ok=bag is not None
+    )
     if validation is not None:
-        require_file(validation, "validation data")
+        require_file(validation, "validation data", directory_ok=True)
     steps.start("load robot")
     robot = load_robot_model(urdf, package_dirs, free_flyer)
     steps.start("read configuration")
@@ -376,7 +451,9 @@ def run_calibration(
             check(calib)
     steps.start("load data")
     with input_phase("invalid calibration data"):
-        calib.set_data_file(data)
+        if bag is not None:
+            calib.calib_config["bag"] = _pose_bag_section(calib.calib_config.get("bag"), bag)
+        calib.set_data_file(source)
         if validation is not None:
             calib.set_data_file(validation, validation=True)
         calib.initialize()

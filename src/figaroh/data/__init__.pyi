@@ -10,6 +10,9 @@ from . import (
     bag_reader as bag_reader,
 )
 from . import (
+    bag_source as bag_source,
+)
+from . import (
     bag_time as bag_time,
 )
 from . import (

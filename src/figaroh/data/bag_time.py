@@ -554,10 +554,18 @@ def still_windows(
     return tuple(windows)
 
 
+def _shifted_mean(rows: np.ndarray) -> np.ndarray:
+    """Column means of ``rows`` summed about its first row (exact for identical rows)."""
+    return rows[0] + (rows - rows[0]).mean(axis=0)
+
+
 def average_postures(position: np.ndarray, windows: Sequence[StillWindow]) -> np.ndarray:
     """Mean joint position over each window.
 
-    ``q̄_w = Σ_{a≤i<b} q_i / (b − a)`` for the window ``[a, b)``.
+    ``q̄_w = q_a + Σ_{a≤i<b} (q_i − q_a) / (b − a)`` for the window ``[a, b)``:
+    the mean, summed about the window's first sample so that a window of
+    identical samples averages to that sample exactly (a plain sum of ``n``
+    equal values is not always ``n`` times the value in floating point).
 
     Args:
         position: ``(N, n_joints)`` joint positions [rad or m].
@@ -579,7 +587,7 @@ def average_postures(position: np.ndarray, windows: Sequence[StillWindow]) -> np
                 f"windows[{k}]: samples [{w.start}, {w.stop}) are not a non-empty range of "
                 f"the {x.shape[0]} rows of position"
             )
-        out[k] = x[w.start : w.stop].mean(axis=0)
+        out[k] = _shifted_mean(x[w.start : w.stop])
     return out
 
 
@@ -647,7 +655,7 @@ def poses_in_windows(
         counts[k] = int(np.count_nonzero(sel))
         if counts[k] < min_samples:
             continue
-        positions[k] = p[sel].mean(axis=0)
+        positions[k] = _shifted_mean(p[sel])
         rotation = Rotation.from_quat(quat[sel]).mean().as_matrix()
         rpy[k] = np.asarray(pin.rpy.matrixToRpy(rotation)).reshape(3)
     short = int(np.count_nonzero(counts < min_samples))

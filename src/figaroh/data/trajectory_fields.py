@@ -27,6 +27,7 @@ __all__ = [
     "MOTOR_TORQUE",
     "TORQUE_UNITS",
     "TrajectoryDataError",
+    "joint_effort_labels",
 ]
 
 JOINT_TORQUE = "joint_torque"
@@ -47,6 +48,25 @@ FORCE_UNITS = frozenset({"N"})
 CLOCKS = ("recorded", "assumed")
 
 _ORIGIN_PLAIN = ("measured", "absent")
+
+
+def joint_effort_labels(model: Any, joints: Sequence[str]) -> Tuple[list[str], list[str]]:
+    """Effort kind and unit per joint: torque [N·m] (revolute), force [N] (prismatic).
+
+    Args:
+        model: ``pinocchio.Model`` (joint types), or None to assume revolute joints.
+        joints: Joint names.
+
+    Returns:
+        ``(kinds, units)``, one entry per joint.
+    """
+    kinds, units = [], []
+    for name in joints:
+        short = model.joints[model.getJointId(name)].shortname() if model is not None else ""
+        prismatic = short.startswith("JointModelP") and not short.startswith("JointModelPlanar")
+        kinds.append(JOINT_FORCE if prismatic else JOINT_TORQUE)
+        units.append("N" if prismatic else "N·m")
+    return kinds, units
 
 
 class TrajectoryDataError(FigarohError, ValueError):

@@ -616,6 +616,8 @@ def unified_to_legacy_identif_config(robot: Any, unified_identif_config: Mapping
     if not isinstance(data_section, Mapping):
         data_section = {}
     identif_config["validation_data_file"] = data_section.get("validation_data_file", "")
+    if data_section.get("bag") is not None:  # figaroh.data.bag_source.JointStateBagOptions
+        identif_config["bag"] = data_section["bag"]
 
     if identif_config["active_joints"]:
         fill_active_joint_indices(model, identif_config)

@@ -234,9 +234,21 @@ _IDENTIFICATION: dict[str, Schema] = {
     "load_configuration": _leaves(
         "additional_mass", "loaded_body_index", "synchronize_joint_motion"
     ),
-    "data": _leaves(
-        "validation_data_file", "source_file", "data_directory", "data_dir", "data_files"
-    ),
+    "data": {
+        **_leaves(
+            "validation_data_file", "source_file", "data_directory", "data_dir", "data_files"
+        ),
+        # ROS bag logs (figaroh.data.bag_source.JointStateBagOptions)
+        "bag": _leaves(
+            "path",
+            "validation_path",
+            "joint_topics",
+            "resample",
+            "effort",
+            "motor_constants",
+            "jitter_tolerance",
+        ),
+    },
     # Bounds of the data checks run before the fit (plausible magnitudes).
     "data_checks": _leaves(
         "max_abs_velocity",
@@ -315,13 +327,24 @@ _CALIBRATION: dict[str, Schema] = {
             "priors": _leaves("translation", "rotation", "joint_offset", "prismatic_offset"),
         },
     },
-    "data": _leaves(
-        "number_of_samples",
-        "sample_configurations_file",
-        "source_file",
-        "validation_data_file",
-        "outlier_threshold",  # figaroh 1.0.2 example variant (not read)
-    ),
+    "data": {
+        **_leaves(
+            "number_of_samples",
+            "sample_configurations_file",
+            "source_file",
+            "validation_data_file",
+            "outlier_threshold",  # figaroh 1.0.2 example variant (not read)
+        ),
+        # ROS bag logs (figaroh.data.bag_source.PoseBagOptions)
+        "bag": _leaves(
+            "joint_topics",
+            "pose_topic",
+            "pose_frame",
+            "still_window_s",
+            "still_tolerance",
+            "min_pose_samples",
+        ),
+    },
     "eye_hand": _leaves("enabled", "camera_frame", "reference_frame"),
 }
 
