@@ -10,7 +10,13 @@ from . import (
     bag_reader as bag_reader,
 )
 from . import (
+    bag_records as bag_records,
+)
+from . import (
     bag_source as bag_source,
+)
+from . import (
+    bag_storage as bag_storage,
 )
 from . import (
     bag_time as bag_time,
@@ -49,28 +55,10 @@ from .bag_errors import (
     BagError as BagError,
 )
 from .bag_reader import (
-    BAG_STORAGES as BAG_STORAGES,
-)
-from .bag_reader import (
     JOINT_STATE_TYPES as JOINT_STATE_TYPES,
 )
 from .bag_reader import (
     POSE_TYPES as POSE_TYPES,
-)
-from .bag_reader import (
-    BagSummary as BagSummary,
-)
-from .bag_reader import (
-    JointStateArrays as JointStateArrays,
-)
-from .bag_reader import (
-    PoseArrays as PoseArrays,
-)
-from .bag_reader import (
-    TopicInfo as TopicInfo,
-)
-from .bag_reader import (
-    bag_files as bag_files,
 )
 from .bag_reader import (
     bag_summary as bag_summary,
@@ -83,6 +71,24 @@ from .bag_reader import (
 )
 from .bag_reader import (
     select_topics as select_topics,
+)
+from .bag_records import (
+    BagSummary as BagSummary,
+)
+from .bag_records import (
+    JointStateArrays as JointStateArrays,
+)
+from .bag_records import (
+    PoseArrays as PoseArrays,
+)
+from .bag_records import (
+    TopicInfo as TopicInfo,
+)
+from .bag_storage import (
+    BAG_STORAGES as BAG_STORAGES,
+)
+from .bag_storage import (
+    bag_files as bag_files,
 )
 from .bag_time import (
     RESAMPLE_METHODS as RESAMPLE_METHODS,
