@@ -22,7 +22,9 @@ Workflow:
    :meth:`export_html_report`, :meth:`verify`,
    :meth:`export_verification_report`, :meth:`archive_run`,
    :meth:`joint_corrections` (for ``figaroh.tools.urdf_exporter.export_urdf``),
-   :meth:`metrology_frames`.
+   :meth:`metrology_frames`;
+5. the calibrated model — :meth:`predict` (poses of the measured frames at
+   given postures).
 
 The numerical work is done by the steps of
 :mod:`figaroh.calibration._pipeline` (plain functions of frozen records, in
@@ -88,6 +90,7 @@ from figaroh.calibration._pipeline.estimators import estimate
 from figaroh.calibration._pipeline.layout import structural_layout
 from figaroh.calibration._pipeline.observations import read_observations
 from figaroh.calibration._pipeline.outliers import fit_with_outlier_exclusion
+from figaroh.calibration._pipeline.prediction import CalibratedPoses, calibrated_poses
 from figaroh.calibration._pipeline.records import (
     CalibrationRun,
     EstimationProblem,
@@ -131,6 +134,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "BaseCalibration",
+    "CalibratedPoses",
     "CORRELATION_THRESHOLD",
     # Re-exported for figaroh 1.0.2 compatibility.
     "CalibrationError",
@@ -1130,6 +1134,51 @@ class BaseCalibration(RunServices):
             raise CalibrationError("Calibration not performed yet: run solve()")
         frames = self._objective_model.frame_names()
         return fitted_values(self.calib_config["param_name"], self.var_, frames, frame_values=True)
+
+    # ------------------------------------------------------------------ using the model
+    def predict(self, q: ArrayLike) -> CalibratedPoses:
+        """Poses of the measured frames the calibrated model predicts at postures ``q``.
+
+        ``wMf_k(q, θ) = wMo(θ_base) · oMee(q, θ_joint) · eeMf_k(θ_tip,k)`` for
+        every measured frame (marker) ``k``, with ``θ`` the fitted parameters
+        ``var_`` (joint corrections and the fitted base and tip frames) and
+        the forward model of the default cost
+        (:func:`~figaroh.calibration.calibration_tools.calc_updated_fkm`'s
+        poses). The poses are in the measurement frame (the frame of the
+        measured poses); at the loaded postures, ``predict(q_measured)
+        .measurements`` is :meth:`get_pose_from_measure` ``(var_)``. A
+        subclass whose :meth:`cost_function` uses another forward model is
+        not reflected.
+
+        Args:
+            q: (N, nq) full model configurations [rad or m], the layout of
+                ``q_measured`` (a 1-D (nq,) array is one posture).
+
+        Returns:
+            :class:`~figaroh.calibration._pipeline.prediction.CalibratedPoses`:
+            ``position`` (N, K, 3) [m], ``rotation`` (N, K, 3, 3), ``rpy``
+            (N, K, 3) [rad] (the convention of the measured ``phix``/``phiy``/
+            ``phiz``) and the flat ``measurements`` [m, rad].
+
+        Raises:
+            CalibrationError: (a ``RuntimeError``) before :meth:`solve`. (After
+                a fit whose optimiser did not converge the poses are returned
+                with a logged warning.)
+            ValidationError: (a ``ValueError``) ``q`` is not (N, nq), not
+                numeric or not finite.
+
+        Example:
+            >>> calib.solve()                                  # doctest: +SKIP
+            >>> poses = calib.predict(q_new)  # poses.position [m]  # doctest: +SKIP
+        """
+        if self.var_ is None or self.LM_result is None:
+            raise CalibrationError(
+                "predict() needs a calibrated model: call initialize() then solve() first"
+            )
+        message = export_refusal(self.LM_result)
+        if message is not None:
+            logger.warning("predict: the calibration fit did not converge (%s)", message)
+        return calibrated_poses(self.model, self.data, self.var_, q, self.calib_config)
 
     # ------------------------------------------------------------------ plots
     def plot_errors_distribution(self):

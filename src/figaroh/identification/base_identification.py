@@ -17,7 +17,9 @@ base class owns the workflow:
    and compute quality and held-out validation metrics;
 3. reports — :meth:`print_quality_report`, :meth:`plot_results`,
    :meth:`save_results`, :meth:`verify`, :meth:`export_html_report`,
-   :meth:`export_verification_report`, :meth:`export_urdf`.
+   :meth:`export_verification_report`, :meth:`export_urdf`;
+4. the identified model — :meth:`predict` (efforts [N·m or N] at given
+   states) and :meth:`evaluate` (per-joint RMSE, R² and bias on another log).
 
 Subclass hooks: the workflow calls these methods through ``self``, at fixed
 points and with fixed arguments, so an override takes effect exactly there:
@@ -67,15 +69,29 @@ units are N·m for revolute and N for prismatic joints.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Sequence, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    NamedTuple,
+    Sequence,
+    Tuple,
+    TypeVar,
+    cast,
+)
 
 import numpy as np
 
+import figaroh.data as _data
 import figaroh.identification as _identification
 import figaroh.tools as _tools
 from figaroh._run.task_services import RunServices, figures_hidden, plot_into
@@ -138,6 +154,12 @@ from figaroh.identification._pipeline.physical import (
     select,
     validation_estimate,
 )
+from figaroh.identification._pipeline.prediction import (
+    EvaluationResult,
+    active_states,
+    evaluation_result,
+    predicted_efforts,
+)
 from figaroh.identification._pipeline.records import (
     BaseFit,
     FitOptions,
@@ -189,6 +211,7 @@ from figaroh.utils.unified_config import (
 __all__ = [
     "SOLVE_DEFAULTS",
     "BaseIdentification",
+    "EvaluationResult",
     # Re-exported for figaroh 1.0.2 compatibility.
     "LinearSolver",
     "UnifiedConfigParser",
@@ -1159,24 +1182,15 @@ class BaseIdentification(RunServices, ABC):
 
     # ------------------------------------------------------------------ validation
     def _load_validation_data(self, data_source):
-        saved = (self.raw_data, self.processed_data, self.num_samples)
-        try:
-            raw = self._adopt_trajectory(
-                self.load_trajectory_data(data_source=data_source), attr="_val_trajectory"
-            )
-            self._val_sample_mask = self._trajectory_mask(self._val_trajectory)
-            self.raw_data = self._truncate_data(raw, None)
-            self.process_kinematics_data(self.filter_config)
-            self.processed_data["torques"] = np.asarray(self.process_torque_data(), dtype=float)
-            self.num_samples = self.processed_data["positions"].shape[0]
-            self._build_full_configuration()
-            self._val_processed_data = self.processed_data
+        training_raw = self.raw_data
+        log = self.load_trajectory_data(data_source=data_source)
+        with _conditioned_log(self, log, "_val_trajectory") as (processed, mask):
+            self._val_sample_mask = mask
+            self._val_processed_data = processed
             self._val_num_samples = self.num_samples
             self._val_regressor = None
             self._val_available = True
-            _check_validation_independence(self, saved[0], self.raw_data)
-        finally:
-            self.raw_data, self.processed_data, self.num_samples = saved
+            _check_validation_independence(self, training_raw, self.raw_data)
 
     def _compute_validation_metrics(self):
         """Held-out metrics (else on the training data); records stage ``validation``."""
@@ -1196,22 +1210,7 @@ class BaseIdentification(RunServices, ABC):
                 self._sample_mask,
                 "identification_data_fallback",
             )
-        W_full = _evaluation_regressor(self, data)
-        values, estimate_stage = validation_estimate(self.identif_config or {}, self.selected)
-        x = identified_standard_vector(
-            W_full.shape[1], self._idx_eliminated, self._base_indices, self.phi_base, values
-        )
-        settings = _settings(self)
-        metrics = validation_metrics(
-            W_full,
-            signal_set(data, mask),
-            np.fromiter(self.standard_parameter.values(), dtype=float),
-            x,
-            settings,
-            self._fit_blocks(),
-            source,
-            estimate_stage,
-        )
+        metrics = _scored_log(self, data, mask, source)
         record_stage(self, "validation", *validation_stage(metrics))
         return metrics
 
@@ -1225,6 +1224,101 @@ class BaseIdentification(RunServices, ABC):
             if any(10 * k + c not in eliminated for c in range(10)):
                 out.append(name)
         return out
+
+    # ------------------------------------------------------------------ using the model
+    def predict(self, q: Any, dq: Any, ddq: Any) -> np.ndarray:
+        """Joint efforts the identified model predicts at the given states.
+
+        ``τ = W_full(q, q̇, q̈) · x``: the full regressor of the states (the
+        hook :meth:`build_regressor`, so robot-specific columns count; the
+        friction ``fv·q̇ + fs·sign(q̇)``, actuator inertia ``Ia·q̈`` and offset
+        terms the configuration identifies are columns of it) times the
+        standard-space vector of the selected estimate: with ``select_stage``
+        ``fit`` (default) the base parameters ``phi_base`` on their base
+        columns (``W_full · x = W_b · phi_base``); with ``reconstruction`` or
+        ``physical_fit`` the accepted standard parameters (a rejected one is
+        not used: the base fit predicts, as in the held-out validation). The
+        efforts are in the units of the fitted efforts (what
+        :meth:`process_torque_data` returns).
+
+        The states are taken as given: no filtering, differentiation or
+        decimation. The active-joint columns are expanded to the model's
+        configuration by the hook :meth:`_build_full_configuration` (the
+        inactive joints at ``robot.q0`` with zero velocity and acceleration;
+        a continuous joint's angle θ becomes ``(cos θ, sin θ)``).
+
+        Args:
+            q: Positions (N, n_active) [rad or m] of the active joints, columns
+                in ``identif_config["active_joints"]`` order (a 1-D
+                (n_active,) array is one sample).
+            dq: Velocities, same shape [rad/s or m/s].
+            ddq: Accelerations, same shape [rad/s² or m/s²].
+
+        Returns:
+            (N, n_active) efforts [N·m or N], every active joint (a joint left
+            out of ``torque_fit_joints`` gets the model's prediction too).
+
+        Raises:
+            IdentificationStateError: (an ``AssertionError``) before
+                :meth:`solve`, or after a fit that recorded no base columns.
+            IdentificationDataError: (a ``ValueError``) a state that is not
+                (N, n_active), not numeric or not finite (named in the message).
+
+        Example:
+            >>> ident.solve()                                    # doctest: +SKIP
+            >>> tau = ident.predict(q, dq, ddq)  # (N, n_active) [N·m]  # doctest: +SKIP
+        """
+        _require_identified(self, "predict")
+        states = active_states(q, dq, ddq, list(self.identif_config.get("active_joints", [])))
+        W_full = self.build_regressor(*_full_states(self, *states))
+        x, _ = _identified_vector(self, W_full.shape[1])
+        return predicted_efforts(W_full, x, _settings(self))
+
+    def evaluate(self, data: Any) -> EvaluationResult:
+        """Per-joint RMSE, R², bias and stacked RMSE of the identified model on another log.
+
+        The log is conditioned exactly as the held-out validation trajectory
+        (``validation_data_file``) is: adopted, masked, filtered and
+        differentiated by the hooks (:meth:`process_kinematics_data`,
+        :meth:`process_torque_data`, :meth:`_build_full_configuration`), then
+        scored by the validation metrics on the fitted joints with the
+        selected estimate (see :meth:`predict`). Evaluating the validation
+        log gives the numbers of ``result["validation_metrics"]``. The
+        identification's own data and state are left unchanged.
+
+        Args:
+            data: A :class:`~figaroh.data.trajectory.TrajectoryData`, a legacy
+                raw-data dict (the layout :meth:`load_trajectory_data`
+                returns), or a path / dataset name (``str`` or
+                ``os.PathLike``) that the subclass's
+                ``load_trajectory_data(data_source=...)`` reads.
+
+        Returns:
+            :class:`~figaroh.identification._pipeline.prediction.EvaluationResult`
+            (``to_dict()`` for JSON).
+
+        Raises:
+            IdentificationStateError: (an ``AssertionError``) before :meth:`solve`.
+            TypeError: ``data`` is none of the accepted kinds.
+            IdentificationDataError: (a ``ValueError``) an unusable log (named field).
+        """
+        _require_identified(self, "evaluate")  # before any loading
+        if isinstance(data, (str, os.PathLike)):
+            data = self.load_trajectory_data(data_source=os.fspath(data))
+        elif not isinstance(data, (Mapping, _data.trajectory.TrajectoryData)):
+            raise TypeError(
+                "evaluate: 'data' must be a TrajectoryData, a raw-data dict or a path the "
+                f"loader reads, got {type(data).__name__}"
+            )
+        saved = self._val_trajectory
+        try:
+            with _conditioned_log(self, data, "_val_trajectory") as conditioned:
+                processed, mask = conditioned
+        finally:
+            self._val_trajectory = saved
+        # scored once the training state is back (its regressor is not the log's)
+        metrics = _scored_log(self, processed, mask, "evaluation_data")
+        return evaluation_result(metrics, mask, metrics.get("estimate_stage"))
 
     def export_urdf(
         self,
@@ -1611,3 +1705,114 @@ def _evaluation_regressor(ident: BaseIdentification, data: dict) -> np.ndarray:
     if data is ident._val_processed_data:
         ident._val_regressor = (W_train, W_full)
     return W_full
+
+
+@contextlib.contextmanager
+def _conditioned_log(
+    ident: BaseIdentification, data: Any, attr: str
+) -> Iterator[Tuple[Dict[str, Any], np.ndarray | None]]:
+    """Condition a log as the training data is, through the hooks, in a swapped state.
+
+    ``data`` (a raw-data dict or a TrajectoryData) goes through
+    ``_adopt_trajectory(data, attr=attr)``, ``_trajectory_mask``,
+    ``_truncate_data``, ``process_kinematics_data``, ``process_torque_data``
+    and ``_build_full_configuration``, with ``raw_data``, ``processed_data``
+    and ``num_samples`` temporarily holding the log's; inside the block they
+    still do, and they are restored on leaving it (also on error).
+
+    Yields:
+        ``(processed, mask)``: the conditioned full-configuration signals and
+        the valid-sample mask (None: every sample valid).
+    """
+    saved = (ident.raw_data, ident.processed_data, ident.num_samples)
+    try:
+        raw = ident._adopt_trajectory(data, attr=attr)
+        mask = ident._trajectory_mask(getattr(ident, attr))
+        ident.raw_data = ident._truncate_data(raw, None)
+        ident.process_kinematics_data(ident.filter_config)
+        processed = _required(ident.processed_data, "processed_data")
+        processed["torques"] = np.asarray(ident.process_torque_data(), dtype=float)
+        ident.num_samples = processed["positions"].shape[0]
+        ident._build_full_configuration()
+        yield _required(ident.processed_data, "processed_data"), mask
+    finally:
+        ident.raw_data, ident.processed_data, ident.num_samples = saved
+
+
+def _scored_log(
+    ident: BaseIdentification, data: Dict[str, Any], mask: np.ndarray | None, source: str
+) -> Dict[str, Any]:
+    """Pipeline step ``validation`` on one conditioned log: its metrics dict.
+
+    The full regressor of ``data`` (:func:`_evaluation_regressor`) times the
+    selected estimate (:func:`_identified_vector`), scored against the log's
+    efforts and the nominal model on the fitted joints by
+    :func:`~figaroh.identification._pipeline.validation.validation_metrics`.
+    """
+    W_full = _evaluation_regressor(ident, data)
+    x, estimate_stage = _identified_vector(ident, W_full.shape[1])
+    return validation_metrics(
+        W_full,
+        signal_set(data, mask),
+        np.fromiter(_required(ident.standard_parameter, "standard_parameter").values(), float),
+        x,
+        _settings(ident),
+        ident._fit_blocks(),
+        source,
+        estimate_stage,
+    )
+
+
+def _require_identified(ident: BaseIdentification, caller: str) -> None:
+    """Raise unless ``ident`` holds an identified model ``caller`` can use.
+
+    Raises:
+        IdentificationStateError: no solve yet, or a fit that recorded no base
+            columns (``caller`` names the method in the message).
+    """
+    if ident.result is None or ident.phi_base is None or ident.standard_parameter is None:
+        raise IdentificationStateError(
+            f"{caller}() needs an identified model: call initialize() then solve() first"
+        )
+    if ident._idx_eliminated is None or ident._base_indices is None:
+        raise IdentificationStateError(
+            f"{caller}(): the fit recorded no base columns (_idx_eliminated, _base_indices); "
+            "an overridden _calculate_base_parameters must set them"
+        )
+
+
+def _identified_vector(ident: BaseIdentification, n_std: int) -> Tuple[np.ndarray, str | None]:
+    """The standard-space vector ``x`` (n_std,) of the selected estimate and its stage.
+
+    ``W_full · x`` is the identified model's prediction: ``phi_base`` on its
+    base columns, or an accepted standard-space estimate (see
+    :func:`~figaroh.identification._pipeline.physical.validation_estimate`).
+    """
+    values, estimate_stage = validation_estimate(ident.identif_config or {}, ident.selected)
+    x = identified_standard_vector(
+        n_std,
+        _required(ident._idx_eliminated, "_idx_eliminated"),
+        _required(ident._base_indices, "_base_indices"),
+        _required(ident.phi_base, "phi_base"),
+        values,
+    )
+    return x, estimate_stage
+
+
+def _full_states(
+    ident: BaseIdentification, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Active-joint states → full ``(N, nq)`` / ``(N, nv)`` arrays by ``_build_full_configuration``.
+
+    The hook runs on ``processed_data`` / ``num_samples`` temporarily holding
+    the states; both are restored afterwards.
+    """
+    saved = (ident.processed_data, ident.num_samples)
+    try:
+        ident.processed_data = {"positions": q, "velocities": dq, "accelerations": ddq}
+        ident.num_samples = q.shape[0]
+        ident._build_full_configuration()
+        full = _required(ident.processed_data, "processed_data")
+        return full["positions"], full["velocities"], full["accelerations"]
+    finally:
+        ident.processed_data, ident.num_samples = saved

@@ -24,6 +24,10 @@ Step order (:data:`STEP_ORDER`):
 7. ``validation`` — :func:`~.validation.validation_metrics`;
 8. ``results`` — :func:`~.results.assemble_results`.
 
+After the run, :mod:`~.prediction` serves ``predict``: the poses of the
+measured frames at given postures (not a step of ``solve``, so not in
+:data:`STEP_ORDER`).
+
 The data checks of :mod:`~.data_checks` read the data after step 3
 (``joint_limits``, ``measurement_units``, ``identifiability``) and the
 solution after step 6 (``outlier_fraction``, ``identifiability`` with the

@@ -33,6 +33,11 @@ a robot subclass may override (the hooks, called through ``self``):
 6. :mod:`.validation` — held-out metrics of the selected estimate
    (``_compute_validation_metrics``).
 
+After the run, :mod:`.prediction` serves ``predict`` and ``evaluate``: the
+efforts of the selected estimate at given states, and the validation
+metrics of another log as an :class:`~.prediction.EvaluationResult` (not a
+step of ``solve``, so not in :data:`STEP_ORDER`).
+
 No step takes or returns the orchestrator.
 """
 
