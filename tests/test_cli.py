@@ -354,8 +354,9 @@ def test_compare_preloads_both_runs_safely(cli_run, tmp_path):
     proc = _run("compare", a, b, "-o", page)
     assert proc.returncode == 0, proc.stderr
     html = page.read_text()
-    assert 'window.figarohCompare.load("a", "identification_verification.json"' in html
-    assert 'window.figarohCompare.load("b", "b_verification.json"' in html
+    label = f"{data['metadata']['run_id']} \\u00b7 {data['metadata']['model']['robot_name']}"
+    assert f'window.figarohCompare.load("a", "{label} (A)"' in html  # one run twice: A/B
+    assert f'window.figarohCompare.load("b", "{label} (B)"' in html
     assert "</script><script>alert(1)" not in html  # "</" is escaped inside the script
     preload = html[html.rindex("<script>\n(function () {") :]
     assert preload.index("</script>") == preload.index("})();\n</script>") + len("})();\n")

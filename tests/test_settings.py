@@ -187,7 +187,7 @@ def test_calibration_readers_take_the_record(monkeypatch):
     ):
         assert _defaults(fn)["max_iterations"] == CALIBRATION.max_iterations, fn
     args = build_parser().parse_args(["calibrate", "c.yaml", "--urdf", "r.urdf", "--data", "d.csv"])
-    assert args.max_iterations == CALIBRATION.max_iterations
+    assert args.outlier_passes == CALIBRATION.max_iterations
 
     # the call-time readers follow a replaced record
     patched = CalibrationSettings(measurement_std_position=0.004, measurement_std_orientation=0.02)

@@ -221,6 +221,7 @@ CASES: list[BadInput] = [
     row("rmse-limit-text", cli(*IDENT, "--rmse-limit", "abc"), 2, "--rmse-limit: .*not a number"),
     row("decimate-one", cli(*IDENT, "--decimate", "1"), 2, r"--decimate: .*>= 2"),
     row("decimate-text", cli(*IDENT, "--decimate", "x"), 2, "--decimate: .*not an integer"),
+    row("outlier-passes-zero", cli(*CALIB, "--outlier-passes", "0"), 2, "--outlier-passes: "),
     row("max-iterations-zero", cli(*CALIB, "--max-iterations", "0"), 2, "--max-iterations: "),
     row(
         "measurement-std-negative",
@@ -498,7 +499,7 @@ CASES: list[BadInput] = [
         "compare-missing-file",
         cli("compare", lambda t: t / "a.json", _verdict([])),
         2,
-        r"verification file not found: .*a\.json",
+        r"run not found: .*a\.json",
         True,
     ),
     row(

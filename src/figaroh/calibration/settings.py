@@ -8,7 +8,7 @@ of ``BaseCalibration.solve``, ``solve_optimisation`` and
 the configuration loader (:mod:`figaroh.calibration.config`), the measurement
 weights (:func:`figaroh.calibration._measurements.measurement_weights`), and
 the command line and fleet front ends (``figaroh calibrate
---max-iterations``, :func:`figaroh.cli.workflows.run_calibration`, the fleet
+--outlier-passes``, :func:`figaroh.cli.workflows.run_calibration`, the fleet
 worker).
 
 The legacy-to-unified converter (:mod:`figaroh.utils._legacy_unified`) sits

@@ -7,6 +7,9 @@ from . import (
     bag_identification as bag_identification,
 )
 from . import (
+    check_command as check_command,
+)
+from . import (
     common as common,
 )
 from . import (

@@ -365,7 +365,7 @@ def trajectory(args: argparse.Namespace) -> int:
         reasons = "; ".join(f["reason"] for f in summary["failures"][:3]) or "no reason reported"
         raise CLIError(
             f"{solved} of {args.segments} trajectory segments solved ({reasons}); try "
-            "--max-iterations, another --seed or fewer --waypoints",
+            "--ipopt-max-iterations, another --seed or fewer --waypoints",
             EXIT_FAILED,
         )
     say(

@@ -12,10 +12,14 @@
 * ``fleet report --archive DIR`` — the drift analysis of the archive's run
   index (:func:`figaroh.fleet.drift.drift_report`) written as a
   self-contained HTML page; exit 0 when no robot is flagged, 1 when one is.
-* ``index rebuild [ARCHIVE]`` — rebuilds ``index.sqlite`` from the sealed run
+* ``index rebuild [--archive DIR]`` — rebuilds ``index.sqlite`` from the sealed run
   folders (:func:`figaroh.fleet.run_index.rebuild_index`), after finishing or
   removing the folders of interrupted archives (each reported, not an
   error); exit 1 when a sealed folder was skipped (each named with the reason).
+  The positional ``index rebuild ARCHIVE`` is the deprecated spelling
+  (:func:`figaroh.cli.main.main` moves it to ``--archive``).
+
+Every archive root is ``--archive DIR``.
 """
 
 from __future__ import annotations
@@ -84,7 +88,7 @@ def _report(args: argparse.Namespace) -> int:
     if not db.is_file():
         raise CLIError(
             f"no run index {db}: pass the archive of a fleet run with --archive "
-            f"(or rebuild its {INDEX_DB} with figaroh index rebuild)",
+            f"(or rebuild its {INDEX_DB} with figaroh index rebuild --archive DIR)",
             EXIT_BAD_INPUT,
         )
     with RunIndex(db) as run_index:

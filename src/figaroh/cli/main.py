@@ -4,18 +4,26 @@ Commands::
 
     figaroh identify CONFIG --urdf URDF (--data DIR | --bag PATH [--topic T]) [--report]
     figaroh calibrate CONFIG --urdf URDF (--data CSV | --bag PATH --pose-topic T) [--report]
+    figaroh check CONFIG [--urdf URDF]
     figaroh bag info PATH [--json]
-    figaroh report RUN_DIR
-    figaroh compare A.json B.json -o page.html
+    figaroh report RUN [--archive DIR]
+    figaroh compare RUN_A RUN_B -o page.html
     figaroh migrate-config OLD NEW
     figaroh robots
-    figaroh init ROBOT_OR_URDF [-o config.yaml] [--force]
-    figaroh trajectory CONFIG --urdf URDF [-o DIR] [--segments N] [--max-iterations N]
+    figaroh init --urdf ROBOT_OR_URDF [-o config.yaml] [--force]
+    figaroh trajectory CONFIG --urdf URDF [-o DIR] [--segments N] [--ipopt-max-iterations N]
     figaroh postures CONFIG --urdf URDF [-o DIR] [--n-postures N]
-    figaroh view URDF [--config C] [--data CSV] [--dry-run]
+    figaroh view --urdf URDF [--config C] [--data CSV] [--dry-run]
     figaroh fleet run BATCH.yaml [--scheduler ADDR] [--archive DIR] [--workers N] [--dashboard]
     figaroh fleet report --archive DIR [--robot R ...] [--param P ...] [--k K] [-o drift.html]
-    figaroh index rebuild [ARCHIVE]
+    figaroh index rebuild [--archive DIR]
+
+One grammar: the robot is ``--urdf URDF_OR_NAME`` and an archive root is
+``--archive DIR`` in every command; an option name means one thing in every
+command (:data:`figaroh.cli.options.SHARED_OPTIONS`). The old spellings
+(:data:`figaroh.cli.options.DEPRECATED_OPTIONS`: positional ``view URDF``,
+``init ROBOT``, ``index rebuild ARCHIVE``, ``--max-iterations``) still work and
+log one deprecation warning line.
 
 Every command accepts ``--quiet`` (errors only, no progress bar) and
 ``--verbose`` (``-v`` info, ``-vv`` debug and tracebacks).
@@ -27,10 +35,17 @@ verdict passed), ``1`` the verdict did not pass or the computation failed,
 traceback (``-vv`` prints it). The mapping from exceptions to codes is
 :func:`figaroh.cli.common.exit_code_for`.
 
+Logging: one line per record on stderr. At the default verbosity figaroh's
+own loggers print warnings and errors, and third-party loggers (Dask's
+``distributed``, ``asyncio``, ``tornado``...) only warnings and errors too,
+whatever level those libraries set for themselves; ``-v`` shows their
+``INFO`` records, ``-vv`` their ``DEBUG`` ones; ``-q`` errors only.
+
 Importing this module is cheap: it builds the argument parser only. The
 commands live in :mod:`figaroh.cli.task_commands` (``identify``,
 ``calibrate``), :mod:`figaroh.cli.run_commands` (``report``, ``compare``) and
-:mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``) and
+:mod:`figaroh.cli.setup_commands` (``migrate-config``, ``robots``),
+:mod:`figaroh.cli.check_command` (``check``) and
 :mod:`figaroh.cli.init_command` (``init``), :mod:`figaroh.cli.design_commands`
 (``trajectory``, ``postures``), :mod:`figaroh.cli.view_command` (``view``) and
 :mod:`figaroh.cli.fleet_command` (``fleet run``, ``fleet report``, ``index rebuild``) and
@@ -47,7 +62,7 @@ import logging
 import os
 import sys
 import traceback
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import figaroh.cli as _cli
 from figaroh import __version__
@@ -60,7 +75,15 @@ from figaroh.cli.common import (
     exit_code_for,
     one_line,
 )
-from figaroh.cli.options import int_at_least, positive_float
+from figaroh.cli.options import (
+    ARCHIVE_UNDER_OUTPUT,
+    DeprecatedAlias,
+    deprecation_notes,
+    int_at_least,
+    note_deprecation,
+    positive_float,
+    shared_help,
+)
 from figaroh.cli.thresholds import CALIBRATE_METRICS, IDENTIFY_METRICS
 from figaroh.identification.settings import DEFAULT_SETTINGS as _IDENTIFICATION_DEFAULTS
 from figaroh.tools.robot_paths import resolve_robot_urdf
@@ -83,6 +106,7 @@ SELECT_STAGES = ("fit", "reconstruction", "physical_fit")
 COMMANDS: Dict[str, Callable[[], Callable[[argparse.Namespace], int]]] = {
     "identify": lambda: _cli.task_commands.identify,
     "calibrate": lambda: _cli.task_commands.calibrate,
+    "check": lambda: _cli.check_command.check,
     "report": lambda: _cli.run_commands.report,
     "compare": lambda: _cli.run_commands.compare,
     "migrate-config": lambda: _cli.setup_commands.migrate_config,
@@ -100,21 +124,42 @@ COMMANDS: Dict[str, Callable[[], Callable[[argparse.Namespace], int]]] = {
 # ---------------------------------------------------------------------------
 # logging: one line per record; errors deferred so a failing command prints one line
 # ---------------------------------------------------------------------------
+def _is_figaroh_logger(name: str) -> bool:
+    """Whether ``name`` is figaroh's own logger (``figaroh`` or below it)."""
+    return name == "figaroh" or name.startswith("figaroh.")
+
+
 class _CLILogHandler(logging.Handler):
     """Writes log records as single lines on stderr.
 
     ERROR records are held back until the command ends: when the command
     fails, its own one-line message replaces them (the library logs an error
     before raising); when it succeeds they are written then.
+
+    Records of third-party loggers below ``level`` are dropped: a library
+    that sets its own logger to ``INFO`` (Dask's ``distributed`` does) prints
+    nothing more than warnings at the default verbosity.
+
+    Args:
+        stream: Where the lines go (stderr).
+        verbose: ``-v`` count (0: one-line messages, errors deferred).
+        level: The command line's level (WARNING by default, ERROR with
+            ``-q``, INFO with ``-v``, DEBUG with ``-vv``).
     """
 
-    def __init__(self, stream, verbose: int) -> None:
+    def __init__(self, stream, verbose: int, level: int = logging.WARNING) -> None:
         super().__init__()
         self.stream = stream
         self.verbose = verbose
+        self.third_party_level = level
         self.deferred: List[logging.LogRecord] = []
         fmt = "%(levelname)s %(name)s: %(message)s" if verbose else "%(levelname)s: %(message)s"
         self.setFormatter(logging.Formatter(fmt))
+        self.addFilter(self._keep)
+
+    def _keep(self, record: logging.LogRecord) -> bool:
+        """False for a third-party record below the command line's level."""
+        return record.levelno >= self.third_party_level or _is_figaroh_logger(record.name)
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno >= logging.ERROR and not self.verbose:
@@ -150,7 +195,7 @@ class _Logging:
                 logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
             )
         )
-        self.handler = _CLILogHandler(sys.stderr, verbose)
+        self.handler = _CLILogHandler(sys.stderr, verbose, self.level)
         self.root = logging.getLogger()
         self._saved_level = self.root.level
 
@@ -181,14 +226,14 @@ def _add_verbosity(parser: argparse.ArgumentParser, suppress: bool) -> None:
         "--quiet",
         action="store_true",
         default=argparse.SUPPRESS if suppress else False,
-        help="print errors only (no report, no progress bar)",
+        help=shared_help("--quiet"),
     )
     group.add_argument(
         "-v",
         "--verbose",
         action="count",
         default=argparse.SUPPRESS if suppress else 0,
-        help="more log output (-v info, -vv debug and tracebacks)",
+        help=shared_help("--verbose"),
     )
 
 
@@ -198,39 +243,81 @@ def _add_package_dir(p: argparse.ArgumentParser) -> None:
         action="append",
         default=None,
         metavar="DIR",
-        help="folder holding package:// packages (repeatable; parents of the URDF and "
-        "example-robot-data are searched anyway)",
+        help=shared_help("--package-dir"),
+    )
+
+
+def _add_urdf(p: argparse.ArgumentParser, required: bool, detail: str = "") -> None:
+    p.add_argument(
+        "--urdf",
+        required=required,
+        metavar="URDF_OR_NAME",
+        help=shared_help("--urdf", detail, sep="; "),
     )
 
 
 def _add_robot_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="unified configuration YAML")
-    p.add_argument("--urdf", required=True, help="robot URDF file")
+    p.add_argument("config", metavar="CONFIG", help="unified configuration YAML")
+    _add_urdf(p, required=True)
     _add_package_dir(p)
-    p.add_argument("--free-flyer", action="store_true", help="floating-base robot")
+    p.add_argument("--free-flyer", action="store_true", help=shared_help("--free-flyer"))
 
 
-def _add_verdict_options(p: argparse.ArgumentParser) -> None:
+def _add_output(p: argparse.ArgumentParser, default: str, detail: str) -> None:
+    p.add_argument(
+        "-o",
+        "--output",
+        default=default,
+        metavar="PATH",
+        help=shared_help("--output", f"{detail} (default {default})"),
+    )
+
+
+def _add_archive_option(p: argparse.ArgumentParser, detail: str, **kwargs: Any) -> None:
+    p.add_argument("--archive", metavar="DIR", help=shared_help("--archive", detail), **kwargs)
+
+
+#: ``hidden positional dest → (option dest, option, metavar)`` of the deprecated
+#: positional spellings (``view URDF``, ``init ROBOT``, ``index rebuild ARCHIVE``).
+DEPRECATED_POSITIONALS: Dict[str, Tuple[str, str, str]] = {
+    "urdf_positional": ("urdf", "--urdf", "URDF"),
+    "robot_positional": ("urdf", "--urdf", "ROBOT_OR_URDF"),
+    "archive_positional": ("archive", "--archive", "ARCHIVE"),
+}
+
+
+def _add_deprecated_positional(p: argparse.ArgumentParser, dest: str) -> None:
+    """The old positional spelling ``dest`` of an option (hidden; see :func:`_move_positionals`)."""
+    metavar = DEPRECATED_POSITIONALS[dest][2]
+    p.add_argument(dest, nargs="?", default=None, metavar=metavar, help=argparse.SUPPRESS)
+
+
+def _add_verdict_options(p: argparse.ArgumentParser, command: str, metrics: Sequence[str]) -> None:
     p.add_argument(
         "--scope",
         choices=("auto", "execution", "prediction"),
         default=None,
-        help="verification scope (default: the configuration's verification.scope, else "
-        "prediction, as verify(); auto: prediction when a limit is given, else execution)",
+        help=shared_help(
+            "--scope",
+            "default: the configuration's verification.scope, else prediction, as verify(); "
+            "auto: prediction when a limit is given, else execution",
+        ),
     )
     p.add_argument(
         "--threshold",
         action="append",
         default=None,
         metavar="NAME=VALUE[:min|max]",
-        help="acceptance limit on a verdict metric (repeatable; default comparison max); "
-        "names: identify "
-        + ", ".join(IDENTIFY_METRICS)
-        + "; calibrate "
-        + ", ".join(CALIBRATE_METRICS),
+        help=shared_help("--threshold", f"metrics of figaroh {command}: " + ", ".join(metrics)),
     )
-    p.add_argument("--report", action="store_true", help="also write the HTML report")
-    p.add_argument("--archive", action="store_true", help="archive the run under OUTPUT/runs")
+    p.add_argument("--report", action="store_true", help=shared_help("--report"))
+    _add_archive_option(
+        p,
+        "archive the run under DIR (with no DIR: OUTPUT/runs); see figaroh report",
+        nargs="?",
+        const=ARCHIVE_UNDER_OUTPUT,
+        default=None,
+    )
 
 
 def _add_identify(sub: Any) -> None:
@@ -244,14 +331,22 @@ def _add_identify(sub: Any) -> None:
     _add_robot_options(p)
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument(
-        "--data", help="training log: a CSV file or a folder with identification.csv"
+        "--data",
+        metavar="PATH",
+        help=shared_help(
+            "--data", "the training log, a CSV file or a folder with identification.csv"
+        ),
     )
     source.add_argument(
         "--bag",
         metavar="PATH",
-        help="training log: a ROS bag of sensor_msgs/JointState (ROS 1 .bag, ROS 2 folder, .mcap)",
+        help=shared_help("--bag", "the training log, sensor_msgs/JointState messages"),
     )
-    p.add_argument("--validation-data", metavar="PATH", help="held-out log (CSV file or folder)")
+    p.add_argument(
+        "--validation-data",
+        metavar="PATH",
+        help=shared_help("--validation-data", "a held-out log (CSV file or folder)"),
+    )
     p.add_argument("--validation-bag", metavar="PATH", help="held-out log: a ROS bag")
     p.add_argument(
         "--topic",
@@ -298,9 +393,13 @@ def _add_identify(sub: Any) -> None:
         metavar="TAU",
         help="maximum held-out effort RMSE of every fitted joint [N·m or N]",
     )
-    p.add_argument("--export-urdf", metavar="PATH", help="write the selected estimate as a URDF")
-    p.add_argument("-o", "--output", default="results/identification", help="output folder")
-    _add_verdict_options(p)
+    p.add_argument(
+        "--export-urdf",
+        metavar="PATH",
+        help=shared_help("--export-urdf", "the selected estimate's link inertials"),
+    )
+    _add_output(p, "results/identification", "the output folder")
+    _add_verdict_options(p, "identify", IDENTIFY_METRICS)
     _add_verbosity(p, suppress=True)
 
 
@@ -310,17 +409,28 @@ def _add_calibrate(sub: Any) -> None:
         "calibrate",
         help="geometric calibration from a pose CSV",
         description="Calibrate the kinematic parameters of a robot from measured poses "
-        "(columns x1, y1, z1, phix1, phiy1, phiz1 ... and one column per joint).",
+        "(columns x1, y1, z1, phix1, phiy1, phiz1 ... and one column per joint). --data "
+        "replaces the configuration's data.source_file.",
     )
     _add_robot_options(p)
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--data", help="calibration CSV")
+    source.add_argument(
+        "--data",
+        metavar="CSV",
+        help=shared_help("--data", "the calibration CSV (replaces data.source_file)"),
+    )
     source.add_argument(
         "--bag",
         metavar="PATH",
-        help="ROS bag of joint states and poses: the still postures are paired with --pose-topic",
+        help=shared_help(
+            "--bag", "joint states and poses, the still postures paired with --pose-topic"
+        ),
     )
-    p.add_argument("--validation-data", metavar="CSV", help="held-out calibration CSV (or bag)")
+    p.add_argument(
+        "--validation-data",
+        metavar="CSV",
+        help=shared_help("--validation-data", "a held-out calibration CSV (or bag)"),
+    )
     p.add_argument(
         "--pose-topic",
         metavar="T",
@@ -351,12 +461,30 @@ def _add_calibrate(sub: Any) -> None:
         metavar=("POS_M", "ROT_RAD"),
         help="measurement noise: position [m] and orientation [rad]",
     )
-    p.add_argument("--method", choices=("lm", "trf", "dogbox"), default="lm")
+    p.add_argument(
+        "--method",
+        choices=("lm", "trf", "dogbox"),
+        default="lm",
+        help="scipy.optimize.least_squares method: lm (Levenberg-Marquardt, the default of "
+        "BaseCalibration.solve()), trf or dogbox (trust region)",
+    )
+    passes = int_at_least(1)
+    p.add_argument(
+        "--outlier-passes",
+        type=passes,
+        default=_CALIBRATION_DEFAULTS.max_iterations,
+        metavar="N",
+        help="fits of the outlier-rejection loop, each refitting without the postures beyond "
+        "outlier_threshold (≥ 1; default "
+        f"{_CALIBRATION_DEFAULTS.max_iterations}, solve(max_iterations=N))",
+    )
     p.add_argument(
         "--max-iterations",
-        type=int_at_least(1),
-        default=_CALIBRATION_DEFAULTS.max_iterations,
-        help="outlier-loop fits (≥ 1)",
+        action=DeprecatedAlias,
+        replacement="--outlier-passes",
+        dest="outlier_passes",
+        type=passes,
+        metavar="N",
     )
     p.add_argument(
         "--position-limit-mm",
@@ -370,9 +498,30 @@ def _add_calibrate(sub: Any) -> None:
         help="maximum held-out orientation RMSE [deg] (with position measured, give "
         "--position-limit-mm too)",
     )
-    p.add_argument("--export-urdf", metavar="PATH", help="write the calibrated URDF")
-    p.add_argument("-o", "--output", default="results/calibration", help="output folder")
-    _add_verdict_options(p)
+    p.add_argument(
+        "--export-urdf",
+        metavar="PATH",
+        help=shared_help("--export-urdf", "the calibrated joint placements"),
+    )
+    _add_output(p, "results/calibration", "the output folder")
+    _add_verdict_options(p, "calibrate", CALIBRATE_METRICS)
+    _add_verbosity(p, suppress=True)
+
+
+def _add_check(sub: Any) -> None:
+    p = _command_parser(
+        sub,
+        "check",
+        help="check a configuration without running it",
+        description="Parse a unified configuration (resolving extends:), refuse unknown keys, "
+        "check the active joints against the robot model (--urdf, else robot.urdf of the "
+        "configuration), the units and ranges of every enabled task, and print what a run "
+        "would use. Exit 0 when valid, 2 with the one-line error otherwise.",
+    )
+    p.add_argument("config", metavar="CONFIG", help="unified configuration YAML")
+    _add_urdf(p, required=False, detail="default: robot.urdf of the configuration")
+    _add_package_dir(p)
+    p.add_argument("--free-flyer", action="store_true", help=shared_help("--free-flyer"))
     _add_verbosity(p, suppress=True)
 
 
@@ -380,11 +529,19 @@ def _add_report(sub: Any) -> None:
     p = _command_parser(
         sub,
         "report",
-        help="summarise an archived run (or an archive, or a verification JSON)",
-        description="Summarise an archived run directory, the runs of an archive root "
-        "(index.jsonl) or a *_verification.json file. Exit 1 when the verdict did not pass.",
+        help="summarise an archived run (or list an archive, or a verification JSON)",
+        description="Summarise an archived run folder or a *_verification.json file; with "
+        "--archive DIR, list the runs of an archive root (index.jsonl). Exit 1 when the "
+        "verdict did not pass.",
     )
-    p.add_argument("run_dir", metavar="RUN_DIR")
+    p.add_argument(
+        "run_dir",
+        metavar="RUN",
+        nargs="?",
+        default=None,
+        help="an archived run folder or a *_verification.json file",
+    )
+    _add_archive_option(p, "list the runs archived under DIR", default=None)
     _add_verbosity(p, suppress=True)
 
 
@@ -394,11 +551,13 @@ def _add_compare(sub: Any) -> None:
         "compare",
         help="write the two-run comparison page",
         description="Write the static two-run comparison page with both verification "
-        "exports already loaded.",
+        "exports already loaded. A run is an archived run folder (its verdict.json), an "
+        "output folder of identify/calibrate (its *_verification.json) or a verification "
+        "JSON file; each is labelled with its run id and robot.",
     )
-    p.add_argument("run_a", metavar="A.json")
-    p.add_argument("run_b", metavar="B.json")
-    p.add_argument("-o", "--output", default="compare.html", help="page to write")
+    p.add_argument("run_a", metavar="RUN_A", help="first run: run folder or verification JSON")
+    p.add_argument("run_b", metavar="RUN_B", help="second run: run folder or verification JSON")
+    _add_output(p, "compare.html", "the page")
     p.add_argument("--title", default=None, help="page title")
     _add_verbosity(p, suppress=True)
 
@@ -409,14 +568,29 @@ def _add_migrate_config(sub: Any) -> None:
         "migrate-config",
         help="convert a legacy flat configuration to the unified format",
         description="Convert a legacy flat configuration to the unified format "
-        "(figaroh.utils.config_migration). Exit 1 when the self-check (--urdf) fails.",
+        "(figaroh.utils.config_migration). Exit 1 when the self-check (--urdf) fails. "
+        "Replaces the figaroh-migrate-config --input/--output script (deprecated).",
     )
-    p.add_argument("old", metavar="OLD")
-    p.add_argument("new", metavar="NEW")
-    p.add_argument("--task", default=None, help="section(s) to migrate (default: all present)")
+    p.add_argument("old", metavar="OLD", help="legacy configuration to read")
+    p.add_argument("new", metavar="NEW", help="unified configuration to write")
+    p.add_argument(
+        "--task",
+        default=None,
+        help=shared_help(
+            "--task",
+            "the section to migrate, calibration or identification "
+            "(default: every section present)",
+        ),
+    )
     p.add_argument("--template", default=None, help="base, manipulator, humanoid or a YAML path")
-    p.add_argument("--urdf", default=None, help="robot URDF; enables the round-trip self-check")
-    p.add_argument("--robot-name", default=None, help="robot.name to write")
+    _add_urdf(p, required=False, detail="enables the round-trip self-check")
+    p.add_argument(
+        "--robot-name",
+        default=None,
+        help=shared_help(
+            "--robot-name", "default: the URDF's model name, else the file name", sep=" ("
+        ),
+    )
     _add_verbosity(p, suppress=True)
 
 
@@ -446,15 +620,31 @@ def _add_init(sub: Any) -> None:
         help="write a commented configuration for a robot's URDF",
         description="Write a commented unified configuration for a URDF (or an "
         "example-robot-data robot name): its one-DoF joints active, the manipulator "
-        "template extended, identification without friction. Refuses to overwrite "
-        "an existing file unless --force.",
+        "template extended, identification without friction, a calibration section whose "
+        "tool frame is the link of the last joint, the trajectory design. Refuses to "
+        "overwrite an existing file unless --force.",
     )
-    p.add_argument("robot", metavar="ROBOT_OR_URDF", help="URDF file or robot name (ur10)")
-    p.add_argument("-o", "--output", default="config.yaml", help="configuration to write")
+    _add_urdf(p, required=False)
+    _add_deprecated_positional(p, "robot_positional")
+    _add_output(p, "config.yaml", "the configuration")
     p.add_argument("--force", action="store_true", help="overwrite an existing -o file")
-    p.add_argument("--robot-name", default=None, help="robot.name (default: the model name)")
+    p.add_argument(
+        "--robot-name",
+        default=None,
+        help=shared_help("--robot-name", "default: the model name", sep=" ("),
+    )
     _add_package_dir(p)
     _add_verbosity(p, suppress=True)
+
+
+def _add_accept_fallback(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--accept-fallback",
+        dest="accept_fallback",
+        action="store_true",
+        default=False,
+        help=shared_help("--accept-fallback"),
+    )
 
 
 def _add_trajectory(sub: Any) -> None:
@@ -468,15 +658,27 @@ def _add_trajectory(sub: Any) -> None:
         "Writes trajectory.csv and trajectory_summary.yaml. Exit 1 when a segment fails.",
     )
     _add_robot_options(p)
-    p.add_argument("-o", "--output", default="results/trajectory", help="output folder")
+    _add_output(p, "results/trajectory", "the output folder")
     p.add_argument(
         "--segments", type=int_at_least(1), default=1, metavar="N", help="stacked segments"
     )
+    iterations = int_at_least(1)
+    # dest max_iterations: the trajectory_config key the design reads
+    p.add_argument(
+        "--ipopt-max-iterations",
+        dest="max_iterations",
+        type=iterations,
+        metavar="N",
+        help="IPOPT iterations per segment (IPOPT max_iter; default: the configuration's "
+        "problem.max_iterations)",
+    )
     p.add_argument(
         "--max-iterations",
-        type=int_at_least(1),
+        action=DeprecatedAlias,
+        replacement="--ipopt-max-iterations",
+        dest="max_iterations",
+        type=iterations,
         metavar="N",
-        help="IPOPT iterations per segment (default: the configuration's)",
     )
     p.add_argument(
         "--waypoints",
@@ -490,7 +692,10 @@ def _add_trajectory(sub: Any) -> None:
         metavar="HZ",
         help="sampling frequency of the trajectory [Hz] (default: the configuration's)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random initial waypoints")
+    p.add_argument(
+        "--seed", type=int, default=0, help=shared_help("--seed", "the initial waypoints")
+    )
+    _add_accept_fallback(p)
     _add_verbosity(p, suppress=True)
 
 
@@ -505,7 +710,7 @@ def _add_postures(sub: Any) -> None:
         "(candidate schema). Exit 1 when the design is infeasible.",
     )
     _add_robot_options(p)
-    p.add_argument("-o", "--output", default="results/postures", help="output folder")
+    _add_output(p, "results/postures", "the output folder")
     p.add_argument(
         "--n-postures",
         type=int_at_least(1),
@@ -520,8 +725,18 @@ def _add_postures(sub: Any) -> None:
         metavar="N",
         help="number of random candidates when no candidate file is given",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random candidates")
-    p.add_argument("--selection", choices=("threshold", "iroc"), default="threshold")
+    p.add_argument(
+        "--seed", type=int, default=0, help=shared_help("--seed", "the random candidates")
+    )
+    p.add_argument(
+        "--selection",
+        choices=("threshold", "iroc"),
+        default="threshold",
+        help="how postures are kept from the SOCP weights: threshold keeps every weight "
+        "> 1e-5 (default); iroc walks the ranking and stops when the D-optimality criterion "
+        "per posture stops growing",
+    )
+    _add_accept_fallback(p)
     _add_verbosity(p, suppress=True)
 
 
@@ -534,9 +749,14 @@ def _add_view(sub: Any) -> None:
         'pip install "figaroh[viz]"): joint sliders, or with --data a replay of the '
         "q_<joint> columns of a CSV log. Serves until Ctrl-C (exit 130).",
     )
-    p.add_argument("urdf", metavar="URDF", help="robot URDF file")
+    _add_urdf(p, required=False)
+    _add_deprecated_positional(p, "urdf_positional")
     p.add_argument("--config", metavar="C", help="configuration: show its active joints only")
-    p.add_argument("--data", metavar="CSV", help="CSV log with q_<joint> columns to replay")
+    p.add_argument(
+        "--data",
+        metavar="CSV",
+        help=shared_help("--data", "a CSV log whose q_<joint> columns are replayed"),
+    )
     _add_package_dir(p)
     p.add_argument("--host", default="127.0.0.1", help="address to serve on (default loopback)")
     p.add_argument("--port", type=int_at_least(0), default=8080, help="TCP port (0: any free)")
@@ -567,9 +787,11 @@ def _add_fleet(sub: Any) -> None:
         "Exit 0 when every job ran and passed its verdict, 1 when a job failed or a "
         "verdict did not pass, 2 bad input.",
     )
-    run.add_argument("batch", metavar="BATCH.yaml")
+    run.add_argument("batch", metavar="BATCH.yaml", help="the batch of jobs (YAML)")
     run.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://host:8786")
-    run.add_argument("--archive", default="results/fleet", help="archive root (run folders, index)")
+    _add_archive_option(
+        run, "where the runs are archived (default results/fleet)", default="results/fleet"
+    )
     run.add_argument(
         "--workers", type=int_at_least(1), default=None, help="worker processes (embedded cluster)"
     )
@@ -590,12 +812,18 @@ def _add_fleet(sub: Any) -> None:
         "fleet's spread, runs that moved more than k σ). Exit 0 when nothing is flagged, "
         "1 when a robot is flagged.",
     )
-    report.add_argument("--archive", default="results/fleet", help="archive root")
+    _add_archive_option(
+        report, "the fleet archive to read (default results/fleet)", default="results/fleet"
+    )
     report.add_argument("--robot", action="append", default=None, help="robot id (repeatable)")
     report.add_argument("--param", action="append", default=None, help="parameter (repeatable)")
-    report.add_argument("--task", default=None, help="only runs of this task")
+    report.add_argument(
+        "--task",
+        default=None,
+        help=shared_help("--task", "the runs of this task (identification, calibration...)"),
+    )
     report.add_argument("--k", type=positive_float, default=3.0, help="threshold [σ]")
-    report.add_argument("-o", "--output", default="drift.html", help="page to write")
+    _add_output(report, "drift.html", "the page")
     _add_verbosity(report, suppress=True)
 
 
@@ -617,9 +845,13 @@ def _add_bag(sub: Any) -> None:
         "the joint names of its JointState topics, and the bag's time span. Exit 2 when the "
         "path is not a bag.",
     )
-    info.add_argument("path", metavar="PATH")
+    info.add_argument("path", metavar="PATH", help="ROS 1 .bag, ROS 2 bag folder or .mcap file")
     info.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_verbosity(info, suppress=True)
+
+
+#: Archive root of ``index rebuild`` when ``--archive`` is not given.
+DEFAULT_FLEET_ARCHIVE = "results/fleet"
 
 
 def _add_index(sub: Any) -> None:
@@ -639,7 +871,12 @@ def _add_index(sub: Any) -> None:
         "folder (atomic replace). Exit 0 when every folder was indexed, 1 when some were "
         "skipped (named on stderr), 2 bad input.",
     )
-    rebuild.add_argument("archive", metavar="ARCHIVE", nargs="?", default="results/fleet")
+    _add_archive_option(
+        rebuild,
+        f"the archive whose index is rebuilt (default {DEFAULT_FLEET_ARCHIVE})",
+        default=None,
+    )
+    _add_deprecated_positional(rebuild, "archive_positional")
     _add_verbosity(rebuild, suppress=True)
 
 
@@ -667,6 +904,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     _add_identify(sub)
     _add_calibrate(sub)
+    _add_check(sub)
     _add_report(sub)
     _add_compare(sub)
     _add_migrate_config(sub)
@@ -684,6 +922,44 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------
+#: Commands whose robot may be given by the deprecated positional (``--urdf`` required).
+_ROBOT_COMMANDS = ("init", "view")
+
+
+def _move_positionals(args: argparse.Namespace) -> None:
+    """Move a deprecated positional spelling to its option, with a deprecation note.
+
+    ``view URDF`` → ``--urdf``, ``init ROBOT`` → ``--urdf``, ``index rebuild
+    ARCHIVE`` → ``--archive``; then fill what is still missing (``--urdf`` of
+    ``view``/``init`` is required, ``--archive`` of ``index rebuild`` defaults
+    to :data:`DEFAULT_FLEET_ARCHIVE`).
+
+    Raises:
+        CLIError: Both spellings given, or no robot (exit 2).
+    """
+    for dest, (target, option, metavar) in DEPRECATED_POSITIONALS.items():
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        delattr(args, dest)
+        if getattr(args, target, None) not in (None, value):
+            raise CLIError(
+                f"give {option} once: {option} {getattr(args, target)} and the "
+                f"positional {metavar} {value}; keep {option}"
+            )
+        setattr(args, target, value)
+        note_deprecation(args, f"the positional {metavar}", f"{option} {metavar}")
+    for dest in DEPRECATED_POSITIONALS:
+        if hasattr(args, dest):
+            delattr(args, dest)
+    if args.command in _ROBOT_COMMANDS and not getattr(args, "urdf", None):
+        raise CLIError(
+            "the robot is missing: give --urdf URDF_OR_NAME (figaroh robots lists the names)"
+        )
+    if args.command == "index" and getattr(args, "archive", None) is None:
+        args.archive = DEFAULT_FLEET_ARCHIVE
+
+
 def _resolve_robot_names(args: argparse.Namespace) -> None:
     """Replace a robot name given as ``--urdf``/``URDF`` (``ur10``) by its URDF path.
 
@@ -693,6 +969,7 @@ def _resolve_robot_names(args: argparse.Namespace) -> None:
     """
     urdf = getattr(args, "urdf", None)
     if urdf:
+        args.urdf_argument = urdf  # as typed: a robot name stays a name (figaroh init)
         args.urdf = str(resolve_robot_urdf(urdf))
 
 
@@ -716,6 +993,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = True
     with _Logging(args.quiet, args.verbose) as handler:
         try:
+            _move_positionals(args)
+            for note in deprecation_notes(args):
+                logger.warning("%s %s: %s", PROG, args.command, note)
             _resolve_robot_names(args)
             code = int(_command(args.command)(args))
             failed = False

@@ -1,9 +1,18 @@
-"""``figaroh report`` and ``figaroh compare``: read archived runs and verification exports."""
+"""``figaroh report`` and ``figaroh compare``: read archived runs and verification exports.
+
+A *run* is given the same way to both: an archived run folder (its
+``verdict.json``), the ``-o`` output folder of ``figaroh identify`` /
+``calibrate`` (its one ``*_verification.json``) or a verification JSON file.
+An archive root is ``--archive DIR`` (``figaroh report --archive DIR`` lists
+its runs; the positional spelling ``figaroh report DIR`` still lists it, with a
+deprecation warning).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -21,7 +30,9 @@ from figaroh.tools.compare_report import SAMPLE_COUNT_RATIO_LIMIT, generate_comp
 from figaroh.tools.run_archive import read_index
 from figaroh.utils.fileio import atomic_write_text, make_folder
 
-__all__ = ["compare", "report"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["compare", "report", "run_label", "verification_file"]
 
 
 def _load_json(path: Path, what: str) -> Dict[str, Any]:
@@ -165,8 +176,28 @@ def _list_archive(args: argparse.Namespace, path: Path) -> None:
         )
 
 
+def _is_archive_root(path: Path) -> bool:
+    return (path / "index.jsonl").is_file() and not (path / "provenance.json").is_file()
+
+
 def report(args: argparse.Namespace) -> int:
-    """``figaroh report``: exit 0 when the summarised verdict passed, else 1."""
+    """``figaroh report``: exit 0 when the summarised verdict passed, else 1.
+
+    ``--archive DIR`` lists the runs of an archive root (exit 0).
+    """
+    if args.archive is not None:
+        if args.run_dir is not None:
+            raise CLIError("give either RUN (one run) or --archive DIR (list the archive)")
+        root = require_file(args.archive, "archive folder", directory_ok=True)
+        if not (root / "index.jsonl").is_file():
+            raise CLIError(
+                f"--archive {root}: no index.jsonl; pass the root an --archive run wrote "
+                "(figaroh identify/calibrate --archive DIR)"
+            )
+        _list_archive(args, root)
+        return EXIT_OK
+    if args.run_dir is None:
+        raise CLIError("give RUN (a run folder or a verification JSON) or --archive DIR")
     path = Path(args.run_dir)
     if not path.exists():
         raise CLIError(f"run directory not found: {path}")
@@ -175,7 +206,10 @@ def report(args: argparse.Namespace) -> int:
         for line in _summarise_verdict(data):
             say(args, line)
         return EXIT_OK if verdict_status(data["checks"]) == "pass" else EXIT_FAILED
-    if (path / "index.jsonl").is_file() and not (path / "provenance.json").is_file():
+    if _is_archive_root(path):
+        logger.warning(
+            "figaroh report: an archive root as RUN is deprecated: use --archive %s", path
+        )
         _list_archive(args, path)
         return EXIT_OK
     verdict_file, provenance_file = path / "verdict.json", path / "provenance.json"
@@ -228,19 +262,63 @@ def _compat_notes(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:
     return notes
 
 
+def verification_file(path: str | Path) -> Path:
+    """The verification export of a run: the file itself, or the one in a run folder.
+
+    A folder is an archived run (``verdict.json``) or an output folder of
+    ``figaroh identify`` / ``calibrate`` holding one ``*_verification.json``.
+
+    Raises:
+        CLIError: Not found, or a folder with none or several verification
+            files (named), exit 2.
+    """
+    p = Path(path)
+    if p.is_file():
+        return p
+    if not p.is_dir():
+        raise CLIError(f"run not found: {p} (give a run folder or a *_verification.json file)")
+    if (p / "verdict.json").is_file():
+        return p / "verdict.json"
+    found = sorted(p.glob("*_verification.json"))
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise CLIError(
+            f"{p} holds {len(found)} verification files ({', '.join(f.name for f in found)}); "
+            "give the one to compare"
+        )
+    raise CLIError(
+        f"{p} is not a run folder: no verdict.json (archived run) or *_verification.json "
+        "(figaroh identify/calibrate output); give a run folder or a verification JSON file"
+    )
+
+
+def run_label(data: Dict[str, Any], path: Path) -> str:
+    """``<run id> · <robot>`` of a verification export (the file name when it has neither)."""
+    meta = data.get("metadata") or {}
+    model = meta.get("model") or {}
+    run_id = meta.get("run_id")
+    robot = model.get("robot_name") or (meta.get("asset") or {}).get("asset_id")
+    parts = [str(x) for x in (run_id, robot) if x]
+    return " · ".join(parts) if parts else path.name
+
+
 def compare(args: argparse.Namespace) -> int:
     """``figaroh compare``: write the two-run comparison page (exit 0)."""
     require_output_file(args.output, "-o/--output")
     runs = []
     for arg in (args.run_a, args.run_b):
-        path = Path(arg)
+        path = verification_file(arg)
         runs.append((path, _require_verdict(_load_json(path, "verification file"), path)))
+    labels = [run_label(data, path) for path, data in runs]
+    if labels[0] == labels[1]:  # the same run twice, or two exports of one run
+        labels = [f"{label} (A)" if k == 0 else f"{label} (B)" for k, label in enumerate(labels)]
     page = generate_compare_page(title=args.title)
     preload = ["<script>", "(function () {", "  function go() {"]
-    for slot, (path, data) in zip(("a", "b"), runs, strict=True):
+    for slot, (_, data), label in zip(("a", "b"), runs, labels, strict=True):
         text = json.dumps(data, allow_nan=False)
         preload.append(
-            f"    window.figarohCompare.load({json.dumps(slot)}, {_js_string(path.name)}, "
+            f"    window.figarohCompare.load({json.dumps(slot)}, {_js_string(label)}, "
             f"{_js_string(text)});"
         )
     preload += [
@@ -257,6 +335,8 @@ def compare(args: argparse.Namespace) -> int:
     make_folder(out.parent)
     atomic_write_text(out, page)
     notes = _compat_notes(runs[0][1], runs[1][1])
+    say(args, f"A: {labels[0]} ({runs[0][0]})")
+    say(args, f"B: {labels[1]} ({runs[1][0]})")
     if notes:
         say(args, "not directly comparable: " + "; ".join(notes) + " (the page asks to confirm)")
     say(args, f"wrote {out}")

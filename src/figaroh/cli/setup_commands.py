@@ -1,16 +1,36 @@
-"""``figaroh migrate-config`` and ``figaroh robots``: configuration and robot set-up."""
+"""``figaroh migrate-config`` and ``figaroh robots``: configuration and robot set-up.
+
+``figaroh migrate-config OLD NEW`` is the one migrate command. The console
+script ``figaroh-migrate-config`` (``--input OLD --output NEW``, or
+``OLD NEW``) is its deprecated alias: :func:`migrate_config_script` says so on
+stderr, then runs the same conversion.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
+from typing import Sequence
 
 from figaroh.cli.common import EXIT_FAILED, EXIT_OK, CLIError, require_file, require_output_file
 from figaroh.tools.load_robot import list_available_robots
 from figaroh.tools.robot_paths import RobotEntry, robot_catalogue
 from figaroh.utils import config_migration
 
-__all__ = ["migrate_config", "robot_list_lines", "robots"]
+__all__ = [
+    "DEPRECATED_SCRIPT_NOTE",
+    "migrate_config",
+    "migrate_config_script",
+    "robot_list_lines",
+    "robots",
+]
+
+#: What the deprecated ``figaroh-migrate-config`` script prints first (stderr).
+DEPRECATED_SCRIPT_NOTE = (
+    "figaroh-migrate-config: warning: this script is deprecated: use "
+    "`figaroh migrate-config OLD NEW` (same options: --task, --template, --urdf, --robot-name)"
+)
 
 
 def migrate_config(args: argparse.Namespace) -> int:
@@ -26,6 +46,20 @@ def migrate_config(args: argparse.Namespace) -> int:
     ):
         if value is not None:
             argv += [flag, value]
+    return int(config_migration.main(argv))
+
+
+def migrate_config_script(argv: Sequence[str] | None = None) -> int:
+    """The deprecated ``figaroh-migrate-config`` console script: a warning line, then the migration.
+
+    Args:
+        argv: Arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns:
+        The exit code of :func:`figaroh.utils.config_migration.main`.
+    """
+    sys.stderr.write(DEPRECATED_SCRIPT_NOTE + "\n")
+    sys.stderr.flush()
     return int(config_migration.main(argv))
 
 

@@ -5,8 +5,9 @@ verdict against the configuration's ``verification`` limits and the
 command-line ones (``--threshold`` and the dedicated options win metric by
 metric), in the scope ``--scope`` names, else the configuration's, else
 ``prediction`` (the defaults of ``verify()``), writes the parameter CSV, the
-verification JSON and, on request, the HTML report, the run archive and the
-URDF export, and prints one summary line.
+verification JSON and, on request, the HTML report, the run archive
+(``--archive``: under ``OUTPUT/runs``, or ``--archive DIR``) and the URDF
+export, and prints one summary line.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from figaroh.cli.common import (
     say,
     steps_for,
 )
+from figaroh.cli.options import ARCHIVE_UNDER_OUTPUT
 from figaroh.cli.thresholds import (
     POLICY_HINT,
     build_thresholds,
@@ -69,6 +71,8 @@ def _policy(
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse, before any computation, output paths that cannot be written (exit 2)."""
     require_output_dir(args.output, "-o/--output")
+    if args.archive is not None:
+        require_output_dir(_archive_root(args, Path(args.output)), "--archive")
     if args.export_urdf:
         require_output_file(args.export_urdf, "--export-urdf")
 
@@ -91,8 +95,13 @@ def _verdict_line(verdict: Any, scope: str, command: str = "") -> str:
     return line
 
 
-def _archive(obj: Any, out: Path, verdict: Any) -> str:
-    run_dir = Path(compute_run_dir(obj, root=str(out / "runs")))  # exists on return
+def _archive_root(args: argparse.Namespace, out: Path) -> Path:
+    """The archive root of ``--archive [DIR]`` (no DIR: ``OUTPUT/runs``)."""
+    return out / "runs" if args.archive == ARCHIVE_UNDER_OUTPUT else Path(args.archive)
+
+
+def _archive(obj: Any, root: Path, verdict: Any) -> str:
+    run_dir = Path(compute_run_dir(obj, root=str(root)))  # exists on return
     obj.export_verification_report(output_path=str(run_dir / "verdict.json"), verdict=verdict)
     obj.export_html_report(output_path=str(run_dir / "report.html"), verdict=verdict)
     return archive_run(obj, run_dir)
@@ -106,8 +115,8 @@ def _write_verdict_report_archive(task, args, out: Path, verdict) -> List[Path]:
     written = [Path(task.export_verification_report(output_dir=str(out), verdict=verdict))]
     if args.report:
         written.append(Path(task.export_html_report(output_dir=str(out), verdict=verdict)))
-    if args.archive:
-        written.append(Path(_archive(task, out, verdict)))
+    if args.archive is not None:
+        written.append(Path(_archive(task, _archive_root(args, out), verdict)))
     return written
 
 
@@ -256,7 +265,7 @@ def calibrate(args: argparse.Namespace) -> int:
             known_tip_frame=args.known_tip_frame,
             measurement_std=args.measurement_std,
             method=args.method,
-            max_iterations=args.max_iterations,
+            max_iterations=args.outlier_passes,
             package_dirs=args.package_dir,
             free_flyer=args.free_flyer,
             show_report=not args.quiet,

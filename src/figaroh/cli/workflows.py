@@ -51,6 +51,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "CLI_SOLVE_DEFAULTS",
     "BagInput",
+    "CommandLineCalibration",
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
     "EXIT_OK",
@@ -356,15 +357,46 @@ def _pose_bag_section(section: Any, bag: BagInput) -> dict:
     return merged
 
 
+class CommandLineCalibration(BaseCalibration):
+    """``BaseCalibration`` whose data file is the command's when the configuration names none.
+
+    Args:
+        robot: The :class:`~figaroh.tools.robot.Robot`.
+        config_file: Unified configuration YAML (``tasks.calibration``).
+        data_source: The ``--data`` CSV (or ``--bag``) of the command.
+
+    ``BaseCalibration.__init__`` resolves ``data.source_file`` and refuses an
+    empty one; the command line gives the data with ``--data`` (or ``--bag``)
+    instead, so the configuration needs no ``source_file``. A configured
+    ``source_file`` is kept here and replaced by :meth:`set_data_file` later,
+    as before.
+    """
+
+    def __init__(self, robot: Any, config_file: str, data_source: str | os.PathLike) -> None:
+        self._given_data_source = str(data_source)
+        super().__init__(robot, config_file)
+
+    def load_param(self, config_file: str, setting_type: str = "calibration") -> None:
+        """:meth:`BaseCalibration.load_param`, then the given data when none is configured."""
+        super().load_param(config_file, setting_type)
+        if not str(self.calib_config.get("data_file") or "").strip():
+            self.calib_config["data_file"] = self._given_data_source
+
+
 def _configured_calibration(
     robot: Robot,
     config: str | os.PathLike,
     known_base_frame: bool,
     known_tip_frame: bool,
     measurement_std: Sequence[float] | None,
+    data_source: str | os.PathLike,
 ) -> BaseCalibration:
-    """A ``BaseCalibration`` of ``config`` with the command-line overrides applied."""
-    calib = BaseCalibration(robot, str(config))
+    """A ``BaseCalibration`` of ``config`` with the command-line overrides applied.
+
+    ``data_source`` (``--data`` or ``--bag``) stands for ``data.source_file``
+    when the configuration leaves it empty.
+    """
+    calib = CommandLineCalibration(robot, str(config), data_source)
     calib.calib_config["known_baseframe"] = bool(known_base_frame)
     calib.calib_config["known_tipframe"] = bool(known_tip_frame)
     if measurement_std is not None:
@@ -445,7 +477,7 @@ def run_calibration(
     steps.start("read configuration")
     with input_phase(f"invalid configuration {config}"):
         calib = _configured_calibration(
-            robot, config, known_base_frame, known_tip_frame, measurement_std
+            robot, config, known_base_frame, known_tip_frame, measurement_std, source
         )
         if check is not None:
             check(calib)

@@ -274,7 +274,7 @@ class RunIndex:
     def _open_error(self, exc: Exception) -> RunIndexError:
         return RunIndexError(
             f"cannot open run index {str(self.path)!r} ({exc}); if the file is damaged, "
-            "rebuild it from the archive folders: figaroh index rebuild <archive>"
+            "rebuild it from the archive folders: figaroh index rebuild --archive <archive>"
         )
 
     # -- schema --------------------------------------------------------------
@@ -291,7 +291,7 @@ class RunIndex:
                 raise RunIndexError(
                     f"run index {str(self.path)!r} has schema version {version}, newer than "
                     f"version {SCHEMA_VERSION} this figaroh knows; upgrade figaroh, or "
-                    "rebuild the index for this version: figaroh index rebuild <archive>"
+                    "rebuild the index for this version: figaroh index rebuild --archive <archive>"
                 )
             for k in range(version, SCHEMA_VERSION):
                 for statement in _statements(MIGRATIONS[k]):

@@ -18,7 +18,8 @@ Command line::
         [--urdf robot.urdf] [--robot-name NAME]
     python -m figaroh.utils.config_migration OLD.yaml NEW.yaml
 
-(also installed as ``figaroh-migrate-config``). The output is written
+(the ``figaroh migrate-config OLD NEW`` command; the ``figaroh-migrate-config``
+console script is its deprecated alias). The output is written
 atomically (:func:`figaroh.utils.fileio.atomic_write`: a temporary file
 beside it, mode ``0o666 & ~umask``, never inside a sealed archived run) and
 the temporary file is parsed with
