@@ -4,11 +4,15 @@ This test *is* the CI build of the docs: it runs the same command as
 ``make docs`` (into a temporary folder) and fails on any warning. Truths: the
 modules under ``src/figaroh`` (walked independently of the docs hook) and the
 public names of the binding seeds (``../shared/seeds/*.md``, when present).
+The built pages are also opened in headless Chromium (the browser stack of
+``test_browser_reports``; skipped when it is missing) to check that wide tables
+scroll inside the page, with and without the theme's JavaScript.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import re
 import subprocess
@@ -167,3 +171,48 @@ def test_every_public_seed_name_appears_in_the_api_pages(site):
     documented = {i.rsplit(".", 1)[-1] for i in re.findall(r'id="(figaroh[\w.]*)"', _api_html(out))}
     missing = sorted(n for n in names if SEED_ALIASES.get(n, n) not in documented)
     assert missing == [], f"seed names without an API entry: {missing}"
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """The headless, offline Chromium of ``test_browser_reports`` (skips when it is missing)."""
+    kit = importlib.import_module("test_browser_reports")
+    with kit.chromium_driver() as driver:
+        yield driver
+
+
+#: Geometry of the tables of the page open in the browser, and of the page itself.
+_TABLES_JS = """
+const content = document.querySelector('.rst-content').getBoundingClientRect();
+const tables = [...document.querySelectorAll('.rst-content table')].map(t => {
+  const r = t.getBoundingClientRect();
+  const wide = t.scrollWidth > t.clientWidth + 1;
+  if (wide) t.scrollLeft = t.scrollWidth;
+  return {left: r.left - content.left, right: content.right - r.right, wide: wide,
+          scrolled: t.scrollLeft, nowrap: [...t.querySelectorAll('td')].filter(
+            td => getComputedStyle(td).whiteSpace === 'nowrap').length};
+});
+return {tables: tables, page_scrolls: document.documentElement.scrollWidth > window.innerWidth};
+"""
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_wide_tables_scroll_inside_the_page(site, chromium, javascript):
+    """A table wider than the text column scrolls sideways in its own box; none is clipped."""
+    _, out = site
+    chromium.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": not javascript})
+    try:
+        for page in ("configuration", "migrating-from-1.0.2", "concepts"):
+            chromium.get((out / page / "index.html").as_uri())
+            found = chromium.execute_script(_TABLES_JS)
+            tables = found["tables"]
+            assert tables, page
+            assert not found["page_scrolls"], f"{page}: the whole page scrolls sideways"
+            for k, t in enumerate(tables):
+                assert t["left"] >= -1 and t["right"] >= -1, f"{page} table {k} overflows: {t}"
+                assert t["nowrap"] == 0, f"{page} table {k}: cells kept on one line"
+                assert not t["wide"] or t["scrolled"] > 0, f"{page} table {k} cannot scroll"
+            if page == "configuration":  # its key tables hold long code names
+                assert any(t["wide"] for t in tables), "no wide table left to check"
+    finally:
+        chromium.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})

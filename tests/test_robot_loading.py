@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import shutil
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -240,31 +239,6 @@ def test_robot_description_loader_missing_package(monkeypatch):
     with pytest.raises(ImportError, match="robot_descriptions"):
         load_robot("ur10", loader="robot_description")
     assert list_available_robots("robot_description") == []
-
-
-def test_robot_description_loader_with_fake_package(monkeypatch, ur10_urdf):
-    """The loader calls robot_descriptions' Pinocchio loader, retrying with _description."""
-    calls = []
-
-    def fake_loader(name, **kwargs):
-        calls.append((name, kwargs))
-        if not name.endswith("_description"):
-            raise ModuleNotFoundError(name)
-        return pin.RobotWrapper(pin.buildModelFromUrdf(str(ur10_urdf)))
-
-    pkg = types.ModuleType("robot_descriptions")
-    loaders = types.ModuleType("robot_descriptions.loaders")
-    pino = types.ModuleType("robot_descriptions.loaders.pinocchio")
-    pino.load_robot_description = fake_loader
-    monkeypatch.setitem(sys.modules, "robot_descriptions", pkg)
-    monkeypatch.setitem(sys.modules, "robot_descriptions.loaders", loaders)
-    monkeypatch.setitem(sys.modules, "robot_descriptions.loaders.pinocchio", pino)
-    import figaroh.tools.robot as lr
-
-    monkeypatch.setattr(lr, "_check_package_available", lambda name: True)
-    robot = load_robot("ur10", loader="robot_description")
-    assert robot.model.nq == 6
-    assert [c[0] for c in calls] == ["ur10", "ur10_description"]
 
 
 def test_ros_param_loader_requires_rospy(monkeypatch, ur10_urdf):

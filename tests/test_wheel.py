@@ -5,7 +5,8 @@ The wheel is built offline from this checkout and installed (``--no-deps
 third-party packages of the running interpreter through a ``.pth`` file of
 plain path lines (which do not run the ``.pth`` hooks of those folders, so the
 editable figaroh of the development environment stays invisible): what is
-tested is the wheel's own ``figaroh`` package.
+tested is the wheel's own ``figaroh`` package. The calibration walkthrough
+notebook runs there too, in a kernel started by that environment's Python.
 """
 
 from __future__ import annotations
@@ -104,7 +105,9 @@ def wheel_env(tmp_path_factory) -> tuple[Path, Path]:
     Path(purelib, "dev_dependencies.pth").write_text("\n".join(_dependency_paths()) + "\n")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "-q"]
-        + ["--no-deps", "--no-index", str(wheel)],
+        # --ignore-installed: the development install's figaroh metadata is visible through
+        # the .pth file, and pip would otherwise take it for an installed figaroh and skip
+        + ["--no-deps", "--no-index", "--ignore-installed", str(wheel)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -199,3 +202,39 @@ def test_figaroh_identify_runs_on_the_installed_wheel(wheel_env, outside_project
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (out / "base_parameters.csv").is_file()
+
+
+def test_a_walkthrough_notebook_runs_on_the_installed_wheel(wheel_env, tmp_path):
+    """The calibration walkthrough, executed by the wheel's Python in an empty folder."""
+    pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    _, python = wheel_env
+    notebooks = ROOT / "examples" / "notebooks"
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, {str(notebooks)!r})  # the runner only; the kernel gets figaroh's folder
+        import execute_notebooks
+
+        venv = Path({str(python.parent.parent)!r}).resolve()
+        check = (  # the kernel imports the wheel's figaroh and none of the example modules
+            "import importlib.util, figaroh\\n"
+            "from pathlib import Path\\n"
+            f"assert Path({{str(venv)!r}}) in Path(figaroh.__file__).resolve().parents\\n"
+            "for name in ('simulate', 'calibration', 'identification'):\\n"
+            "    assert importlib.util.find_spec(name) is None, name\\n"
+        )
+        nb, seconds = execute_notebooks.execute(
+            Path({str(notebooks / "calibration_walkthrough.ipynb")!r}), setup_cell=check
+        )
+        errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                  if o.output_type == "error"]
+        assert not errors, errors
+        print(f"OK {{seconds:.1f}}")
+        """
+    )
+    proc = _run(python, "-c", script, cwd=tmp_path)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "OK" in proc.stdout

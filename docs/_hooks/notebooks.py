@@ -6,9 +6,9 @@ outputs (printed text as a text block, figures as PNG files next to the page,
 ``notebooks/<name>/cell<k>_<n>.png``). Nothing is written into ``docs/``.
 
 The notebooks are executed first (``examples/notebooks/execute_notebooks.py``,
-the code ``make notebooks-outputs`` and ``tests/test_notebooks.py`` use), so
-the site shows what the current code prints; a cell that raises fails the
-build. ``FIGAROH_DOCS_NOTEBOOKS=stored`` renders the outputs stored in the
+the code ``make notebooks-outputs`` and ``tests/test_notebooks.py`` use: a
+temporary working folder, the installed figaroh only), so the site shows what
+the current code prints; a cell that raises fails the build. ``FIGAROH_DOCS_NOTEBOOKS=stored`` renders the outputs stored in the
 notebooks instead (a quick local build). Plain Markdown and PNG only: no
 JavaScript, nothing fetched.
 """

@@ -15,16 +15,25 @@ documentation build (``docs/_hooks/notebooks.py``) executes them the same way.
 Outputs are kept small and reproducible: figures are PNG (the inline backend
 at its default resolution), every notebook seeds its simulation, and the
 execution metadata (timings) is dropped.
+
+The notebooks depend on the installed ``figaroh`` package only, as a user's
+do: each runs in a fresh temporary working folder, in a kernel whose
+``PYTHONPATH`` holds nothing but the folder the calling interpreter imports
+``figaroh`` from (its ``site-packages``, or ``src/`` of an editable install),
+so nothing of this checkout (``examples/``, ``config/``) can be imported or
+opened by a relative path.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import logging
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -62,12 +71,40 @@ def _tidy(nb: Any) -> None:
     nb.metadata.pop("widgets", None)
 
 
-def execute(path: Path, timeout: int = CELL_TIMEOUT) -> tuple[Any, float]:
-    """Execute a copy of the notebook at ``path`` in its own folder.
+def kernel_env() -> dict[str, str]:
+    """Environment of the notebook kernel: this one, with ``PYTHONPATH`` = figaroh's folder only.
+
+    Returns:
+        ``os.environ`` with ``MPLBACKEND`` set to the inline backend and
+        ``PYTHONPATH`` replaced by the folder holding the ``figaroh`` package
+        this interpreter imports (so the kernel runs the same figaroh, and
+        nothing else the caller's ``PYTHONPATH`` held).
+    """
+    spec = importlib.util.find_spec("figaroh")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("figaroh is not installed: the notebooks import it")
+    package = Path(next(iter(spec.submodule_search_locations)))
+    return {**os.environ, "MPLBACKEND": INLINE_BACKEND, "PYTHONPATH": str(package.parent)}
+
+
+def execute(
+    path: Path,
+    timeout: int = CELL_TIMEOUT,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    setup_cell: str | None = None,
+) -> tuple[Any, float]:
+    """Execute a copy of the notebook at ``path`` as a user would, from the installed figaroh.
 
     Args:
         path: The ``.ipynb`` file (never modified here).
         timeout: Budget of one cell [s].
+        cwd: Working folder of the kernel (default: a fresh temporary folder,
+            removed afterwards).
+        env: Environment of the kernel (default: :func:`kernel_env`).
+        setup_cell: Code run before the notebook's first cell (a check of the
+            kernel's surroundings); its cell is left out of the result.
 
     Returns:
         ``(notebook, seconds)``: the executed notebook (outputs, execution
@@ -80,24 +117,27 @@ def execute(path: Path, timeout: int = CELL_TIMEOUT) -> tuple[Any, float]:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=timeout,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    previous = os.environ.get("MPLBACKEND")
-    os.environ["MPLBACKEND"] = INLINE_BACKEND
-    start = time.perf_counter()
-    try:
+    if setup_cell is not None:
+        nb.cells.insert(0, nbformat.v4.new_code_cell(setup_cell))
+    with tempfile.TemporaryDirectory(prefix="figaroh_notebook_") as scratch:
+        client = NotebookClient(
+            nb,
+            kernel_name="python3",
+            timeout=timeout,
+            resources={"metadata": {"path": str(cwd or scratch)}},
+        )
+        start = time.perf_counter()
         # the kernel's own start-up chatter on stderr is not the notebook's output
-        client.execute(stderr=subprocess.DEVNULL)
-    finally:
-        if previous is None:
-            os.environ.pop("MPLBACKEND", None)
-        else:
-            os.environ["MPLBACKEND"] = previous
-    elapsed = time.perf_counter() - start
+        client.execute(stderr=subprocess.DEVNULL, env=env if env is not None else kernel_env())
+        elapsed = time.perf_counter() - start
+    if setup_cell is not None:
+        del nb.cells[0]
+        for cell in nb.cells:
+            if cell.cell_type == "code" and cell.execution_count:
+                cell.execution_count -= 1
+                for out in cell.outputs:
+                    if "execution_count" in out:
+                        out.execution_count = cell.execution_count
     _tidy(nb)
     nb.metadata["figaroh"] = {"code_sha256": code_sha256(nb)}
     return nb, elapsed

@@ -25,6 +25,15 @@ class MissingMeshError(FigarohToolsError, FileNotFoundError):
     """A mesh referenced by the URDF does not exist on disk."""
 
 
+class RobotDescriptionFetchError(FigarohToolsError, FileNotFoundError):
+    """The files of a ``robot_descriptions`` description are not cached and could not be fetched.
+
+    ``robot_descriptions`` downloads a description's repository (with git) the
+    first time the description is imported; the message names the description,
+    the cache folder and the command that fetches it.
+    """
+
+
 class RegressorShapeError(FigarohToolsError, ValueError):
     """Joint positions, velocities or accelerations have the wrong shape or values."""
 

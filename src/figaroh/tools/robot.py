@@ -25,6 +25,7 @@ Units follow Pinocchio/URDF: lengths [m], angles [rad], masses [kg], inertias
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from pinocchio.robot_wrapper import RobotWrapper
 # (only the viewer needs it).
 import figaroh.tools as _tools
 
+from .._optional import require
 from ..backends.pinocchio import PinocchioBackend
 from .exceptions import RobotLoadError
 from .robot_paths import (
@@ -46,10 +48,14 @@ from .robot_paths import (
     _prepare_package_dirs,
     _validate_urdf_exists,
     candidate_package_roots,
+    description_fetch_error,
     example_robot_data_dir,
     find_package,
+    import_robot_description,
+    is_imported_description,
     resolve_package_dirs,
     resolve_robot_urdf,
+    robot_description_module,
 )
 
 logger = logging.getLogger(__name__)
@@ -548,30 +554,98 @@ def _load_figaroh_original(
     )
 
 
+#: Options of the ``robot_description`` loader handled by figaroh itself.
+_DESCRIPTION_OWN_OPTIONS = ("load_geometry",)
+
+
+def _description_loader_options(loader: Any, options: dict) -> None:
+    """Refuse options the installed ``robot_descriptions`` Pinocchio loader does not take.
+
+    Raises:
+        TypeError: Naming the unknown options and every accepted one.
+    """
+    try:
+        parameters = list(inspect.signature(loader).parameters.values())[1:]
+    except (TypeError, ValueError):  # no signature to read: let the loader judge
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    accepted = [p.name for p in parameters]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise TypeError(
+            f"load_robot(loader='robot_description') got unknown option(s) {unknown}: it "
+            f"takes isFext, {', '.join(_DESCRIPTION_OWN_OPTIONS)} and the options of the "
+            f"installed robot_descriptions Pinocchio loader ({', '.join(accepted) or 'none'})"
+        )
+
+
 def _load_robot_description(robot_name: str, isFext: bool = False, **kwargs) -> RobotWrapper:
+    """A Pinocchio ``RobotWrapper`` of the ``robot_descriptions`` description ``robot_name``.
+
+    ``robot_name`` is a catalogue name, with or without its ``_description``
+    suffix (``"ur10"`` or ``"ur10_description"``). ``robot_descriptions``
+    downloads the description's repository on first use.
+
+    Args:
+        robot_name: Description name.
+        isFext: Free-flyer root joint (``root_joint=pin.JointModelFreeFlyer()``).
+        **kwargs: ``load_geometry=False`` builds the model from the
+            description's URDF without its meshes (``visual_model`` and
+            ``collision_model`` are ``None``); the other options go to
+            ``robot_descriptions.loaders.pinocchio.load_robot_description``
+            (``root_joint``, and ``commit`` in its recent versions).
+
+    Raises:
+        ImportError: robot_descriptions is not installed.
+        ValueError: robot_descriptions has no description of that name.
+        TypeError: An option neither figaroh nor the installed loader takes.
+        RobotDescriptionFetchError: The description's files are not cached and
+            could not be fetched (no network or no git); the message says how
+            to fetch them.
+    """
     if not _check_package_available("robot_descriptions"):
         raise ImportError(
             "The 'robot_description' loader needs the robot_descriptions package: "
             "pip install robot_descriptions (it downloads description repositories on "
             "first use, so it needs network access)."
         )
-    from robot_descriptions.loaders.pinocchio import (  # type: ignore[import-not-found]
-        load_robot_description,
-    )
-
+    options = dict(kwargs)
+    load_geometry = bool(options.pop("load_geometry", True))
     if isFext:
-        kwargs.setdefault("root_joint", pin.JointModelFreeFlyer())
-    errors = []
-    for name in (robot_name, f"{robot_name}_description"):
-        try:
-            return load_robot_description(name, **kwargs)
-        except (ImportError, ModuleNotFoundError, ValueError, AttributeError) as exc:
-            errors.append(f"{name}: {exc}")
-    raise ValueError(
-        f"robot_descriptions has no robot named {robot_name!r} (tried {robot_name!r} and "
-        f"{robot_name + '_description'!r}): {'; '.join(errors)}. "
-        "See list_available_robots('robot_description')."
-    )
+        options.setdefault("root_joint", pin.JointModelFreeFlyer())
+    module_name = robot_description_module(robot_name)
+    if module_name is None:
+        raise ValueError(
+            f"robot_descriptions has no robot named {robot_name!r} (tried {robot_name!r} and "
+            f"{robot_name + '_description'!r}). See list_available_robots('robot_description')."
+        )
+    if not load_geometry and set(options) <= {"root_joint"}:
+        urdf = getattr(import_robot_description(module_name), "URDF_PATH", None)
+        if urdf:
+            root_joint = options.get("root_joint")
+            model = (
+                pin.buildModelFromUrdf(str(urdf))
+                if root_joint is None
+                else pin.buildModelFromUrdf(str(urdf), root_joint)
+            )
+            return RobotWrapper(model)
+    loader = require(
+        "robot_descriptions.loaders.pinocchio",
+        package="robot_descriptions",
+        purpose="The 'robot_description' loader",
+    ).load_robot_description
+    _description_loader_options(loader, options)
+    try:
+        robot = loader(module_name, **options)
+    except Exception as exc:
+        if is_imported_description(module_name):
+            raise  # the files are there: a failure of the model itself
+        raise description_fetch_error(module_name, exc) from exc
+    if not load_geometry:
+        robot.collision_model = robot.visual_model = None
+        robot.collision_data = robot.visual_data = None
+    return robot
 
 
 def _load_yourdfpy(
@@ -633,7 +707,10 @@ def load_robot(
         loader: ``"figaroh"``, ``"robot_description"`` or ``"yourdfpy"``.
         **kwargs: Passed to the loader; the figaroh loader accepts
             ``load_geometry=False`` for a dynamics-only model (no meshes needed),
-            ``freeflyer_ori`` and ``freeflyer_limits``.
+            ``freeflyer_ori`` and ``freeflyer_limits``; the
+            ``robot_description`` loader accepts ``load_geometry=False`` and
+            the options of ``robot_descriptions``' Pinocchio loader
+            (``root_joint``, ``commit``).
 
     Returns:
         ``"figaroh"``: a :class:`Robot`; ``"robot_description"``: a Pinocchio
@@ -642,9 +719,13 @@ def load_robot(
     Raises:
         FileNotFoundError: URDF, package or mesh not found (an unknown robot
             name raises :class:`~figaroh.tools.robot_paths.UnknownRobotError`,
-            which suggests close names).
+            which suggests close names; a ``robot_descriptions`` description
+            whose files are not cached and cannot be fetched raises
+            :class:`~figaroh.tools.exceptions.RobotDescriptionFetchError`,
+            which says how to fetch them).
         ImportError: The loader's package is not installed.
-        ValueError: Unsupported loader.
+        TypeError: An option the loader does not take.
+        ValueError: Unsupported loader, or a name robot_descriptions does not have.
     """
     if loader == "robot_description":
         return _load_robot_description(robot_urdf, isFext, **kwargs)

@@ -19,7 +19,11 @@ files (:func:`resolve_robot_urdf`, :func:`robot_catalogue`): first the URDFs of
 the installed ``example-robot-data`` distribution (version 6 ships no Python
 module, only its ``share/example-robot-data/robots`` folder, located through
 the distribution's files), then the ``robot_descriptions`` catalogue when that
-package is installed (it downloads the description on first use).
+package is installed. ``robot_descriptions`` downloads a description's
+repository with git the first time the description is imported and keeps it in
+its cache (:func:`robot_descriptions_cache_dir`); a description that is not
+cached and cannot be fetched raises :class:`RobotDescriptionFetchError`, whose
+message says how to fetch it (:func:`import_robot_description`).
 """
 
 from __future__ import annotations
@@ -35,10 +39,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 
-from figaroh._optional import is_installed
+from figaroh._optional import is_installed, require
 
-from .exceptions import FigarohToolsError, MissingMeshError, MissingPackageError
+from .exceptions import (
+    FigarohToolsError,
+    MissingMeshError,
+    MissingPackageError,
+    RobotDescriptionFetchError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -426,22 +436,137 @@ def _erd_names(base: Path) -> dict[str, Path]:
     return names
 
 
-def _robot_descriptions_names() -> list[str]:
-    """Short names of the ``robot_descriptions`` URDF catalogue (empty when absent)."""
+#: Environment variable naming the folder where ``robot_descriptions`` keeps
+#: the repositories it downloads (default :data:`ROBOT_DESCRIPTIONS_DEFAULT_CACHE`).
+ROBOT_DESCRIPTIONS_CACHE_ENV = "ROBOT_DESCRIPTIONS_CACHE"
+#: Default download cache of ``robot_descriptions``.
+ROBOT_DESCRIPTIONS_DEFAULT_CACHE = "~/.cache/robot_descriptions"
+
+
+def robot_descriptions_cache_dir() -> Path:
+    """Folder where ``robot_descriptions`` keeps the description repositories it downloads.
+
+    Returns:
+        ``$ROBOT_DESCRIPTIONS_CACHE`` when set, else
+        ``~/.cache/robot_descriptions`` (user folder expanded); it may not exist.
+    """
+    return Path(
+        os.environ.get(ROBOT_DESCRIPTIONS_CACHE_ENV, ROBOT_DESCRIPTIONS_DEFAULT_CACHE)
+    ).expanduser()
+
+
+def _robot_descriptions_catalogue() -> dict | None:
+    """``robot_descriptions.DESCRIPTIONS`` (``None`` when not installed or not provided)."""
     if not _check_package_available(SOURCE_ROBOT_DESCRIPTIONS):
-        return []
+        return None
     try:
         module = importlib.import_module(SOURCE_ROBOT_DESCRIPTIONS)
     except Exception:  # noqa: BLE001 - an optional package may fail to import
-        return []
+        return None
     descriptions = getattr(module, "DESCRIPTIONS", None)
-    if not isinstance(descriptions, dict):
-        return []
+    return descriptions if isinstance(descriptions, dict) else None
+
+
+def _robot_descriptions_names() -> list[str]:
+    """Short names of the ``robot_descriptions`` URDF catalogue (empty when absent)."""
+    descriptions = _robot_descriptions_catalogue() or {}
     return sorted(
         name.removesuffix("_description")
         for name, info in descriptions.items()
         if getattr(info, "has_urdf", True)
     )
+
+
+def robot_description_module(name: str, urdf_only: bool = False) -> str | None:
+    """The ``robot_descriptions`` module that ``name`` stands for, found without importing it.
+
+    ``name`` and ``<name>_description`` are tried in that order (``"ur10"`` →
+    ``"ur10_description"``); a candidate must be a module of the installed
+    package (importing it would download the description, so only its
+    presence is looked up) and, when the package lists its catalogue
+    (``DESCRIPTIONS``), an entry of that catalogue.
+
+    Args:
+        name: Robot name (``"ur10"``) or module name (``"ur10_description"``).
+        urdf_only: Skip catalogue entries that provide no URDF (MJCF only).
+
+    Returns:
+        The module name inside ``robot_descriptions``, or ``None`` when the
+        package is not installed or has no such description.
+    """
+    if not name or not _check_package_available(SOURCE_ROBOT_DESCRIPTIONS):
+        return None
+    descriptions = _robot_descriptions_catalogue()
+    for candidate in dict.fromkeys((name, f"{name}_description")):
+        if descriptions is not None:
+            if candidate not in descriptions:
+                continue
+            if urdf_only and not getattr(descriptions[candidate], "has_urdf", True):
+                continue
+        if is_installed(f"{SOURCE_ROBOT_DESCRIPTIONS}.{candidate}"):
+            return candidate
+    return None
+
+
+def is_imported_description(module_name: str) -> bool:
+    """Whether ``robot_descriptions.<module_name>`` was imported (its files were fetched)."""
+    return f"{SOURCE_ROBOT_DESCRIPTIONS}.{module_name}" in sys.modules
+
+
+def description_fetch_error(module_name: str, exc: BaseException) -> RobotDescriptionFetchError:
+    """The error for a description whose import (its first-use download) failed with ``exc``.
+
+    Args:
+        module_name: Module name inside ``robot_descriptions`` (``"ur10_description"``).
+        exc: What the import raised (a git error, an ``OSError``, ...).
+
+    Returns:
+        A :class:`RobotDescriptionFetchError` naming the description, the
+        cache folder, the reason, the fetch command and the
+        ``ROBOT_DESCRIPTIONS_CACHE`` variable (raise it ``from exc``).
+    """
+    reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if len(reason) > 300:
+        reason = reason[:299] + "…"
+    cache = robot_descriptions_cache_dir()
+    return RobotDescriptionFetchError(
+        f"robot_descriptions description {module_name!r} is not available: its files are "
+        f"not in the robot_descriptions cache {cache} (or not at the commit it pins) and "
+        f"fetching them failed ({reason}). robot_descriptions downloads a description's "
+        f"repository with git the first time it is used: fetch it once on a machine with "
+        f'network access and git, `python -c "import {SOURCE_ROBOT_DESCRIPTIONS}.'
+        f'{module_name}"`, or set {ROBOT_DESCRIPTIONS_CACHE_ENV} to a folder that holds '
+        f"the downloaded repositories. Without them, pass the URDF file itself."
+    )
+
+
+def import_robot_description(module_name: str) -> ModuleType:
+    """Import ``robot_descriptions.<module_name>``, which fetches its files on first use.
+
+    Args:
+        module_name: A name of :func:`robot_description_module`
+            (``"ur10_description"``).
+
+    Returns:
+        The description module (``URDF_PATH``, ``PACKAGE_PATH``, ... as
+        ``robot_descriptions`` documents them).
+
+    Raises:
+        MissingDependencyError: robot_descriptions is not installed (an
+            ``ImportError`` naming ``pip install robot_descriptions``).
+        RobotDescriptionFetchError: The import failed, i.e. the files are not
+            cached and could not be downloaded (no network, no git, a proxy);
+            the message names the description, the cache folder, the command
+            that fetches it and the ``ROBOT_DESCRIPTIONS_CACHE`` variable.
+    """
+    require(
+        SOURCE_ROBOT_DESCRIPTIONS,
+        purpose=f"Loading the robot description {module_name!r} by name",
+    )
+    try:
+        return importlib.import_module(f"{SOURCE_ROBOT_DESCRIPTIONS}.{module_name}")
+    except Exception as exc:  # noqa: BLE001 - git, network and cache errors of any type
+        raise description_fetch_error(module_name, exc) from exc
 
 
 def robot_catalogue() -> list[RobotEntry]:
@@ -478,34 +603,46 @@ def _looks_like_path(name: str) -> bool:
 
 
 def _robot_descriptions_urdf(name: str) -> Path | None:
-    """URDF of ``robot_descriptions.<name>_description`` (downloaded on first use)."""
-    if not _check_package_available(SOURCE_ROBOT_DESCRIPTIONS):
+    """URDF of the ``robot_descriptions`` description ``name`` (fetched on first use).
+
+    Raises:
+        RobotDescriptionFetchError: The description exists but its files are
+            not cached and could not be fetched.
+    """
+    module_name = robot_description_module(name, urdf_only=True)
+    if module_name is None:
         return None
-    for module_name in (f"{name}_description", name):
-        try:
-            module = importlib.import_module(f"{SOURCE_ROBOT_DESCRIPTIONS}.{module_name}")
-        except ImportError:
-            continue
-        urdf = getattr(module, "URDF_PATH", None)
-        if urdf and Path(urdf).is_file():
-            return Path(urdf)
+    urdf = getattr(import_robot_description(module_name), "URDF_PATH", None)
+    if urdf and Path(urdf).is_file():
+        return Path(urdf)
     return None
 
 
+def _sources_sentence(entries: Sequence[RobotEntry]) -> str:
+    """Where the known names come from, and how to get more (the truth of this machine)."""
+    erd = sum(e.source == SOURCE_EXAMPLE_ROBOT_DATA for e in entries)
+    erd_text = (
+        f"{erd} from example-robot-data"
+        if example_robot_data_dir() is not None
+        else "example-robot-data is not installed (pip install example-robot-data)"
+    )
+    if _check_package_available(SOURCE_ROBOT_DESCRIPTIONS):
+        rd = sum(e.source == SOURCE_ROBOT_DESCRIPTIONS for e in entries)
+        rd_text = f"{rd} more from robot_descriptions, which is installed"
+    else:
+        rd_text = "robot_descriptions is not installed (pip install robot_descriptions adds more)"
+    return f"{erd_text}; {rd_text}"
+
+
 def _unknown_robot(name: str) -> UnknownRobotError:
-    names = [e.name for e in robot_catalogue()]
+    entries = robot_catalogue()
+    names = [e.name for e in entries]
     close = difflib.get_close_matches(name, names, n=3)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    sources = (
-        "example-robot-data is installed"
-        if example_robot_data_dir() is not None
-        else "install example-robot-data (pip install example-robot-data)"
-    )
     return UnknownRobotError(
         f"URDF file or robot name {name!r} not found: it is not a file (relative paths "
-        f"are resolved from {Path.cwd()}) nor a robot name ({len(names)} known; {sources}; "
-        f"robot_descriptions names are available once it is installed).{hint} "
-        f"List the names with `figaroh robots`."
+        f"are resolved from {Path.cwd()}) nor a robot name ({len(names)} known: "
+        f"{_sources_sentence(entries)}).{hint} List the names with `figaroh robots`."
     )
 
 
@@ -527,7 +664,11 @@ def resolve_robot_urdf(robot: str | os.PathLike) -> Path:
 
     Raises:
         UnknownRobotError: Neither a file nor a known name (a
-            ``FileNotFoundError``); the message suggests close names.
+            ``FileNotFoundError``); the message suggests close names and says
+            which robot sources are installed.
+        RobotDescriptionFetchError: A ``robot_descriptions`` name whose files
+            are not cached and could not be fetched (a ``FileNotFoundError``
+            naming the fetch command and ``ROBOT_DESCRIPTIONS_CACHE``).
     """
     path = Path(robot)
     if path.is_file():
