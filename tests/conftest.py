@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
 import platform
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any, Tuple
 
 import pytest
 
+from figaroh.cli.main import main as figaroh_main
 from figaroh.tools.robot_paths import example_robot_data_dir
 
 
@@ -74,6 +78,25 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared robot data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+#: The UR10's six joints, in model order (example-robot-data's ``ur10_robot.urdf``).
+UR10_JOINTS = (
+    "shoulder_pan_joint",
+    "shoulder_lift_joint",
+    "elbow_joint",
+    "wrist_1_joint",
+    "wrist_2_joint",
+    "wrist_3_joint",
+)
+
+
+def run_cli(*args: Any) -> Tuple[int, str, str]:
+    """``figaroh ARGS`` in process: ``(exit code, stdout, stderr)``."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = figaroh_main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="session")

@@ -29,8 +29,7 @@ from bag_writers import (
     write_bag,
     write_joint_state_bag,
 )
-from conftest import ROOT, load_example
-from figaroh.cli import main as cli_main
+from conftest import ROOT, load_example, run_cli
 from figaroh.cli.bag_identification import BagIdentification
 from figaroh.cli.csv_identification import CSVIdentification, write_trajectory_csv
 from figaroh.data.bag_errors import (
@@ -315,11 +314,6 @@ def test_motor_currents_need_ratios_and_motor_constants(ur10, log, csv_result, t
 # ---------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------
-def _cli(*args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli_main.main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_cli_bag_info_and_identify(ur10, log, csv_result, tmp_path):
@@ -327,14 +321,14 @@ def test_cli_bag_info_and_identify(ur10, log, csv_result, tmp_path):
     bag = write_joint_state_bag(
         bag_path(tmp_path, fmt), fmt, log["stamps"], JOINTS, log["q"], log["dq"], log["tau"]
     )
-    code, out, err = _cli("bag", "info", bag)
+    code, out, err = run_cli("bag", "info", bag)
     assert code == 0, err
     assert "/joint_states" in out and "sensor_msgs/msg/JointState" in out and f" {N} " in out
     assert "time span: 5.990 s" in out and "shoulder_pan_joint" in out
-    code, out, err = _cli("bag", "info", tmp_path)  # a folder that is not a bag
+    code, out, err = run_cli("bag", "info", tmp_path)  # a folder that is not a bag
     assert code == 2 and "not" in err.lower()
     urdf = ur10.model_path if hasattr(ur10, "model_path") else _sim.ur10_urdf()
-    code, out, err = _cli(
+    code, out, err = run_cli(
         "identify", CONFIG, "--urdf", urdf, "--bag", bag, "--topic", "/joint_states",
         "--no-decimate", "--scope", "execution", "-o", tmp_path / "out", "-q",
     )  # fmt: skip
@@ -342,7 +336,7 @@ def test_cli_bag_info_and_identify(ur10, log, csv_result, tmp_path):
     rows = (tmp_path / "out" / "base_parameters.csv").read_text().splitlines()[1:]
     values = np.array([float(r.split(",")[1]) for r in rows])
     np.testing.assert_allclose(values, csv_result.phi_base, rtol=1e-12, atol=1e-12)
-    code, _, err = _cli(
+    code, _, err = run_cli(
         "identify", CONFIG, "--urdf", urdf, "--data", tmp_path, "--topic", "/joint_states"
     )
     assert code == 2 and "--topic reads a ROS bag" in err

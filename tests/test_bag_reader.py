@@ -36,6 +36,7 @@ from bag_writers import (
     write_bag,
     write_joint_state_bag,
 )
+from conftest import UR10_JOINTS as UR10
 from figaroh.data import bag_reader
 from figaroh.data.bag_errors import (
     BagError,
@@ -56,14 +57,6 @@ from figaroh.data.bag_reader import (
 )
 from figaroh.errors import MissingDependencyError
 
-UR10 = (
-    "shoulder_pan_joint",
-    "shoulder_lift_joint",
-    "elbow_joint",
-    "wrist_1_joint",
-    "wrist_2_joint",
-    "wrist_3_joint",
-)
 T0 = 1_700_000_000_000_000_000  # 2023-11-14 [ns]
 N = 200
 

@@ -8,35 +8,17 @@ URDF's joints, and the header of ``figaroh init`` against the YAML below it
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from pathlib import Path
-from typing import Any, List, Tuple
+from typing import Any, List
 
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, UR10_JOINTS, run_cli
 from figaroh.cli.init_command import ANNOUNCED_SECTIONS
-from figaroh.cli.main import main
 
 CONFIG = ROOT / "config" / "ur10_unified_config.yaml"
-UR10_JOINTS = [
-    "shoulder_pan_joint",
-    "shoulder_lift_joint",
-    "elbow_joint",
-    "wrist_1_joint",
-    "wrist_2_joint",
-    "wrist_3_joint",
-]
-
-
-def _in_process(*args) -> Tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
 
 
 def _error_line(err: str) -> str:
@@ -58,7 +40,7 @@ def _variant(tmp_path: Path, old: str, new: str, count: int = 1) -> Path:
 # check
 # ---------------------------------------------------------------------------
 def test_a_valid_config_exits_0_and_prints_what_a_run_uses(ur10_urdf):
-    code, out, err = _in_process("check", CONFIG, "--urdf", ur10_urdf)
+    code, out, err = run_cli("check", CONFIG, "--urdf", ur10_urdf)
     assert code == 0, err
     lines = out.splitlines()
     assert lines[-1] == "valid"
@@ -74,7 +56,7 @@ def test_a_valid_config_exits_0_and_prints_what_a_run_uses(ur10_urdf):
 
 
 def test_without_a_model_only_the_keys_are_checked(ur10_urdf):
-    code, out, _ = _in_process("check", CONFIG)
+    code, out, _ = run_cli("check", CONFIG)
     assert code == 0
     assert "robot model         none: give --urdf URDF" in out
     assert "active joints" not in out
@@ -104,7 +86,7 @@ def test_without_a_model_only_the_keys_are_checked(ur10_urdf):
 )  # fmt: skip
 def test_each_defect_exits_2_naming_the_field(old, new, field, ur10_urdf, tmp_path):
     path = _variant(tmp_path, old, new)
-    code, out, err = _in_process("check", path, "--urdf", ur10_urdf)
+    code, out, err = run_cli("check", path, "--urdf", ur10_urdf)
     assert code == 2, (out, err)
     assert field in _error_line(err)
     assert "valid" not in out.splitlines()
@@ -113,19 +95,19 @@ def test_each_defect_exits_2_naming_the_field(old, new, field, ur10_urdf, tmp_pa
 def test_the_model_comes_from_robot_urdf(tmp_path):
     """``robot.urdf`` (a robot name here) is the model when no --urdf is given."""
     path = _variant(tmp_path, "robot:\n", "robot:\n  urdf: ur10\n")
-    code, out, err = _in_process("check", path)
+    code, out, err = run_cli("check", path)
     assert code == 0, err
     assert "robot model         ur10" in out
     bad = _variant(tmp_path, "        - wrist_3_joint\n", "        - wrist_9_joint\n")
     bad.write_text(bad.read_text().replace("robot:\n", "robot:\n  urdf: ur10\n", 1))
-    code, _, err = _in_process("check", bad)
+    code, _, err = run_cli("check", bad)
     assert code == 2 and "wrist_9_joint" in _error_line(err)
 
 
 def test_a_legacy_file_is_refused_with_the_migrate_command(tmp_path):
     path = tmp_path / "legacy.yaml"
     path.write_text("calibration:\n  calib_level: full_params\n")
-    code, _, err = _in_process("check", path)
+    code, _, err = run_cli("check", path)
     assert code == 2 and "figaroh migrate-config OLD NEW" in _error_line(err)
 
 
@@ -160,7 +142,7 @@ def _header_keys(text: str) -> List[str]:
 @pytest.fixture(scope="module")
 def init_config(tmp_path_factory):
     path = tmp_path_factory.mktemp("init_check") / "ur10.yaml"
-    code, out, err = _in_process("init", "--urdf", "ur10", "-o", path)
+    code, out, err = run_cli("init", "--urdf", "ur10", "-o", path)
     assert code == 0, err
     return path, out
 
@@ -186,7 +168,7 @@ def test_init_writes_every_section_its_header_announces(init_config):
 def test_init_output_passes_check(init_config, ur10_urdf):
     path, _ = init_config
     for extra in ((), ("--urdf", ur10_urdf)):
-        code, out, err = _in_process("check", path, *extra)
+        code, out, err = run_cli("check", path, *extra)
         assert code == 0, err
         assert out.splitlines()[-1] == "valid"
         assert "robot model         ur10" in out
@@ -201,7 +183,7 @@ def test_init_output_calibrates_with_data(init_config, ur10_urdf, tmp_path):
     sim = load_example("ur10/calibration.py", "ur10_calibration_example")
     train, _, _ = sim.simulate_ur10_calibration(tmp_path / "sim", n_train=30, n_test=10)
     path, _ = init_config
-    code, _, err = _in_process(
+    code, _, err = run_cli(
         "calibrate", path, "--urdf", ur10_urdf, "--data", train, "-o", tmp_path / "out",
         "--scope", "execution", "-q",
     )  # fmt: skip

@@ -274,7 +274,7 @@ def test_an_uncached_description_says_so_and_how_to_fetch_it(fake_robot_descript
     # the command line: one line on stderr, exit code 2, no traceback
     _forget_robot_descriptions()
     out = cache.parent / "cf2.yaml"
-    assert figaroh_main(["init", "cf2", "-o", str(out)]) == 2
+    assert figaroh_main(["init", "--urdf", "cf2", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert "robot_descriptions.cf2_description" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and not out.exists()
