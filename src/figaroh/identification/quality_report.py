@@ -309,7 +309,7 @@ def basic_identification_plot(ident: Any, output_dir: str = "results") -> str | 
     if values.size:
         ax2.bar(range(values.size), values, alpha=0.7, label="Base parameters")
         ax2.set_xlabel("Parameter index")
-        ax2.set_ylabel("Value")
+        ax2.set_ylabel("Value [SI unit of each parameter]")
         ax2.set_title("Identified base parameters")
         ax2.legend()
         ax2.grid(True, alpha=0.3)
