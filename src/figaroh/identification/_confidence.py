@@ -54,10 +54,11 @@ def _fit_sigma(ident: Any) -> Tuple[np.ndarray, int] | None:
     n_rows, n_b = W.shape
     if np.size(phi) != n_b or np.size(tau) != n_rows or n_rows <= n_b:
         return None
-    qr = getattr(getattr(getattr(ident, "_run", None), "fit", None), "qr", None)
-    r1 = qr.R1 if qr is not None and getattr(qr, "W_b", None) is W else None
+    qr: Any = getattr(getattr(getattr(ident, "_run", None), "fit", None), "qr", None)
+    own_qr = qr is not None and getattr(qr, "W_b", None) is W
+    r1: Any = qr.R1 if own_qr else None
     tau_id = getattr(ident, "tau_identif", None)
-    if r1 is not None and phi is qr.phi_b and tau_id is not None and np.size(tau_id) == n_rows:
+    if own_qr and phi is qr.phi_b and tau_id is not None and np.size(tau_id) == n_rows:
         # the QR's own fit: the residual fit_quality used
         residual = np.asarray(tau, dtype=float) - np.asarray(tau_id, dtype=float)
     else:
@@ -93,8 +94,8 @@ def base_parameter_sigma(ident: Any) -> Tuple[np.ndarray | None, int | None]:
     std = _vector(getattr(ident, "std_relative", None))
     if phi is None or std is None or std.shape != phi.shape:
         return None, None
-    W = result.get("base regressor")
-    dof = int(np.shape(W)[0] - np.shape(W)[1]) if np.ndim(W) == 2 else None
+    W: Any = result.get("base regressor")
+    dof = int(np.shape(W)[0] - np.shape(W)[1]) if W is not None and np.ndim(W) == 2 else None
     return np.abs(std / 100.0 * phi), dof
 
 
@@ -116,6 +117,7 @@ def base_parameter_table(ident: Any, level: float | None = None) -> ParameterTab
     values = getattr(ident, "phi_base", None)
     if values is None:
         values = result.get("base parameters values")
+    sigma: Any
     sigma, dof = base_parameter_sigma(ident)
     if level is None:
         level = configured_confidence_level(getattr(ident, "identif_config", None))

@@ -83,6 +83,8 @@ def _filter_settings(ident: Any) -> Mapping[str, Any]:
     config = getattr(ident, "filter_config", None) or {}
     params = dict(config.get("filter_params", {}) if isinstance(config, Mapping) else {})
     hook = getattr(type(ident), "_apply_filters", None)
+    if not callable(hook):
+        return params
     try:
         defaults = {
             k: p.default

@@ -131,8 +131,8 @@ def _fallback_table(
     """The table from ``result`` alone: ``σ = |std%/100 · φ|``, dof of the base regressor."""
     values = result.get("base parameters values")
     unc = parameter_uncertainty(base_names, values, std_relative)
-    W = result.get("base regressor")
-    dof = int(np.shape(W)[0] - np.shape(W)[1]) if np.ndim(W) == 2 else None
+    W: Any = result.get("base regressor")
+    dof = int(np.shape(W)[0] - np.shape(W)[1]) if W is not None and np.ndim(W) == 2 else None
     kinds = unc["kind"]
     return parameter_table(
         base_names, kinds, values, unc["sigma"], dof, units=[kind_unit(k) for k in kinds]
