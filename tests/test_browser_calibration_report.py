@@ -9,8 +9,11 @@ error and no network request, and show:
 * one residual-norm chart per marker and kind (position ‖Δp‖ [mm],
   orientation ‖Δφ‖ [mrad]) over the poses, calibrated vs nominal, and one
   chart per marker axis with the histogram of its calibrated residual;
-* the parameter table: value, absolute σ, σ / |value| only where the value is
-  not ≈ 0, σ / scale and a confidence tier.
+* the summary: position [mm] and orientation [deg] errors apart, and what the
+  solver reported;
+* the parameter table: value, absolute σ, the 95 % confidence interval,
+  σ / |value|, σ / scale and the shared grade;
+* the optimisation trace (the run's own, or the cost path of its LM fit).
 
 Screenshots are saved by the test (and copied into ``docs/img/`` as
 ``report_calibration_*.png`` with ``FIGAROH_DOCS_SCREENSHOTS=1``). Skips like
@@ -27,11 +30,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import test_browser_reports as browser_reports  # noqa: E402
-from figaroh.tools.report import generate_calibration_report  # noqa: E402
+from figaroh._run.optimisation_trace import (  # noqa: E402
+    OptimisationTrace,
+    StageOutcome,
+    TraceEntry,
+)
+from figaroh.tools.report import calibrator_parameter_table, generate_calibration_report  # noqa: E402
 from test_browser_reports import (  # noqa: E402
     _errors,
     _requests,
@@ -69,9 +78,32 @@ def ur10_calibration(tmp_path_factory):
     )
     with contextlib.redirect_stdout(io.StringIO()):
         calib = run(train, validation=test)
+    if getattr(calib, "optimisation_trace", None) is None:
+        calib.optimisation_trace = _replayed_trace(calib)
     path = folder / "calibration_report.html"
     generate_calibration_report(calib, output_path=str(path), verdict=calib.verify(LIMITS))
     return calib, path, folder
+
+
+def _replayed_trace(calib):
+    """The cost ½‖r‖² of the run's LM fit from its start, after 1, 2, … residual evaluations.
+
+    Used when the run recorded no trace of its own: the deterministic MINPACK fit is
+    replayed from the same start (the closed-form frame guess, joint parameters 0) with a
+    growing evaluation budget until it converges, so each entry is the cost the fit had
+    reached — a real path of this fit, one point per evaluation.
+    """
+    objective = calib._objective_model
+    x0 = objective.initial_vector()
+    r0 = np.asarray(calib._objective(x0), dtype=float)
+    entries = [TraceEntry("lm:pass 1", 0, float(0.5 * r0 @ r0))]
+    for k in range(1, 200):
+        res = objective.least_squares(x0, "lm", max_nfev=k)
+        entries.append(TraceEntry("lm:pass 1", k, float(res.cost)))
+        if res.status != 0:  # converged (0: the evaluation budget ran out)
+            break
+    outcome = StageOutcome("lm:pass 1", "converged", str(res.message))
+    return OptimisationTrace().with_entries(*entries).with_outcome(outcome)
 
 
 def _number(text):
@@ -130,19 +162,40 @@ def test_calibration_report_panels_are_present_and_readable(browser, ur10_calibr
         assert h.get_attribute("data-count") == str(N_TEST) and h.rect["width"] > 380
         heights = [float(b.get_attribute("height")) for b in h.find_elements(By.TAG_NAME, "rect")]
         assert max(heights) > 50
-    # parameter table: value, σ, σ/|value| only where the value is not ≈ 0, σ/scale, tier
+    # parameter table: value, σ, the 95 % interval value ± t·σ (Student t on the residual
+    # degrees of freedom), σ/|value|, σ/scale and the shared grade
     names = list(calib.calib_config["param_name"])
     table = browser.find_elements(By.CSS_SELECTOR, "#uncertainty tbody tr")
     assert len(table) == len(names)
-    stdev = dict(zip(names, calib.evaluation_metrics["param_stdev"], strict=True))
-    value = dict(zip(names, calib.evaluation_metrics["param_values"], strict=True))
+    ev = calib.evaluation_metrics
+    stdev = dict(zip(names, ev["param_stdev"], strict=True))
+    value = dict(zip(names, ev["param_values"], strict=True))
+    t = scipy.stats.t.ppf(0.975, ev["residual_dof"])
+    grades = {r.name: r.grade for r in calibrator_parameter_table(calib).rows}
     for row in table:
         cells_text = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
         name = cells_text[0]
         assert _number(cells_text[1]) == pytest.approx(value[name], rel=1e-3, abs=1e-9)
         assert _number(cells_text[2]) == pytest.approx(stdev[name], rel=1e-3)
-        assert cells_text[6] in ("good", "fair", "poor")
-    assert "σ / scale" in browser.find_element(By.CSS_SELECTOR, "#uncertainty thead").text
+        low, high = (_number(v) for v in cells_text[3].strip("[]").split(", "))
+        assert low == pytest.approx(value[name] - t * stdev[name], rel=1e-3, abs=1e-9)
+        assert high == pytest.approx(value[name] + t * stdev[name], rel=1e-3, abs=1e-9)
+        assert cells_text[7].split("\n") == [grades[name].tier] + (
+            ["not distinguishable from 0"] if grades[name].zero else []
+        )
+    head = browser.find_element(By.CSS_SELECTOR, "#uncertainty thead").text
+    assert "σ / scale" in head and "95 % CI" in head
+    # the summary: position [mm] and orientation [deg] errors apart, what the solver did
+    summary = _visible_text(browser, "#summary tr")
+    assert any(r.startswith("Position error [mm]\tRMSE ") and r.endswith(" mm") for r in summary)
+    assert any(r.startswith("Orientation error [deg]\tRMSE ") for r in summary)
+    convergence = next(r for r in summary if r.startswith("Convergence"))
+    assert "residual evaluations" in convergence and "iterations 0" not in convergence
+    # the optimisation trace: a table row and a chart per LM pass
+    stages = browser.find_elements(By.CSS_SELECTOR, "#trace tr.trace-stage")
+    assert [r.get_attribute("data-stage") for r in stages] == calib.optimisation_trace.stages()
+    trace_chart = chart_state(browser, "#trace-panel svg.multi-chart[data-joint='0']")
+    assert trace_chart["paths"] == 1 and trace_chart["points"] >= 2
     # screenshots (viewed when the docs images are refreshed), every chart at full range
     browser.execute_script(
         "document.querySelectorAll('svg.multi-chart').forEach(s => s.figarohChart.reset())"
@@ -151,9 +204,11 @@ def test_calibration_report_panels_are_present_and_readable(browser, ur10_calibr
     try:
         for css, name in (
             ("#verdict", "report_calibration_verdict.png"),
+            ("#summary", "report_calibration_summary.png"),
             ("#pose-residuals", "report_calibration_pose_residuals.png"),
             ("#axis-residuals", "report_calibration_axis_residuals.png"),
             ("#uncertainty", "report_calibration_parameters.png"),
+            ("#trace", "report_calibration_trace.png"),
         ):
             # a window as tall as the section: the screenshot holds all of it
             height = browser.find_element(By.CSS_SELECTOR, css).rect["height"]

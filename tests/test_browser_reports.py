@@ -32,6 +32,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from figaroh._run import git as run_git  # noqa: E402
+from figaroh.identification._confidence import base_parameter_table  # noqa: E402
+from figaroh.identification._edge_effects import edge_effect  # noqa: E402
 from figaroh.tools.identification_report import generate_identification_report  # noqa: E402
 from figaroh.tools.report import generate_calibration_report  # noqa: E402
 from test_identification_report import XSS, make_calibration_fixture  # noqa: E402
@@ -307,11 +310,14 @@ def physical_report(tmp_path_factory):
     )
     ident = ur10.UR10Identification(robot, config, data_dir=train)
     ident.identif_config["validation_data_file"] = str(validation)
-    ident.initialize()
-    with contextlib.redirect_stdout(io.StringIO()):
-        ident.solve(decimate=False, plotting=False)
     path = folder / "report.html"
-    generate_identification_report(ident, output_path=str(path))
+    # figaroh as an installed package (not its source checkout), as a user runs it
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(run_git, "_PACKAGE_DIR", folder / "site-packages" / "figaroh")
+        ident.initialize()
+        with contextlib.redirect_stdout(io.StringIO()):
+            ident.solve(decimate=False, plotting=False)
+        generate_identification_report(ident, output_path=str(path))
     return ident, path, folder
 
 
@@ -358,11 +364,16 @@ def test_identification_report_panels_are_present_and_readable(browser, physical
     for cell in cells:
         box = cell.find_element(By.TAG_NAME, "svg").rect
         assert box["width"] > 380 and box["height"] > 150  # readable, not a thumbnail
-    # residual histograms: one per joint, every sample counted, bars drawn
+    # residual histograms: one per joint, bars drawn; the log starts and ends moving, so
+    # figaroh 1.0.2's zero-padded median filter distorts its ends: those samples are drawn
+    # as their own series and left out of the histograms
+    edges = edge_effect(ident)
+    assert edges is not None and edges.zero_padding
     hists = browser.find_elements(By.CSS_SELECTOR, "#residual-panel svg.histogram")
     assert len(hists) == len(joints)
     for h in hists:
-        assert h.get_attribute("data-count") == "300" and h.rect["width"] > 380
+        assert h.get_attribute("data-count") == str(300 - 2 * edges.n_edge)
+        assert h.rect["width"] > 380
         heights = [
             float(b.get_attribute("height")) for b in h.find_elements(By.CSS_SELECTOR, "rect.bin")
         ]
@@ -370,6 +381,20 @@ def test_identification_report_panels_are_present_and_readable(browser, physical
     assert len(browser.find_elements(By.CSS_SELECTOR, "#residual-panel svg.multi-chart")) == len(
         joints
     )
+    edge_chart = chart_state(browser, "#residual-panel svg.multi-chart[data-joint='1']")
+    assert edge_chart["paths"] == 2  # the residual, and the edge samples over it
+    assert "edge samples" in browser.find_element(By.CSS_SELECTOR, "#residual-panel").text
+    # parameter table: one row per base parameter, the 95 % interval and the shared grade
+    table = base_parameter_table(ident)
+    param_rows = browser.find_elements(By.CSS_SELECTOR, "#uncertainty tbody tr")
+    assert len(param_rows) == len(table.rows)
+    for row, expected in zip(param_rows, table.ranked(), strict=True):
+        cells_text = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        assert cells_text[0] == expected.name
+        low, high = (float(v) for v in cells_text[3].strip("[]").split(", "))
+        assert low == pytest.approx(expected.ci_low, rel=1e-3, abs=1e-9)
+        assert high == pytest.approx(expected.ci_high, rel=1e-3, abs=1e-9)
+        assert cells_text[7].startswith(expected.grade.tier)
     # per-link table: one row per link, mass / CoM / principal moments / feasibility
     link_rows = browser.find_elements(By.CSS_SELECTOR, "#links tr[data-link]")
     assert [r.get_attribute("data-link") for r in link_rows] == joints
@@ -380,6 +405,10 @@ def test_identification_report_panels_are_present_and_readable(browser, physical
         assert float(cells_text[1]) == pytest.approx(feasibility[joint]["mass"], rel=1e-3)
         assert len(cells_text[3].split(",")) == 3 and len(cells_text[4].split(",")) == 3
         assert cells_text[6] == ("feasible" if feasibility[joint]["ok"] else "infeasible")
+    # provenance of an installed figaroh: the git row says so plainly
+    provenance = _visible_text(browser, "#provenance tr")
+    assert f"Git commit\t{run_git.NOT_A_CHECKOUT}" in provenance
+    assert not [r for r in provenance if "fatal" in r or "unavailable:" in r]
     # one account of the physical stages: the summary and the section agree
     summary = browser.find_element(By.CSS_SELECTOR, "#summary").text
     consistency = _visible_text(browser, "#consistency tr")
@@ -392,11 +421,15 @@ def test_identification_report_panels_are_present_and_readable(browser, physical
     )
     for css, name in (
         ("#verdict", "report_verdict.png"),
+        ("#provenance", "report_provenance.png"),
+        ("#summary", "report_summary.png"),
         ("#fit-time", "report_fit_time.png"),
         ("#residual-time", "report_residuals.png"),
         ("#links", "report_links.png"),
     ):
         _shoot(browser, css, folder, name)
+    # the top of the parameter table (the least certain rows first): the window's height
+    _shoot(browser, "#uncertainty", folder, "report_parameters.png")
     assert _errors(browser) == [] and _requests(browser, url) == []
 
 

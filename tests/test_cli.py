@@ -24,6 +24,7 @@ from conftest import ROOT, load_example
 from figaroh.cli import csv_identification as ci
 from figaroh.cli.main import main
 from figaroh.cli.progress import Steps
+from figaroh.identification._confidence import base_parameter_table
 
 _ur10 = load_example("ur10/identification.py", "ur10_identification")
 _ur10_cal = load_example("ur10/calibration.py", "ur10_calibration_example")
@@ -54,11 +55,16 @@ def _in_process(*args) -> tuple[int, str, str]:
 
 
 def _read_params(path: Path) -> tuple[list[str], dict[str, np.ndarray]]:
+    """Names and columns of a parameter CSV (numbers as float arrays, the grade as text)."""
     with open(path, newline="") as fh:
         rows = list(csv.reader(fh))
     header, body = rows[0], rows[1:]
     names = [r[0] for r in body]
-    cols = {h: np.array([float(r[k]) for r in body]) for k, h in enumerate(header) if k}
+    cols = {
+        h: np.array([r[k] if h == "grade" else float(r[k]) for r in body])
+        for k, h in enumerate(header)
+        if k
+    }
     return names, cols
 
 
@@ -122,6 +128,14 @@ def test_identify_gives_the_python_api_base_parameters(cli_run, python_api):
     np.testing.assert_allclose(
         cols["std_relative_pct"], python_api.std_relative, rtol=1e-12, atol=1e-12
     )
+    # the columns added after the 1.0.2 ones: σ, the 95 % interval and the reports' grade
+    assert list(cols)[:2] == ["value", "std_relative_pct"]
+    table = base_parameter_table(python_api)
+    np.testing.assert_allclose(cols["sigma"], table.column("sigma"), rtol=1e-9)
+    np.testing.assert_allclose(cols["ci_low"], table.column("ci_low"), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(cols["ci_high"], table.column("ci_high"), rtol=1e-9, atol=1e-12)
+    assert set(cols["confidence_level"]) == {0.95}
+    assert list(cols["grade"]) == [r.grade.label for r in table.rows]
     verdict = json.loads((out / "identification_verification.json").read_text())
     assert verdict["scope"] == "prediction" and verdict["passed"] is True
 
@@ -309,6 +323,10 @@ def test_calibrate_recovers_the_injected_errors(calib_data, ur10, ur10_urdf, tmp
     assert set(names) == set(truth)
     est = dict(zip(names, cols["value"], strict=True))
     assert max(abs(est[n] - v) for n, v in truth.items()) < 1e-6  # [m, rad]
+    assert list(cols)[:2] == ["value", "std_dev"]
+    assert {"sigma", "ci_low", "ci_high", "confidence_level", "grade"} <= set(cols)
+    np.testing.assert_array_equal(cols["sigma"], cols["std_dev"])
+    assert np.all(cols["ci_low"] <= cols["value"]) and np.all(cols["value"] <= cols["ci_high"])
     # the generic path is exactly BaseCalibration on the same file
     ref = BaseCalibration(ur10, str(CONFIG))
     ref.calib_config.update(known_baseframe=False, known_tipframe=False)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import html
 import json
-import math
 import re
 import types
 from html.parser import HTMLParser
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+import scipy.stats
 
 from conftest import load_example  # noqa: E402
 
@@ -36,6 +36,7 @@ from figaroh._run import html as run_html  # noqa: E402
 from figaroh._run import link_table as lt  # noqa: E402
 from figaroh._run.html import _uncertainty_tier  # noqa: E402
 from figaroh._run.verdict import evaluate_thresholds  # noqa: E402
+from figaroh.identification._confidence import base_parameter_table  # noqa: E402
 from figaroh.tools import identification_report as ir  # noqa: E402
 from figaroh.tools import report as cr  # noqa: E402
 from figaroh.tools.stages import record_stage  # noqa: E402
@@ -364,12 +365,13 @@ def test_parameter_uncertainty_scales_by_kind():
     np.testing.assert_allclose(unc["scaled_pct"][:4], [1.0, 1.0, 10.0, 0.2])
     assert unc["relative_pct"][:4] == [1.0, 5.0, 10.0, None]  # 1e-7 ≈ 0 against 0.5
     assert unc["relative_pct"][4] is None and unc["scaled_pct"][4] == float("inf")
-    doc = run_html._param_uncertainty_section(
-        names, unc["sigma"], unc["relative_pct"], values, unc["scaled_pct"]
-    )
-    assert doc.count("n/a (value ≈ 0)") == 2 and "σ / scale [%]" in doc
-    tiers = re.findall(r'<tr class="tier-(\w+)"><td>([^<]*)</td>', doc)
-    assert tiers[0] == ("poor", "fv_a") and ("good", "Ixy_a") in tiers  # not 1e6 %
+    # the report's table: g = σ / max(|value|, 0.1 × the largest |value| of the kind)
+    table = ir._fallback_table({"base parameters values": values}, std, names)
+    doc = run_html._parameter_table_section(table)
+    tiers = re.findall(r'<tr class="tier-(\w+)" data-zero="\w+"><td>([^<]*)</td>', doc)
+    assert ("good", "Ixy_a") in tiers  # σ/|value| = 10⁶ %, but 2 % of 0.1 × 0.5 kg·m²
+    assert tiers[-1] == ("unknown", "fv_a")  # 0 ± ∞: σ undefined (inf·0), listed last
+    assert "σ / scale [%]" in doc and "σ / |value| [%]" in doc
 
 
 def test_link_table_from_pinocchio_inertias():
@@ -441,8 +443,8 @@ def test_identification_insight_rules():
     assert _texts(out) == [
         (
             "warn",
-            "6 base parameter(s) have a standard deviation above 30% of the largest "
-            "parameter of their kind and are poorly identified: p0, p2, p4, p5, p6, p7.",
+            "6 base parameter(s) are poorly identified (σ above 30 % of max(|value|, scale of "
+            "their kind)): p7, p6, p5, p4, p2, p0.",
         ),
         (
             "warn",
@@ -464,6 +466,19 @@ def test_identification_insight_rules():
         {"base parameters values": [1.0] * 7}, [99.0] * 7, [f"q{i}" for i in range(7)], {}
     )
     assert out[0]["text"].endswith("q0, q1, q2, q3, q4, q5, ....")
+    worse = ir._build_insights(
+        {"condition number": 10.0},
+        [],
+        [],
+        {"validation_source": "validation_data", "correlation": 0.99, "improvement_pct": -2.4},
+    )
+    assert _texts(worse) == [
+        (
+            "warn",
+            "Validation torque RMSE is 2.4% worse than the nominal/CAD parameters — check "
+            "model assumptions or excitation trajectory coverage.",
+        )
+    ]
     out = ir._build_insights(
         {
             "physical consistency": {"status": "projected"},
@@ -509,20 +524,29 @@ def test_identification_report_sections_and_numbers(ident, tmp_path):
         assert f"<h2>{heading}</h2>" in doc
     assert "ur10 — Identification Quality Report" in text
     assert ident._run_provenance["run_id"] in text
-    assert f"{ident.rms_error:.4f} N·m or N" in text
+    assert f"{ident.rms_error:.4f} N·m (training set, all fitted joints)" in text
     assert f"{ident.result['condition number']:.1f} (well-conditioned)" in text
     assert "data ok · fit ok · validation ok" in text
-    # uncertainty: one row per base parameter, tier from the relative std
+    # uncertainty: one row per base parameter, in the order and with the grade of the
+    # table the terminal report prints (one grading rule)
+    table = base_parameter_table(ident)
+    rows = re.findall(r'<tr class="tier-(\w+)" data-zero="(\w+)"><td>([^<]*)</td>', doc)
+    assert [(t, n) for t, _, n in rows] == [(r.grade.tier, r.name) for r in table.ranked()]
+    assert [z == "true" for (z,) in [(z,) for _, z, _ in rows]] == [
+        bool(r.grade.zero) for r in table.ranked()
+    ]
+    terminal = ident._quality_report_text()
+    for r in table.ranked()[:5]:
+        assert f"{r.grade.label}" in terminal
+    # σ: the residual-error σ behind std_relative (unrounded), and its 95 % interval
     std = np.asarray(ident.std_relative)
-    rows = re.findall(r'<tr class="tier-(\w+)"><td>', doc)
-    assert len(rows) == len(ident.phi_base)
-    unc = ir.parameter_uncertainty(ident.result["base parameters names"], ident.phi_base, std)
-    expected = sorted((_uncertainty_tier(s) for s in unc["scaled_pct"]), key=str)
-    assert sorted(rows, key=str) == expected
-    # ±σ = |std%/100 · φ|
     k = int(np.argmax(std))
-    sigma = abs(std[k] / 100 * ident.phi_base[k])
-    assert f"{sigma:.4g}" in text
+    row = table.rows[k]
+    assert row.sigma == pytest.approx(std[k] / 100 * abs(ident.phi_base[k]), rel=1e-3)
+    t = scipy.stats.t.ppf(0.975, table.dof)
+    assert row.ci_high - row.value == pytest.approx(t * row.sigma, rel=1e-12)
+    assert f"[{row.ci_low:.4g}, {row.ci_high:.4g}]" in text
+    assert "95 % CI" in text and f"Student t, {int(table.dof)} residual degrees of freedom" in text
     # validation numbers and the per-joint residual table
     val = ident.result["validation_metrics"]
     assert f"{val['rmse_identified']:.4g}" in text and f"{val['rmse_nominal']:.4g}" in text
@@ -821,18 +845,25 @@ def test_calibration_report_sections_and_numbers(tmp_path):
         f"fitted frames [mm] 1.25 {val['pos_rmse_calibrated_mm']:.4g} ↓ {frames:.1f}%"
         in " ".join(text.split())
     )
-    # uncertainty: ratio |σ/x| shown as a percentage; order and tier from σ against the
-    # largest |value| of the same kind (joint offsets [m] d_p*, joint angles [rad] d_phi*)
-    rows = re.findall(r'<tr class="tier-(\w+)"><td>([^<]*)</td>', doc)
+    # uncertainty: g = σ / max(|value|, S), S = max(0.1 × the largest |value| of the kind,
+    # 10 mm for lengths d_p*, 10 mrad for angles d_phi*); rows by decreasing g
+    rows = re.findall(r'<tr class="tier-(\w+)" data-zero="\w+"><td>([^<]*)</td>', doc)
     values, stdev = np.abs(ev["param_values"]), np.asarray(ev["param_stdev"])
-    pct = 100 * stdev / values
-    scale = np.r_[[values[:3].max()] * 3, [values[3:].max()] * 3]
-    scaled = 100 * stdev / scale
-    order = np.argsort(-scaled)
+    scale = np.r_[[max(0.1 * values[:3].max(), 0.01)] * 3, [max(0.1 * values[3:].max(), 0.01)] * 3]
+    g = 100 * stdev / np.maximum(values, scale)
+    order = np.argsort(-g)
     names = calib.calib_config["param_name"]
     assert [r[1] for r in rows[: len(names)]] == [names[i] for i in order]
-    assert [r[0] for r in rows[: len(names)]] == [_uncertainty_tier(scaled[i]) for i in order]
-    assert f"{pct[order[0]]:.1f}" in text and f"{scaled[order[0]]:.2f}" in text
+    assert [r[0] for r in rows[: len(names)]] == [_uncertainty_tier(g[i]) for i in order]
+    assert [r[0] for r in rows[: len(names)]] == ["fair", "good", "good", "good", "good", "good"]
+    t = scipy.stats.t.ppf(0.975, ev["residual_dof"])
+    worst = order[0]
+    low, high = (
+        ev["param_values"][worst] - t * stdev[worst],
+        ev["param_values"][worst] + t * stdev[worst],
+    )
+    assert f"[{low:.4g}, {high:.4g}]" in text and f"{g[worst]:.3g}" in text
+    assert "Grades: 5 good, 1 fair, 0 poor" in text
     assert "−0.970" in text or "-0.970" in text
     pose, axes = [json.loads(v) for k, v in p.attrs if k == "data-multi"]
     assert [j["name"] for j in pose["joints"]] == [
@@ -896,8 +927,8 @@ def test_calibration_insight_rules():
         "warn",
         "4 outliers removed (13.3% of 30 samples) — check data quality if this seems high.",
     )
-    # 100·|σ/x| is 52 % and 60 % for d_pz_base and d_phiy_base, but σ against the largest
-    # value of their kind (0.012 m, 0.02 rad) is 9.2 % and 4.5 %: no parameter is poor
+    # 100·|σ/x| is 52 % and 60 % for d_pz_base and d_phiy_base, but their values are below
+    # the unit scale of their kind (10 mm, 10 mrad): σ/S is 11 % and 9 %, no parameter is poor
     assert levels_texts[2][1].startswith("1 parameter pair(s) are strongly correlated")
     assert levels_texts[3:] == [
         (
@@ -915,11 +946,11 @@ def test_calibration_insight_rules():
         correlated_pairs=[],
         param_stddev_percentage=[0.01] * 6,
     )
-    poor = dict(ev, param_stddev_percentage=[0.05, 0.2, 4.0, 0.0167, 6.0, 0.01])
+    poor = dict(ev, param_stdev=[0.0006, 0.0008, 0.004, 0.00005, 0.005, 0.0002])
     assert (
         "warn",
-        "2 parameter(s) have a standard deviation above 30% of the largest "
-        "parameter of their kind and are poorly identified: d_pz_base, d_phiy_base.",
+        "2 parameter(s) are poorly identified (σ above 30 % of max(|value|, scale of their "
+        "kind)): d_phiy_base, d_pz_base.",
     ) in (_texts(cr._build_insights(poor, 30, names, val)))
     val.update(validation_source="validation_data", pos_improvement_pct=12.34)
     assert _texts(cr._build_insights(ev, 30, names, val)) == [
@@ -939,6 +970,12 @@ def test_calibration_insight_rules():
             "assumptions or configuration.",
         ),
     ]
+    worse = dict(val, pos_improvement_pct=-2.4)
+    assert _texts(cr._build_insights(ev, 30, names, worse))[-1] == (
+        "warn",
+        "Validation position RMSE is 2.4% worse than nominal — check model assumptions or "
+        "configuration.",
+    )
     ev.update(
         optimization_success=True,
         condition_label="well-conditioned",
@@ -950,6 +987,3 @@ def test_calibration_insight_rules():
     ]
     out = cr._build_insights(ev, 30, names, None)
     assert out[0]["text"].startswith("No held-out validation data provided")
-    assert cr.std_ratio_to_percent([0.3, None, -0.5]) == pytest.approx(
-        [30.0, math.nan, 50.0], nan_ok=True
-    )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from figaroh._run import charts as run_charts
 from figaroh._run import git as run_git
@@ -27,6 +28,8 @@ from figaroh._run import verdict as run_verdict
 from figaroh._run.html import html_escape
 from figaroh._run.json_io import verification_json_data, write_verification_json
 from figaroh._run.resources import read_asset
+from figaroh._run.templating import format_number
+from figaroh._run.uncertainty import parameter_table
 from figaroh._run.verdict import (
     CALIBRATION_DEFAULT_THRESHOLDS,
     IDENTIFICATION_DEFAULT_THRESHOLDS,
@@ -564,7 +567,9 @@ def test_every_shared_section_escapes_user_strings():
     sections = [
         run_html._provenance_section(prov),
         run_html._insights_section([{"level": "warn", "text": XSS}, XSS]),
-        run_html._param_uncertainty_section([XSS, "b"], [0.1, 0.2], [50.0, 5.0], [XSS, 2.0]),
+        run_html._parameter_table_section(
+            parameter_table([XSS, "b"], ["k", "k"], [1.0, 2.0], [0.1, 0.2], 10)
+        ),
         run_html._correlation_section([{"param_i": XSS, "param_j": "b", "correlation": 0.99}]),
         run_charts._multi_panel_section(XSS, [0.0, 0.01], XSS, joints, hint=XSS, histograms=True),
     ]
@@ -578,16 +583,24 @@ def test_every_shared_section_escapes_user_strings():
     assert XSS in text and "NaN" not in text and "null" in text
 
 
-def test_param_uncertainty_order_and_bars():
-    doc = run_html._param_uncertainty_section(
-        ["a", "b", "c", "d"], [1.0, 2.0, 3.0, 4.0], [5.0, float("nan"), 250.0, 20.0]
+def test_parameter_table_order_bars_and_interval():
+    """Rows by decreasing grade, NaN last; bar width min(g, 100) %; interval θ̂ ± t σ."""
+    table = parameter_table(
+        ["a", "b", "c", "d"], ["k"] * 4, [10.0, 2.0, 1.0, 4.0], [0.5, float("nan"), 2.5, 0.8], 20
     )
+    doc = run_html._parameter_table_section(table)
     rows = [r for r in doc.split("<tr")[2:]]
     names = [r.split("<td>")[1].split("</td>")[0] for r in rows]
-    assert names == ["c", "d", "a", "b"]  # decreasing %, NaN last
+    # g = σ / max(|θ|, S), S = 0.1·10 = 1: c 250 %, d 20 %, a 5 %, b unknown
+    assert names == ["c", "d", "a", "b"]
     assert 'style="width:100.0%"' in rows[0] and "tier-poor" in rows[0]
     assert "tier-fair" in rows[1] and "tier-good" in rows[2] and "tier-unknown" in rows[3]
-    assert "—" in rows[0]  # no value given: em dash
+    t = scipy.stats.t.ppf(0.975, 20)
+    assert f"[{format_number(10.0 - t * 0.5)}, {format_number(10.0 + t * 0.5)}]" in rows[2]
+    assert 'data-zero="true"' in rows[0] and "not distinguishable from 0" in rows[0]
+    assert "95 % CI" in doc.split("<tbody>")[0]
+    empty = run_html._parameter_table_section(None)
+    assert empty == '<p class="muted">No parameters to report.</p>'
     assert run_html._correlation_section([]) == (
         '<p class="muted">No parameter pairs exceed |ρ| &gt; 0.8.</p>'
     )

@@ -461,7 +461,8 @@ def test_identification_plot_panels_hold_each_joint_block(manager, ident_results
             assert JOINTS[j] in axes[j, 0].get_ylabel()
         cond = ident_results["condition number"]
         assert f"Condition: {cond:.2e}" in fig._suptitle.get_text()
-        assert f"RMSE: {ident_results['rmse norm (N/m)']:.6f}" in fig._suptitle.get_text()
+        title = fig._suptitle.get_text()
+        assert f"RMSE: {ident_results['rmse norm (N/m)']:.6f} N·m (training set)" in title
         bars = captured["parameters"].axes[0].patches
         heights = [b.get_height() for b in bars]
         assert np.allclose(heights, ident_results["base parameters values"])

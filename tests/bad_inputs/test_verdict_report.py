@@ -276,7 +276,21 @@ CONFIG_CASES: list[BadInput] = [
         "unknown-section-key",
         identification("limits: {rmse: 1.0}"),
         IdentificationConfigError,
-        KEY + r": unknown keys \['limits'\]; the section holds 'scope' and 'thresholds'",
+        KEY + r": unknown keys \['limits'\]; the section holds 'scope', 'thresholds' and "
+        r"'confidence_level'",
+    ),
+    BadInput(
+        "confidence-level-in-percent",
+        identification("confidence_level: 95"),
+        IdentificationConfigError,
+        KEY + r"\.confidence_level: the confidence level must lie strictly between 0 and 1 "
+        r"\(0\.95 for 95 %\), got 95; write 0\.95 for 95 %",
+    ),
+    BadInput(
+        "confidence-level-as-text",
+        identification("confidence_level: high"),
+        IdentificationConfigError,
+        KEY + r"\.confidence_level: the confidence level must be a number in \(0, 1\)",
     ),
     BadInput(
         "unknown-comparison",

@@ -89,6 +89,7 @@ _ROLE_SWATCH = {
     "residual": "residual",
     "calibrated": "calibrated",
     "reference": "reference",
+    "edge": "edge",
 }
 
 
@@ -109,13 +110,15 @@ def _multi_panel_section(
         x_label: Name of the horizontal axis in the hover read-out (``"t [s]"``).
         joints: One ``{"name", "unit", "series": [{"label", "role", "y"}]}``
             per joint (or per marker axis); ``role`` is ``measured``,
-            ``identified``, ``nominal``, ``residual``, ``calibrated`` or
-            ``reference`` (colour and dash); every ``y`` has length n; a series
-            with ``"hidden": True`` starts hidden.
+            ``identified``, ``nominal``, ``residual``, ``calibrated``,
+            ``reference`` or ``edge`` (colour and dash); every ``y`` has
+            length n (NaN: no point); a series with ``"hidden": True`` starts
+            hidden; an optional ``"histogram"`` list replaces the values of
+            the joint's histogram.
         hint: Sentence under the legend (escaped).
-        histograms: Add a histogram of the first series of each joint under
-            its chart (residual distributions), with
-            ``min(30, max(5, 2·⌈√n⌉))`` bins.
+        histograms: Add a histogram of the first series of each joint (or of
+            its ``"histogram"`` values) under its chart (residual
+            distributions), with ``min(30, max(5, 2·⌈√n⌉))`` bins.
         toggles: Make each legend entry a checkbox that shows or hides the
             series of its role in every chart of the panel.
 
@@ -172,7 +175,7 @@ def _joint_cell(k: int, joint: Mapping[str, Any], histogram: bool) -> str:
         f'<svg class="multi-chart" data-joint="{k}" viewBox="0 0 480 220" role="img"></svg>'
     )
     if histogram:
-        y = joint["series"][0]["y"]
+        y = joint.get("histogram", joint["series"][0]["y"])
         bins = min(30, max(5, 2 * math.ceil(math.sqrt(max(len(y), 1)))))
         cell += _histogram_svg(y, str(joint.get("unit", "")), bins)
     return cell + "</div>"

@@ -58,6 +58,7 @@ def fit_effort_panels(
     names: Sequence[str],
     units: Mapping[str, str],
     timestamps: Any,
+    edge_samples: int = 0,
 ) -> Tuple[str, str]:
     """Training fit: measured vs identified per joint, and residuals with histograms.
 
@@ -67,6 +68,9 @@ def fit_effort_panels(
         names: Fitted joints (block order).
         units: Effort unit per joint.
         timestamps: Recorded sample times [s] (or None).
+        edge_samples: ``E > 0`` marks the first and last ``E`` residuals of
+            every joint (a series of their own, role ``edge``) and leaves them
+            out of the histograms: samples the kinematic filter distorts.
 
     Returns:
         ``(fit_html, residual_html)``; explanatory paragraphs when the shapes
@@ -78,6 +82,11 @@ def fit_effort_panels(
         return _NO_FIT, _NO_FIT
     m_rows, e_rows = m.reshape(len(names), -1), e.reshape(len(names), -1)
     axis, x_label, hint = time_axis(timestamps, m_rows.shape[1])
+    n = m_rows.shape[1]
+    edge = int(edge_samples) if 0 < int(edge_samples) and 4 * int(edge_samples) < n else 0
+    edge_mask = np.zeros(n, dtype=bool)
+    if edge:
+        edge_mask[:edge] = edge_mask[-edge:] = True
     fit, resid = [], []
     for k, name in enumerate(names):
         unit = units.get(name, "")
@@ -91,13 +100,25 @@ def fit_effort_panels(
                 ],
             )
         )
+        r = m_rows[k] - e_rows[k]
         residual = {"label": "residual τ_measured − τ_identified", "role": "residual"}
-        resid.append(_joint(name, unit, [{**residual, "y": (m_rows[k] - e_rows[k]).tolist()}]))
+        cell = _joint(name, unit, [{**residual, "y": r.tolist()}])
+        if edge:
+            marked = np.where(edge_mask, r, np.nan)
+            cell["series"].append(
+                {"label": "edge samples (filter edge effect)", "role": "edge", "y": marked.tolist()}
+            )
+            cell["histogram"] = r[~edge_mask].tolist()
+        resid.append(cell)
+    residual_hint = hint + " Histogram under each chart."
+    if edge:
+        residual_hint += (
+            f" The first and last {edge} samples (edge samples, highlighted) are distorted by "
+            "the kinematic filter and left out of the histograms."
+        )
     return (
         _multi_panel_section("fit-panel", axis, x_label, fit, hint),
-        _multi_panel_section(
-            "residual-panel", axis, x_label, resid, hint + " Histogram under each chart.", True
-        ),
+        _multi_panel_section("residual-panel", axis, x_label, resid, residual_hint, True),
     )
 
 

@@ -51,6 +51,18 @@ _GIT_TIMEOUT_S = 5.0
 #: Reason recorded when figaroh is not run from its own git checkout.
 NOT_A_CHECKOUT = "not a git checkout (figaroh is not run from its source repository)"
 
+
+def _plain_reason(reason: str) -> str:
+    """:data:`NOT_A_CHECKOUT` for git's ``fatal: not a git repository …``; other reasons as is.
+
+    A folder laid out as figaroh's checkout whose ``.git`` is not a usable
+    repository (a copied tree, a linked worktree whose repository moved) makes
+    git answer ``fatal: not a git repository (or any of the parent
+    directories): .git``: for a report that is simply not a git checkout.
+    """
+    return NOT_A_CHECKOUT if "not a git repository" in reason.lower() else reason
+
+
 #: Options placed before every git sub-command: no pager, no optional
 #: locks, and no command named by the repository's configuration.
 SAFE_GIT_OPTIONS = (
@@ -183,7 +195,8 @@ def _cached_head(top: Path | None, exe: str | None) -> Tuple[bool, str]:
         return False, NOT_A_CHECKOUT
     if exe is None:
         return False, "git executable not found"
-    return _run_git(["rev-parse", "HEAD"], top)
+    ok, out = _run_git(["rev-parse", "HEAD"], top)
+    return (ok, out) if ok else (False, _plain_reason(out))
 
 
 def _git_commit_hash() -> str:
@@ -223,14 +236,15 @@ def worktree_state(repo: Union[str, os.PathLike, None] = None) -> WorktreeState:
 
     Returns:
         The state; never raises (no git, not a checkout or a timeout give
-        ``commit=None, dirty=None`` and the reason).
+        ``commit=None, dirty=None`` and the reason; git's "not a git
+        repository" is reported as :data:`NOT_A_CHECKOUT`).
     """
     top = figaroh_checkout() if repo is None else repo
     if top is None:
         return WorktreeState(None, None, NOT_A_CHECKOUT)
     ok, out = _run_git(["status", "--porcelain=v2", "--branch", "--untracked-files=no"], top)
     if not ok:
-        return WorktreeState(None, None, out)
+        return WorktreeState(None, None, _plain_reason(out))
     commit, reason, dirty = None, "no branch.oid line in git status output", False
     for line in out.splitlines():
         if line.startswith("# branch.oid "):

@@ -13,13 +13,16 @@ from __future__ import annotations
 import functools
 import html
 import logging
-import math
 from typing import Any, Iterable, List, Mapping, Sequence, Tuple
 
-import numpy as np
-
+from figaroh._run.provenance import git_text
 from figaroh._run.task_services import RunServices, current_verdict
 from figaroh._run.templating import format_number, macro
+from figaroh._run.uncertainty_grade import (
+    UNCERTAINTY_CAUTION_PCT,
+    UNCERTAINTY_WARN_PCT,
+    _uncertainty_tier,  # noqa: F401 - the tier rule, re-exported for the report modules
+)
 from figaroh._run.values import _finite_or_none
 
 logger = logging.getLogger(__name__)
@@ -33,10 +36,6 @@ __all__ = [
     "html_escape",
 ]
 
-#: Relative standard deviation [%] above which a parameter is poorly identified.
-UNCERTAINTY_WARN_PCT = 30.0
-#: Relative standard deviation [%] above which a parameter is only fairly identified.
-UNCERTAINTY_CAUTION_PCT = 10.0
 #: Validation improvement over nominal [%] below which the reports warn.
 VALIDATION_IMPROVEMENT_WARN_PCT = 50.0
 _UNAVAILABLE_HASHES = ("unknown", "unavailable", "not_found")
@@ -75,32 +74,6 @@ def _fmt(value: Any, spec: str = ".4g") -> str:
 def _component(name: str, *args: Any) -> str:
     """Markup of macro ``name`` of ``components.html.j2`` (as ``str``: callers concatenate)."""
     return str(macro("components.html.j2", name)(*args))
-
-
-def _uncertainty_tier(std_pct: float | None) -> str:
-    """Confidence tier of a relative standard deviation.
-
-    Args:
-        std_pct: Relative standard deviation σ/|θ|·100 [%], or None.
-
-    Returns:
-        ``"unknown"`` (None/NaN), ``"poor"`` (> 30 %), ``"fair"`` (> 10 %) or
-        ``"good"``; boundaries are exclusive (exactly 30 % is ``fair``, exactly
-        10 % is ``good``).
-    """
-    if std_pct is None:
-        return "unknown"
-    try:
-        pct = abs(float(std_pct))
-    except (TypeError, ValueError):
-        return "unknown"
-    if math.isnan(pct):
-        return "unknown"
-    if pct > UNCERTAINTY_WARN_PCT:
-        return "poor"
-    if pct > UNCERTAINTY_CAUTION_PCT:
-        return "fair"
-    return "good"
 
 
 def _hash_short(v: Any) -> str:
@@ -223,11 +196,7 @@ def _provenance_section(provenance: Mapping[str, Any] | None) -> str:
         )
     rows.append(("Config", f"{config.get('path', 'unavailable')}"))
     rows.append(("Config sha256", _hash_short(config.get("sha256"))))
-    git = _hash_short(software.get("git_commit"))
-    dirty = software.get("git_dirty")
-    if dirty is True:
-        git += " (uncommitted changes)"
-    rows.append(("Git commit", git))
+    rows.append(("Git commit", git_text(software)))
     versions = ", ".join(
         f"{k} {software[k]}"
         for k in ("python", "numpy", "scipy", "pinocchio", "figaroh")
@@ -246,87 +215,40 @@ def _provenance_section(provenance: Mapping[str, Any] | None) -> str:
     return _kv_table(rows)
 
 
-def _spread_or_none(value: Any) -> float | None:
-    """A finite spread as float, ``inf`` kept (certainly poor), None for NaN / non-numbers."""
-    f = _finite_or_none(value)
-    if f is None and isinstance(value, (float, np.floating)) and math.isinf(value):
-        return math.inf
-    return f
+def _parameter_table_section(table: Any) -> str:
+    """The parameter table of a report: value, σ, confidence interval, the two σ ratios and grade.
 
-
-def _param_uncertainty_section(
-    names: Sequence[Any],
-    std_dev: Sequence[Any] | None,
-    std_pct: Sequence[Any] | None,
-    values: Sequence[Any] | None = None,
-    scaled_pct: Sequence[Any] | None = None,
-) -> str:
-    """Parameter table sorted by decreasing uncertainty, with a confidence tier per row.
+    Rows are sorted by decreasing grade score ``g`` (the least certain first,
+    unknown last); the bar is ``min(g, 100)`` % wide and coloured by tier; the
+    ratio ``g`` equals (σ / |value| or σ / scale) is shown in bold.
 
     Args:
-        names: Parameter names.
-        std_dev: Absolute standard deviations (parameter units: [kg], [kg·m],
-            [kg·m²], [m], [rad], …).
-        std_pct: Relative standard deviations [%]; None for a value ≈ 0
-            (shown "n/a (value ≈ 0)" when ``scaled_pct`` is given); NaN/None
-            rows are sorted last.
-        values: Parameter estimates (optional; missing shown as an em dash).
-        scaled_pct: Standard deviation against the parameter's physical scale
-            [%] (optional). When given it is shown in its own column and decides
-            the order, the bar and the tier; otherwise ``std_pct`` does.
+        table: A :class:`~figaroh._run.uncertainty.ParameterTable`, or None.
 
     Returns:
-        HTML (bar width ``min(pct, 100)`` %, tier class per row).
+        HTML (a muted paragraph when there is no parameter).
     """
-    names = list(names or [])
-    if not names:
+    if table is None or not table.rows:
         return _component("muted", "No parameters to report.")
-
-    def col(seq: Sequence[Any] | None, label: str) -> List[Any]:
-        seq = [] if seq is None else list(np.asarray(seq, dtype=object).ravel())
-        if len(seq) != len(names) and seq:
-            logger.warning(
-                "uncertainty table: %d %s for %d parameters; missing entries shown as '—'",
-                len(seq),
-                label,
-                len(names),
-            )
-        return seq + [None] * max(0, len(names) - len(seq))
-
-    sd, pct, val = (
-        col(std_dev, "std devs"),
-        col(std_pct, "relative std devs"),
-        col(values, "values"),
-    )
-    scaled = None if scaled_pct is None else col(scaled_pct, "scaled std devs")
-    judged = [_spread_or_none(p) for p in (pct if scaled is None else scaled)]
-    order = sorted(
-        range(len(names)),
-        key=lambda i: _spread_order(judged[i]),
-    )
     rows = [
         {
-            "name": names[i],
-            "tier": _uncertainty_tier(judged[i]),
-            "width": _spread_width(judged[i]),
-            "value": val[i],
-            "sd": sd[i],
-            "rel": pct[i],
-            "scaled": None if scaled is None else scaled[i],
+            "name": r.name,
+            "tier": r.grade.tier,
+            "width": 0.0
+            if r.grade.score_pct != r.grade.score_pct
+            else min(r.grade.score_pct, 100.0),
+            "value": r.value,
+            "sd": r.sigma,
+            "low": r.ci_low,
+            "high": r.ci_high,
+            "rel": r.grade.relative_pct,
+            "scaled": r.grade.scaled_pct,
+            "basis": r.grade.basis,
+            "zero": bool(r.grade.zero),
         }
-        for i in order
+        for r in table.ranked()
     ]
-    return _component("param_uncertainty", rows, scaled is not None)
-
-
-def _spread_order(spread: float | None) -> Tuple[bool, float]:
-    """Sort key: the largest relative spread [%] first, the unknown ones last."""
-    return (spread is None, 0.0 if spread is None else -abs(spread))
-
-
-def _spread_width(spread: float | None) -> float:
-    """Bar width [%] of a relative spread: ``|spread|`` capped at 100 (0 when unknown)."""
-    return 0.0 if spread is None else min(abs(spread), 100.0)
+    return _component("parameter_table", rows, f"{100.0 * table.level:g} % CI")
 
 
 def _correlation_section(pairs: Iterable[Any] | None) -> str:
@@ -359,6 +281,23 @@ def _change_pct(before: Any, after: Any) -> float | None:
     if b is None or a is None or b == 0:
         return None
     return (b - a) / b * 100.0
+
+
+def _improvement_phrase(pct: Any, what: str, against: str) -> str:
+    """``"<what> improved by only 12.3% over <against>"``, or ``"<what> is 2.4% worse than
+    <against>"`` for a negative change.
+
+    Args:
+        pct: Relative change ``(before − after) / before · 100`` [%] (positive: better).
+        what: The quantity, e.g. ``"Validation position RMSE"``.
+        against: The reference, e.g. ``"nominal"``.
+    """
+    f = _finite_or_none(pct)
+    if f is None:
+        return f"{what}: change over {against} unavailable"
+    if f < 0:
+        return f"{what} is {-f:.1f}% worse than {against}"
+    return f"{what} improved by only {f:.1f}% over {against}"
 
 
 def _change_cell(before: Any, after: Any) -> str:

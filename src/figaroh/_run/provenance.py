@@ -55,7 +55,13 @@ from figaroh.utils.fileio import file_sha256, host_name
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TASKS", "build_provenance_metadata", "collect_run_provenance", "collect_splits"]
+__all__ = [
+    "TASKS",
+    "build_provenance_metadata",
+    "collect_run_provenance",
+    "collect_splits",
+    "git_text",
+]
 
 #: Tasks accepted by :func:`collect_run_provenance`.
 TASKS = ("identification", "calibration")
@@ -548,6 +554,31 @@ def _git_fields() -> Tuple[Any, Any]:
     commit = state.commit if state.commit else _unavailable(state.reason)
     dirty = state.dirty if state.dirty is not None else _unavailable(state.reason)
     return commit, dirty
+
+
+def git_text(software: Mapping[str, Any] | None) -> str:
+    """The git state of a provenance record in words, for the reports.
+
+    ``"3f2a9c1b7d4e"`` (12 characters of the commit), ``"3f2a9c1b7d4e
+    (uncommitted changes)"``, ``"not a git checkout (figaroh is not run from
+    its source repository)"`` (an installed package: the usual case), or
+    ``"unknown (<reason>)"`` when git could not tell (not installed, timed out).
+
+    Args:
+        software: The record's ``software`` section (``git_commit``, ``git_dirty``).
+    """
+    software = software if isinstance(software, Mapping) else {}
+    commit = software.get("git_commit")
+    text = str(commit) if commit else ""
+    if re.fullmatch(r"[0-9a-f]{7,64}", text):
+        dirty = " (uncommitted changes)" if software.get("git_dirty") is True else ""
+        return text[:12] + dirty
+    reason = text[len("unavailable: ") :] if text.startswith("unavailable: ") else text
+    if _git.NOT_A_CHECKOUT in reason or "not a git repository" in reason.lower():
+        return _git.NOT_A_CHECKOUT
+    if reason in ("", "unknown", "unavailable", "not_found"):
+        return "unknown"
+    return f"unknown ({reason})"
 
 
 def _software_section() -> Dict[str, Any]:

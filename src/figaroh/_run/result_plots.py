@@ -435,7 +435,7 @@ class ResultPlots:
         and residual ``τ_meas − τ_ident`` with its RMSE (right); figure
         ``parameters``: bar chart of the base parameters with error bars
         ``|φ_i|·σ%_i/100`` when ``"std dev of estimated param"`` matches.
-        The title shows ``Condition: {cond:.2e} | RMSE: {rmse:.6f}``.
+        The title shows ``Condition: {cond:.2e} | RMSE: {rmse:.6f} N·m (training set)``.
 
         Args:
             tau_measured: Stacked measured efforts [N·m or N], or an
@@ -515,7 +515,7 @@ class ResultPlots:
             ax_r = axes[j, 1]
             ax_r.plot(x, residual[:, j], color=self.COLORS["residual"], lw=1)
             ax_r.axhline(0.0, color=self.COLORS["reference"], lw=0.8)
-            ax_r.set_title(f"{names[j]} residual, RMSE {rmse_j[j]:.4g}", fontsize=9)
+            ax_r.set_title(f"{names[j]} residual, RMSE {rmse_j[j]:.4g} N·m", fontsize=9)
             ax_r.grid(True, alpha=0.3)
         axes[0, 0].legend(loc="upper right", fontsize=8)
         axes[0, 0].set_title("Effort comparison", fontsize=10)
@@ -533,7 +533,7 @@ class ResultPlots:
         rmse = self.result.get("rmse norm (N/m)", self.result.get("effort rmse"))
         if rmse is None:
             rmse = float(np.sqrt(np.nanmean((tm - te) ** 2)))
-        parts.append(f"RMSE: {float(rmse):.6f}")
+        parts.append(f"RMSE: {float(rmse):.6f} N·m (training set)")
         return f"{title} ({self.robot_name})\n" + " | ".join(parts)
 
     def _parameter_bar(self, plt: Any, values: Any, names: Sequence[str] | None) -> Any:
@@ -551,8 +551,9 @@ class ResultPlots:
         ax.bar(idx, phi, yerr=err, color=self.COLORS["identified"], alpha=0.8, capsize=2)
         ax.set_xticks(idx)
         ax.set_xticklabels(labels, rotation=90, fontsize=7 if phi.size > 20 else 9)
-        ax.set_ylabel("Value [SI]")
-        ax.set_title(f"Identified base parameters (n = {phi.size})")
+        ax.set_ylabel("Value [SI unit of each parameter]")
+        bars = "" if err is None else "; error bars ±σ"
+        ax.set_title(f"Identified base parameters (n = {phi.size}{bars})")
         ax.grid(True, axis="y", alpha=0.3)
         fig.tight_layout()
         return fig
@@ -685,8 +686,8 @@ class ResultPlots:
             ax.plot(m[i], "o", ms=3, color=self.COLORS["measured"], label="Measured")
             ax.plot(e[i], "x", ms=3, color=self.COLORS["calibrated"], label="Estimated")
             rmse = float(np.sqrt(np.nanmean((m[i] - e[i]) ** 2)))
-            ax.set_ylabel(f"component {i + 1}")
-            ax.set_title(f"component {i + 1}: RMSE {rmse:.4g}", fontsize=9)
+            ax.set_ylabel(f"component {i + 1}\n[m or rad]")
+            ax.set_title(f"component {i + 1}: RMSE {rmse:.4g} (m or rad)", fontsize=9)
             ax.grid(True, alpha=0.3)
         axes[0, 0].legend(fontsize=8)
         axes[-1, 0].set_xlabel("Point × sample")

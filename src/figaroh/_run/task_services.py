@@ -30,9 +30,12 @@ methods, so a run class carries only its documented methods and hooks.
 
 Optional hooks with a default: ``_missing_results_warning(action)`` (the
 warning logged instead of reporting / saving / plotting without results; it
-may raise instead), ``_show_plots()`` (called after plotting; no-op) and
+may raise instead), ``_show_plots()`` (called after plotting; no-op),
 ``_require_solved()`` (raises :class:`AttributeError` unless
-``_is_solved()``).
+``_is_solved()``) and ``_parameter_table()`` (the σ, confidence intervals
+and grades of the estimated parameters, a
+:class:`~figaroh._run.uncertainty.ParameterTable`, saved with the results;
+default None).
 
 The run object must also carry a ``results_manager`` attribute (None until
 first needed) and ``model`` (a Pinocchio model, for the robot name).
@@ -143,6 +146,10 @@ class RunServices:
 
     def _show_plots(self) -> None:
         """Called after :meth:`plot_results` drew its figures (default: nothing)."""
+
+    def _parameter_table(self) -> Any:
+        """The estimated parameters with σ, confidence interval and grade (default: None)."""
+        return None
 
     # ------------------------------------------------------------------ services
     def __repr__(self) -> str:
@@ -301,7 +308,11 @@ class RunServices:
 
         The files hold the parameters, their uncertainties, the metrics, the
         configuration, the stages and — when the run collected it — the run
-        provenance (under ``"provenance"``); the per-sample arrays
+        provenance (under ``"provenance"``); then, one entry per parameter in
+        the order of the parameter values, ``"sigma"`` (absolute standard
+        deviation), ``"ci_low"`` / ``"ci_high"`` (the confidence interval
+        ``θ̂ ± t_{1−α/2, n−p} σ``), ``"grade"`` (the reports' grade) and the
+        scalar ``"confidence_level"`` (columns of the CSV file); the per-sample arrays
         (regressor, effort trajectories, per-posture residuals) are written
         only with ``include_arrays=True``, into the compressed NPZ file. See
         :meth:`figaroh.utils.results_manager.ResultsManager.save_results` for
@@ -329,6 +340,7 @@ class RunServices:
         provenance = getattr(self, "_run_provenance", None)
         if data and isinstance(provenance, Mapping) and "provenance" not in data:
             data = {**data, "provenance": provenance}
+        data = _with_confidence(data, self._parameter_table())
         saved = self.results_manager.save_results(
             data,
             output_dir=output_dir,
@@ -358,6 +370,25 @@ class RunServices:
             out = plot_with_fallback(self._plot_primary, self._plot_fallback, logger, self._task)
         self._show_plots()
         return out
+
+
+def _with_confidence(data: Any, table: Any) -> Any:
+    """``data`` with the table's ``sigma``, ``ci_low``, ``ci_high``, ``grade`` and level added.
+
+    Nothing is added without a table, without data, or when ``data`` already
+    holds one of those keys (a results dict is never overwritten).
+    """
+    keys = ("sigma", "ci_low", "ci_high", "grade", "confidence_level")
+    if not data or table is None or any(k in data for k in keys):
+        return data
+    return {
+        **data,
+        "sigma": table.column("sigma"),
+        "ci_low": table.column("ci_low"),
+        "ci_high": table.column("ci_high"),
+        "grade": [r.grade.label for r in table.rows],
+        "confidence_level": float(table.level),
+    }
 
 
 # ---------------------------------------------------------------------- run helpers

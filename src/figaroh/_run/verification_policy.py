@@ -10,6 +10,11 @@ judges a run the same way::
           thresholds:
             validation_rmse:elbow_joint: 1.5            # a number: a maximum
             validation_correlation: {threshold: 0.9, comparison: min}
+          confidence_level: 0.95            # of the parameters' confidence intervals
+
+``confidence_level`` (a fraction in (0, 1), 0.95 when absent) is the level of
+the confidence intervals the reports give for every parameter
+(:mod:`figaroh._run.confidence`); it changes no estimate and no verdict.
 
 :func:`parse_verification_section` validates the section when the
 configuration is read (a malformed entry raises
@@ -31,6 +36,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, Dict, Tuple
 
+from figaroh._run.confidence import CONFIG_KEY as _LEVEL_KEY
+from figaroh._run.confidence import check_confidence_level
 from figaroh.utils.error_handling import ConfigurationError
 
 __all__ = [
@@ -49,7 +56,7 @@ CONFIG_KEY = "verification"
 DEFAULT_SCOPE = "prediction"
 #: Scopes a configuration may name.
 SCOPES = ("execution", "prediction")
-_SECTION_KEYS = ("scope", "thresholds")
+_SECTION_KEYS = ("scope", "thresholds", _LEVEL_KEY)
 _THRESHOLD_KEYS = ("threshold", "comparison", "required")
 
 Thresholds = Dict[str, Dict[str, Any]]
@@ -107,11 +114,13 @@ def parse_verification_section(
     Returns:
         ``{"scope": "execution"|"prediction", "thresholds": {name: {"threshold":
         float, "comparison": "max"|"min", "required": bool}}}`` (scope
-        ``"prediction"`` when absent, thresholds ``{}`` when absent).
+        ``"prediction"`` when absent, thresholds ``{}`` when absent), plus
+        ``"confidence_level": float`` when the section gives one.
 
     Raises:
         ConfigurationError: (or ``error``) Not a mapping, an unknown key, an unknown scope,
-            or a malformed threshold; the message names the key and the fix.
+            a malformed threshold, or a confidence level outside (0, 1); the
+            message names the key and the fix.
     """
     if section is None:
         section = {}
@@ -122,7 +131,10 @@ def parse_verification_section(
         )
     unknown = sorted(set(section) - set(_SECTION_KEYS))
     if unknown:
-        raise error(f"{where}: unknown keys {unknown}; the section holds 'scope' and 'thresholds'")
+        raise error(
+            f"{where}: unknown keys {unknown}; the section holds 'scope', 'thresholds' and "
+            "'confidence_level'"
+        )
     scope = section.get("scope", DEFAULT_SCOPE)
     if scope is None:
         scope = DEFAULT_SCOPE
@@ -134,13 +146,18 @@ def parse_verification_section(
     thresholds = section.get("thresholds") or {}
     if not isinstance(thresholds, Mapping):
         raise error(f"{where}.thresholds: expected a mapping METRIC: LIMIT, got {thresholds!r}")
-    return {
+    out: Dict[str, Any] = {
         "scope": scope,
         "thresholds": {
             str(name): _threshold_entry(str(name), spec, where, error)
             for name, spec in thresholds.items()
         },
     }
+    if section.get(_LEVEL_KEY) is not None:
+        out[_LEVEL_KEY] = check_confidence_level(
+            section[_LEVEL_KEY], f"{where}.{_LEVEL_KEY}", error
+        )
+    return out
 
 
 def config_policy(config: Mapping[str, Any] | None) -> Tuple[Thresholds | None, str | None]:

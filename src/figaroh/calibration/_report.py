@@ -2,9 +2,12 @@
 
 Both read the attributes the calibration stores after ``solve()``
 (``evaluation_metrics``, ``results_data``, ``calib_config``, ``stages``,
-``_run_provenance``); nothing is re-fitted here. The validation metrics are
-recomputed by the report (this re-records the ``validation`` stage, as
-figaroh 1.0.2 does).
+``LM_result``, ``optimisation_trace``, ``_run_provenance``); nothing is
+re-fitted here. The validation metrics are recomputed by the report (this
+re-records the ``validation`` stage, as figaroh 1.0.2 does). The parameter
+section uses the table of the HTML report
+(:func:`figaroh.tools.report.calibration_parameter_table`): the same σ,
+confidence intervals and grades.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any, Dict, List, Mapping
 import numpy as np
 
 from figaroh._run.data_checks import DataChecks
+from figaroh._run.trace_summary import task_trace, trace_lines
+from figaroh._run.uncertainty import ParameterTable
 from figaroh._run.verdict import (
     CALIBRATION_DEFAULT_THRESHOLDS,
     VerificationVerdict,
@@ -23,7 +28,7 @@ from figaroh._run.verdict import (
 )
 from figaroh.calibration._pipeline import metrics as _metrics
 from figaroh.tools.provenance import collect_run_provenance
-from figaroh.tools.report import _build_insights
+from figaroh.tools.report import _build_insights, calibrator_parameter_table, convergence_text
 from figaroh.tools.stages import apply_to_verdict, stages_line
 
 logger = logging.getLogger(__name__)
@@ -60,13 +65,10 @@ def _f(v: Any, spec: str = ".3f") -> str:
 def _header_lines(calib: Any, ev: Mapping[str, Any], N: int) -> List[str]:
     lines: List[str] = [_RULE, "CALIBRATION QUALITY REPORT".center(70), _RULE]
     lines.append(f"Stages: {stages_line(calib)}")
-    ok = ev.get("optimization_success")
-    lines.append(
-        f"Convergence: {'✓ converged' if ok else '✗ NOT converged'}  "
-        f"(iterations {ev.get('n_iterations', 0)}, function evaluations "
-        f"{ev.get('n_function_evals', 0)}, cost {_f(ev.get('cost'), '.6g')}, "
-        f"Jacobian {ev.get('jacobian', 'n/a')})"
+    text = convergence_text(
+        ev, getattr(calib, "LM_result", None), task_trace(calib), sep="\n             "
     )
+    lines.append(f"Convergence: {text}; Jacobian {ev.get('jacobian', 'n/a')}")
     thr = ev.get("outlier_threshold")
     thr_s = "no threshold" if thr is None else f"threshold {_f(_mm(thr), '.1f')} mm"
     lines.append(
@@ -124,6 +126,14 @@ _VALIDATION_ROWS = (
 )
 
 
+def _change(before: float, after: float) -> str:
+    """``"99.8% better ↓"`` / ``"2.4% worse ↑"``: the change of an error from before to after."""
+    if not before:
+        return "n/a"
+    pct = (before - after) / before * 100
+    return f"{pct:.1f}% better ↓" if pct >= 0 else f"{-pct:.1f}% worse ↑"
+
+
 def _validation_lines(validation: Mapping[str, Any] | None) -> List[str]:
     if validation is None:
         return ["Validation: not computed by this calibration."]
@@ -138,21 +148,18 @@ def _validation_lines(validation: Mapping[str, Any] | None) -> List[str]:
         f"Validation ({'held-out' if src == 'validation_data' else 'training fallback'}, "
         f"n={validation['n_val_samples']}; nominal = all parameters 0, frames included)"
     )
-    lines.append(f"  {'':<24}{'Nominal':>12}{'Calibrated':>12}{'Improvement':>14}")
+    lines.append(f"  {'':<24}{'Nominal':>12}{'Calibrated':>12}{'Change':>16}")
     for label, a, b in _VALIDATION_ROWS:
         before, after = validation[a], validation[b]
         if not math.isfinite(before):
             continue
-        imp = (before - after) / before * 100 if before else 0.0
-        arrow = "↓" if after <= before else "↑"
-        lines.append(f"  {label:<24}{before:>12.3f}{after:>12.3f}{imp:>12.1f}% {arrow}")
+        lines.append(f"  {label:<24}{before:>12.3f}{after:>12.3f}{_change(before, after):>16}")
     pf = validation.get("pos_rmse_nominal_fitted_frames_mm", math.nan)
     if math.isfinite(pf):
         after = validation["pos_rmse_calibrated_mm"]
-        imp = (pf - after) / pf * 100 if pf else 0.0
         lines.append(
-            f"  {'Pos. RMSE, nominal joints':<24}{pf:>12.3f}{after:>12.3f}{imp:>12.1f}% "
-            f"{'↓' if after <= pf else '↑'}  (frames re-fitted)"
+            f"  {'Pos. RMSE [mm], nominal':<24}{pf:>12.3f}{after:>12.3f}{_change(pf, after):>16}"
+            "  (joints nominal, frames re-fitted)"
         )
     if validation["n_markers"] > 1:
         for k, (a, b) in enumerate(
@@ -167,24 +174,27 @@ def _validation_lines(validation: Mapping[str, Any] | None) -> List[str]:
 
 
 def _uncertainty_lines(
-    ev: Mapping[str, Any], cfg: Mapping[str, Any], names: List[str]
+    ev: Mapping[str, Any], cfg: Mapping[str, Any], table: ParameterTable
 ) -> List[str]:
     lines: List[str] = []
-    std_pct = ev.get("param_stddev_percentage") or []
     dof = ev.get("residual_dof", 0)
     if (not isinstance(dof, (int, float)) or dof <= 0) and cfg.get("prior_weights") is None:
         lines.append(f"{dof} residual degrees of freedom — uncertainty not estimable")
     else:
-        lines.append("Parameter uncertainty (largest relative std |σ/x|):")
-        stds = list(ev.get("param_stdev") or [])
-        values = list(ev.get("param_values") or [])
-        pct = np.array([_float_or_nan(p) for p in std_pct], dtype=float)
-        order = [int(i) for i in np.argsort(-np.nan_to_num(pct, nan=-1))][:5]
-        for i in order:
-            nm = str(names[i]) if i < len(names) else f"param_{i}"
-            value = _f(values[i], " .4g") if i < len(values) else "n/a"
-            std = _f(stds[i], ".3g") if i < len(stds) else "n/a"
-            lines.append(f"  {nm:<28} value {value}  σ {std}  |σ/x| {_f(std_pct[i], '.3g')}")
+        lines.append(
+            f"Parameter uncertainty: {table.summary_text()} "
+            "(grade g = σ / max(|value|, scale of the kind))"
+        )
+        lines.append(f"  {table.interval_text()}; the 5 least certain:")
+        lines.append(
+            f"  {'parameter':<28}{'value':>11}{'σ':>10} {'unit':<5} {'interval':<24}{'g':>7}  grade"
+        )
+        for r in table.ranked()[:5]:
+            interval = f"[{_f(r.ci_low, '.4g')}, {_f(r.ci_high, '.4g')}]"
+            lines.append(
+                f"  {r.name:<28}{_f(r.value, '.4g'):>11}{_f(r.sigma, '.3g'):>10} {r.unit:<5} "
+                f"{interval:<24}{_f(r.grade.score_pct, '.3g') + '%':>7}  {r.grade.label}"
+            )
     pairs = ev.get("correlated_pairs") or []
     if pairs:
         lines.append(f"Correlated parameter pairs (|ρ| > 0.8): {len(pairs)}")
@@ -204,7 +214,9 @@ def format_quality_report(calib: Any) -> str:
 
     Sections: convergence and excluded samples, per-component residuals
     ([mm], [deg]), validation (nominal vs calibrated), parameter uncertainty
-    and correlated pairs.
+    (σ, confidence interval at the configuration's
+    ``verification.confidence_level``, 95 % by default, and the shared grade),
+    correlated pairs and, when the run recorded one, the optimisation trace.
 
     Args:
         calib: A solved ``BaseCalibration``.
@@ -215,7 +227,6 @@ def format_quality_report(calib: Any) -> str:
     ev: Mapping[str, Any] = calib.evaluation_metrics
     cfg = calib.calib_config
     N = int(cfg.get("NbSample", 0))
-    names = list(cfg.get("param_name", []))
     validation = calib._compute_validation_metrics()
     if validation is not None and calib.results_data is not None:
         calib.results_data["validation_metrics"] = validation
@@ -225,7 +236,11 @@ def format_quality_report(calib: Any) -> str:
     lines.append(_SUB)
     lines += _validation_lines(validation)
     lines.append(_SUB)
-    lines += _uncertainty_lines(ev, cfg, names)
+    lines += _uncertainty_lines(ev, cfg, calibrator_parameter_table(calib))
+    trace = trace_lines(task_trace(calib))
+    if trace:
+        lines.append(_SUB)
+        lines += trace
     lines.append(_RULE)
     return "\n".join(lines)
 
@@ -294,7 +309,13 @@ def verify_calibration(
         solver_success=bool(ev.get("optimization_success")),
         facts=facts,
     )
-    insights = build_insights(ev, int(cfg.get("NbSample", 0)), list(cfg["param_name"]), validation)
+    insights = _build_insights(
+        ev,
+        int(cfg.get("NbSample", 0)),
+        list(cfg["param_name"]),
+        validation,
+        calibrator_parameter_table(calib),
+    )
     verdict.insights = [i["text"] if isinstance(i, Mapping) else str(i) for i in insights]
     verdict.insights += [f"Data check {f.check} failed: {f.message}" for f in checks.failed]
     prov = calib._run_provenance

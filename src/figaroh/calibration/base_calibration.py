@@ -118,7 +118,7 @@ from figaroh.calibration.config import load_calibration_config, unified_to_legac
 from figaroh.calibration.parameter import BASE_TPL, EE_TPL, add_base_name, add_pee_name
 from figaroh.calibration.settings import DEFAULT_SETTINGS as _DEFAULTS
 from figaroh.tools.provenance import collect_run_provenance
-from figaroh.tools.report import generate_calibration_report
+from figaroh.tools.report import calibrator_parameter_table, generate_calibration_report
 from figaroh.tools.run_archive import archive_run as _archive_run
 from figaroh.tools.run_archive import compute_run_dir
 from figaroh.tools.stages import drop_stage, record_stage, stages_as_dicts
@@ -1259,6 +1259,9 @@ class BaseCalibration(RunServices):
 
     def _quality_report_text(self) -> str:
         return self.format_quality_report()
+
+    def _parameter_table(self) -> Any:
+        return calibrator_parameter_table(self)
 
     def _missing_results_warning(self, action: str) -> str | None:
         if action == "plot":

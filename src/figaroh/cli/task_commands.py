@@ -36,6 +36,11 @@ from figaroh.cli.thresholds import (
 )
 from figaroh.cli.workflows import (
     BagInput,
+    base_parameter_table,
+    calibration_rmse_text,
+    calibrator_parameter_table,
+    confidence_columns,
+    effort_unit_text,
     run_calibration,
     run_identification,
     write_parameter_csv,
@@ -207,7 +212,11 @@ def identify(args: argparse.Namespace) -> int:
             write_parameter_csv(
                 out / "base_parameters.csv",
                 list(ident.params_base),
-                {"value": ident.phi_base, "std_relative_pct": ident.std_relative},
+                {
+                    "value": ident.phi_base,
+                    "std_relative_pct": ident.std_relative,
+                    **confidence_columns(base_parameter_table(ident)),
+                },
             )
         ]
         sel = getattr(ident, "selected", None)
@@ -229,7 +238,8 @@ def identify(args: argparse.Namespace) -> int:
     say(
         args,
         f"identified {len(ident.phi_base)} base parameters of {ident.model.name}: "
-        f"effort RMSE {rmse:.4g}, condition number {ident.result['condition number']:.4g}",
+        f"effort RMSE {rmse:.4g} {effort_unit_text(ident)} (training set), condition number "
+        f"{ident.result['condition number']:.4g}",
     )
     return _report_outcome(args, verdict, scope, written)
 
@@ -282,17 +292,18 @@ def calibrate(args: argparse.Namespace) -> int:
         std = getattr(calib, "std_dev", None)
         if std is not None and len(std) == len(names_):
             columns["std_dev"] = std
+            columns.update(confidence_columns(calibrator_parameter_table(calib)))
         written = [write_parameter_csv(out / "calibration_parameters.csv", names_, columns)]
         written += _write_verdict_report_archive(calib, args, out, verdict)
         if args.export_urdf:
             steps.start("URDF export")
             params = {**calib.joint_corrections(lift=False), **calib.metrology_frames()}
             written.append(Path(export_urdf(args.urdf, params, output_path=args.export_urdf)))
-    rmse = float((calib.evaluation_metrics or {}).get("rmse", float("nan")))
     say(args)
     say(
         args,
         f"calibrated {len(names_)} parameters of {calib.model.name} on "
-        f"{calib.calib_config.get('NbSample')} postures: RMSE {rmse:.4g}",
+        f"{calib.calib_config.get('NbSample')} postures: "
+        f"{calibration_rmse_text(calib.evaluation_metrics or {})} (training set)",
     )
     return _report_outcome(args, verdict, scope, written)

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping, Sequence, Tuple
 
+from figaroh._run.uncertainty import ParameterTable
 from figaroh.calibration.base_calibration import BaseCalibration
 from figaroh.calibration.settings import DEFAULT_SETTINGS as _CALIBRATION_DEFAULTS
 from figaroh.cli.bag_identification import BagIdentification
@@ -40,8 +41,11 @@ from figaroh.cli.common import (
 from figaroh.cli.csv_identification import CSVIdentification, resolve_csv_path
 from figaroh.cli.thresholds import build_thresholds, parse_threshold
 from figaroh.data.bag_source import PoseBagOptions, is_bag_path
+from figaroh.identification._confidence import base_parameter_table
 from figaroh.identification.base_identification import SOLVE_DEFAULTS, BaseIdentification
+from figaroh.identification.quality_report import effort_unit_text
 from figaroh.tools.exceptions import RobotLoadError
+from figaroh.tools.report import calibration_rmse_text, calibrator_parameter_table
 from figaroh.tools.robot import Robot
 from figaroh.utils.error_handling import CalibrationError
 from figaroh.utils.fileio import atomic_write_text, make_folder
@@ -66,6 +70,11 @@ __all__ = [
     "run_calibration",
     "run_identification",
     "solve_settings",
+    "base_parameter_table",
+    "calibration_rmse_text",
+    "calibrator_parameter_table",
+    "effort_unit_text",
+    "confidence_columns",
     "write_parameter_csv",
 ]
 
@@ -144,14 +153,15 @@ def load_robot_model(
 
 
 def write_parameter_csv(
-    path: str | os.PathLike, names: Sequence[str], columns: Mapping[str, Sequence[float]]
+    path: str | os.PathLike, names: Sequence[str], columns: Mapping[str, Sequence[Any]]
 ) -> Path:
-    """Write ``parameter,<column>...`` rows with 17 significant digits (exact round trip).
+    """Write ``parameter,<column>...`` rows; numbers with 17 significant digits (exact round trip).
 
     Args:
         path: Destination file (parent folders are created).
         names: Parameter names, one per row.
-        columns: Column name → values aligned with ``names``.
+        columns: Column name → values aligned with ``names``: numbers, or
+            strings (written as they are, e.g. a grade).
 
     Returns:
         The written path.
@@ -159,13 +169,38 @@ def write_parameter_csv(
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["parameter", *columns])
-    cols = [list(map(float, v)) for v in columns.values()]
+    cols = [[v if isinstance(v, str) else float(v) for v in values] for values in columns.values()]
     for k, name in enumerate(names):
-        writer.writerow([name, *(format(c[k], ".17g") for c in cols)])
+        writer.writerow(
+            [name, *(c[k] if isinstance(c[k], str) else format(c[k], ".17g") for c in cols)]
+        )
     path = Path(path)
     make_folder(path.parent)
     atomic_write_text(path, buf.getvalue())
     return path
+
+
+def confidence_columns(table: ParameterTable | None) -> dict[str, list[Any]]:
+    """The columns a parameter CSV gains from the report's parameter table.
+
+    ``sigma`` (absolute standard deviation, the parameter's unit), ``ci_low``
+    and ``ci_high`` (the confidence interval ``θ̂ ± t_{1−α/2, n−p} σ``),
+    ``confidence_level`` (its level, e.g. 0.95, on every row) and ``grade``
+    (the shared grade: ``good``, ``fair``, ``poor``, ``unknown``, with
+    ``· not distinguishable from 0`` when the interval holds 0).
+
+    Args:
+        table: The parameter table (None: no column).
+    """
+    if table is None:
+        return {}
+    return {
+        "sigma": table.column("sigma"),
+        "ci_low": table.column("ci_low"),
+        "ci_high": table.column("ci_high"),
+        "confidence_level": [table.level] * len(table.rows),
+        "grade": [r.grade.label for r in table.rows],
+    }
 
 
 # ---------------------------------------------------------------------------

@@ -46,6 +46,8 @@ from figaroh._run.verdict import (
     VerificationVerdict,
     scoped_verification,
 )
+from figaroh.identification._confidence import base_parameter_table
+from figaroh.identification._edge_effects import edge_effect
 from figaroh.identification._pipeline.data_checks import DataChecks
 from figaroh.tools.identification_report import _build_insights
 from figaroh.tools.provenance import collect_run_provenance
@@ -311,7 +313,17 @@ def verify_identification(
     verdict.insights = [
         f"Input data check {f.check} failed, so this fit cannot pass: {f.message}"
         for f in checks.failed
-    ] + [i["text"] for i in _build_insights(result, std_relative, base_names, validation)]
+    ] + [
+        i["text"]
+        for i in _build_insights(
+            result,
+            std_relative,
+            base_names,
+            validation,
+            base_parameter_table(ident),
+            edge_effect(ident),
+        )
+    ]
     _attach_context(verdict, ident, result, validation, active_joints)
     stopped = [c.name for c in verdict.checks if c.required and c.status == "fail"]
     logger.info(

@@ -102,6 +102,7 @@ from figaroh.data.adoption import (
     trajectory_mask,
 )
 from figaroh.identification import _metrics, _signal
+from figaroh.identification._confidence import base_parameter_table
 from figaroh.identification._pipeline import run_steps
 from figaroh.identification._pipeline.base_fit import (
     coulomb_at_rest,
@@ -1384,6 +1385,9 @@ class BaseIdentification(RunServices, ABC):
 
     def _quality_report_text(self) -> str:
         return format_quality_report(self)
+
+    def _parameter_table(self) -> Any:
+        return base_parameter_table(self)
 
     def _plot_primary(self) -> Any:
         if figures_hidden(self):

@@ -3,7 +3,8 @@
 * :func:`base_param_from_standard` — evaluate base-parameter expressions
   (``"Ixx_j2 + 1.0*Ixx_j1 - 0.5*Iyy_j3"``) on standard parameter values.
 * :func:`relative_stdev` — relative standard deviation of least-squares
-  estimates (residual error method).
+  estimates (residual error method); :func:`stdev_of_residual` — the
+  absolute one, unrounded.
 * :func:`index_in_base_params` — which base parameters involve a segment.
 * :func:`weigthed_least_squares` (alias :func:`weighted_least_squares`) —
   Gautier's per-joint weighted least squares.
@@ -49,6 +50,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "base_param_from_standard",
     "relative_stdev",
+    "stdev_of_residual",
     "index_in_base_params",
     "weigthed_least_squares",
     "weighted_least_squares",
@@ -246,11 +248,11 @@ def _relative_stdev_of_residual(
 ) -> np.ndarray:
     """:func:`relative_stdev` from the residual ``r = τ − W_b φ_b`` already at hand.
 
-    ``σ² = rᵀr / (rows − n_b)`` and ``std%_i = 100·σ·‖row_i(R⁻¹)‖ / |φ_b,i|``
-    rounded to two decimals, with ``R`` the (n_b, n_b) upper-triangular factor
-    of ``W_b`` (``W_bᵀW_b = RᵀR``). Used by :func:`relative_stdev` and by
-    callers that already hold the predicted efforts ``W_b φ_b`` (the fit
-    quality step), which saves a pass over the tall regressor.
+    ``std%_i = 100·σ_i / |φ_b,i|`` rounded to two decimals, with ``σ_i`` the
+    absolute standard deviation of :func:`stdev_of_residual`. Used by
+    :func:`relative_stdev` and by callers that already hold the predicted
+    efforts ``W_b φ_b`` (the fit quality step), which saves a pass over the
+    tall regressor.
 
     Args:
         residual: (rows,) residual [N·m or N].
@@ -264,7 +266,37 @@ def _relative_stdev_of_residual(
         ValueError: ``rows <= n_b``, or ``r_factor`` has the wrong shape or is not finite.
         RankDeficiencyError: ``R`` is numerically singular.
     """
-    n_rows, n_b = residual.shape[0], phi.shape[0]
+    sigma = stdev_of_residual(residual, phi.shape[0], r_factor)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        std_xr = 100.0 * sigma / np.abs(phi)
+    if np.any(phi == 0):
+        logger.warning("relative_stdev: zero base parameter(s) %s → inf", np.flatnonzero(phi == 0))
+        std_xr[phi == 0] = np.inf
+    return np.round(std_xr, 2)
+
+
+def stdev_of_residual(residual: np.ndarray, n_b: int, r_factor: np.ndarray) -> np.ndarray:
+    """Absolute standard deviation of each least-squares estimate (residual error method).
+
+    ``σ² = rᵀr / (rows − n_b)`` and ``σ_i = σ·‖row_i(R⁻¹)‖ = sqrt(σ² [(W_bᵀW_b)⁻¹]_ii)``,
+    with ``R`` the (n_b, n_b) upper-triangular factor of ``W_b``
+    (``W_bᵀW_b = RᵀR``); not rounded. :func:`relative_stdev` is
+    ``round(100·σ_i / |φ_b,i|, 2)``.
+
+    Args:
+        residual: (rows,) residual ``τ − W_b φ_b`` [N·m or N].
+        n_b: Number of base parameters.
+        r_factor: (n_b, n_b) upper-triangular factor of ``W_b``.
+
+    Returns:
+        ndarray: (n_b,) standard deviations, in each parameter's unit
+        ([kg], [kg·m], [kg·m²], [N·m·s/rad], …).
+
+    Raises:
+        ValueError: ``rows <= n_b``, or ``r_factor`` has the wrong shape or is not finite.
+        RankDeficiencyError: ``R`` is numerically singular.
+    """
+    n_rows = residual.shape[0]
     _check_more_rows(n_rows, n_b)
     sigma_sqr = float(residual @ residual) / (n_rows - n_b)
     r_factor = _as_matrix("r_factor", r_factor)
@@ -277,12 +309,7 @@ def _relative_stdev_of_residual(
         )
     r_inv = np.linalg.solve(r_factor, np.eye(n_b))
     var_x = sigma_sqr * np.sum(r_inv**2, axis=1)  # diag(R⁻¹R⁻ᵀ)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        std_xr = 100.0 * np.sqrt(var_x) / np.abs(phi)
-    if np.any(phi == 0):
-        logger.warning("relative_stdev: zero base parameter(s) %s → inf", np.flatnonzero(phi == 0))
-        std_xr[phi == 0] = np.inf
-    return np.round(std_xr, 2)
+    return np.sqrt(var_x)
 
 
 def index_in_base_params(params: Sequence[str], id_segments: Sequence[Any]) -> dict[int, list[int]]:

@@ -17,9 +17,14 @@ modules :mod:`figaroh._run.html`, :mod:`figaroh._run.charts` and
 Sections: Verdict (status and every check with value, limit and reason),
 Provenance, Summary, Insights, Per-joint torque residuals, Validation, Before /
 after (interactive chart: wheel or drag to zoom, hover to read values),
-Base-parameter uncertainty (bar + confidence tier per parameter), Physical
-consistency / reconstruction (and strongly correlated parameter pairs when the
-result holds them).
+Base-parameter uncertainty (σ, the confidence interval ``φ̂ ± t_{1−α/2, n−p} σ``
+— 95 % by default — and the grade of the shared rule,
+:mod:`figaroh._run.uncertainty_grade`, per parameter), Physical consistency /
+reconstruction (and strongly correlated parameter pairs when the result holds
+them), Identified links, and the Optimisation trace when the run recorded one.
+Samples at the ends of the log whose residuals stand out (the kinematic
+filter's edge effect, :mod:`figaroh.identification._edge_effects`) are marked
+in the residual charts and left out of their histograms.
 
 The page is ``templates/identification_report.html.j2`` (package data): this
 module builds the data of each section (:func:`_report_context`) and the
@@ -32,7 +37,6 @@ Efforts are in N·m (revolute joints) or N (prismatic joints).
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Dict, List
 
@@ -44,9 +48,11 @@ from figaroh._run.html import (
     UNCERTAINTY_WARN_PCT,
     VALIDATION_IMPROVEMENT_WARN_PCT,
     _change_pct,
+    _component,
     _correlation_section,
+    _improvement_phrase,
     _names_text,
-    _param_uncertainty_section,
+    _parameter_table_section,
     _provenance_section,
     _run_title,
     _verdict_block,
@@ -59,13 +65,20 @@ from figaroh._run.physical_account import (
     physical_stage_rows,
 )
 from figaroh._run.templating import render, trusted
+from figaroh._run.trace_report import task_trace, trace_section
 from figaroh._run.uncertainty import (
     NEAR_ZERO_FRACTION,
+    ParameterTable,
+    kind_unit,
     parameter_kind,
+    parameter_table,
     parameter_uncertainty,
     uncertainty_note,
 )
 from figaroh._run.values import _finite_or_none
+from figaroh.identification._confidence import base_parameter_table
+from figaroh.identification._edge_effects import EdgeEffect, edge_effect
+from figaroh.identification.quality_report import effort_unit_text
 from figaroh.tools.effort_units import effort_unit
 from figaroh.tools.stages import stages_line
 
@@ -112,19 +125,18 @@ def _condition_label(cond: Any) -> str:
     return "well-conditioned"
 
 
-def _poorly_identified(names: Sequence[Any], scaled_pct: Sequence[Any] | None) -> List[str]:
-    """Names whose σ against their kind's scale exceeds ``UNCERTAINTY_WARN_PCT`` (NaN skipped)."""
-    out = []
-    for i, pct in enumerate(list(scaled_pct) if scaled_pct is not None else []):
-        p = _finite_or_none(pct)
-        if p is None:
-            if isinstance(pct, float) and math.isinf(pct):
-                p = math.inf
-            else:
-                continue
-        if abs(p) > UNCERTAINTY_WARN_PCT:
-            out.append(str(names[i]) if i < len(names) else f"param_{i}")
-    return out
+def _fallback_table(
+    result: Mapping[str, Any], std_relative: Sequence[Any] | None, base_names: Sequence[Any]
+) -> ParameterTable:
+    """The table from ``result`` alone: ``σ = |std%/100 · φ|``, dof of the base regressor."""
+    values = result.get("base parameters values")
+    unc = parameter_uncertainty(base_names, values, std_relative)
+    W: Any = result.get("base regressor")
+    dof = int(np.shape(W)[0] - np.shape(W)[1]) if W is not None and np.ndim(W) == 2 else None
+    kinds = unc["kind"]
+    return parameter_table(
+        base_names, kinds, values, unc["sigma"], dof, units=[kind_unit(k) for k in kinds]
+    )
 
 
 def _build_insights(
@@ -132,6 +144,8 @@ def _build_insights(
     std_relative: Sequence[Any] | None,
     base_names: Sequence[Any],
     validation: Mapping[str, Any] | None,
+    table: ParameterTable | None = None,
+    edges: EdgeEffect | None = None,
 ) -> List[Dict[str, str]]:
     """Rule-based remarks on an identification result.
 
@@ -139,39 +153,44 @@ def _build_insights(
 
     1. condition number ``> 1000`` → warn (ill-conditioned);
     2. ``> 100`` → info (moderately conditioned);
-    3. base parameters whose σ exceeds 30 % of their kind's physical scale
-       (:func:`parameter_uncertainty`) → warn, first 6 names listed;
-    4. no validation → info (training-set metrics only);
-    5. with validation: training fallback → warn; pooled correlation
-       ``< 0.9`` → warn; improvement over nominal ``< 50 %`` → warn;
-    6. physical-consistency status other than ``already_feasible``/``feasible``
+    3. base parameters graded ``poor`` by the shared rule
+       (:mod:`figaroh._run.uncertainty_grade`: σ above 30 % of max(|value|,
+       scale of the kind)) → warn, first 6 names listed;
+    4. residual spikes at the ends of the log (``edges``) → warn, with the cause;
+    5. no validation → info (training-set metrics only);
+    6. with validation: training fallback → warn; pooled correlation
+       ``< 0.9`` → warn; improvement over nominal ``< 50 %`` (or a
+       deterioration) → warn;
+    7. physical-consistency status other than ``already_feasible``/``feasible``
        → warn (``error``/``unavailable``) or info;
-    7. reconstruction status other than ``success`` → warn.
+    8. reconstruction status other than ``success`` → warn.
 
     When no rule fires a single info insight "No issues detected — fit looks
     healthy." is returned.
 
     Args:
         result: ``BaseIdentification.result`` (reads ``"condition number"``,
+            ``"base parameters values"``, ``"base regressor"``,
             ``"physical consistency"``, ``"reconstruction"``).
         std_relative: Relative standard deviation of each base parameter
-            σ_i/|φ_i|·100 [%].
+            σ_i/|φ_i|·100 [%] (used when ``table`` is None).
         base_names: Base-parameter names (same order).
         validation: ``result["validation_metrics"]`` or None (reads
             ``validation_source``, ``correlation`` [-], ``improvement_pct`` [%]).
+        table: The base-parameter table (None: built from ``result`` and
+            ``std_relative``).
+        edges: The edge effect of the training residuals, or None.
 
     Returns:
         List of ``{"level": "warn" | "info", "text": str}``.
     """
     result = result if isinstance(result, Mapping) else {}
+    if table is None:
+        table = _fallback_table(result, std_relative, list(base_names or []))
     insights = (
         _conditioning_insights(result.get("condition number", float("nan")))
-        + _uncertainty_insights(
-            base_names,
-            parameter_uncertainty(base_names, result.get("base parameters values"), std_relative)[
-                "scaled_pct"
-            ],
-        )
+        + _uncertainty_insights(table)
+        + _edge_insights(edges)
         + _validation_insights(validation)
         + _stage_status_insights(result)
     )
@@ -205,19 +224,33 @@ def _conditioning_insights(cond: Any) -> List[Dict[str, str]]:
     return []
 
 
-def _uncertainty_insights(
-    base_names: Sequence[Any], scaled_pct: Sequence[Any] | None
-) -> List[Dict[str, str]]:
-    """Rule 3: base parameters whose σ exceeds the limit [%] of their physical scale."""
-    poor = _poorly_identified(list(base_names or []), scaled_pct)
+def _uncertainty_insights(table: ParameterTable) -> List[Dict[str, str]]:
+    """Rule 3: base parameters the shared rule grades ``poor``."""
+    poor = [r.name for r in table.ranked() if r.grade.tier == "poor"]
     if not poor:
         return []
     return [
         _insight(
             "warn",
-            f"{len(poor)} base parameter(s) have a standard deviation above "
-            f"{UNCERTAINTY_WARN_PCT:.0f}% of the largest parameter of their kind and are "
-            f"poorly identified: {_names_text(poor)}.",
+            f"{len(poor)} base parameter(s) are poorly identified (σ above "
+            f"{UNCERTAINTY_WARN_PCT:.0f} % of max(|value|, scale of their kind)): "
+            f"{_names_text(poor)}.",
+        )
+    ]
+
+
+def _edge_insights(edges: EdgeEffect | None) -> List[Dict[str, str]]:
+    """Rule 4: the largest training residuals sit at the ends of the log."""
+    if edges is None:
+        return []
+    joint, peak, inner, _ = edges.worst()
+    return [
+        _insight(
+            "warn",
+            f"The largest training residuals sit in the first and last {edges.n_edge} samples "
+            f"({joint}: {peak:.3g} there, at most {inner:.3g} elsewhere, in the joint's effort "
+            f"unit): {edges.cause_text()}. They are marked in the residual charts of the HTML "
+            "report and left out of its histograms.",
         )
     ]
 
@@ -258,9 +291,10 @@ def _validation_insights(validation: Mapping[str, Any] | None) -> List[Dict[str,
         out.append(
             _insight(
                 "warn",
-                f"Validation torque RMSE improved by only {improvement:.1f}% over the "
-                "nominal/CAD parameters — check model assumptions or excitation "
-                "trajectory coverage.",
+                _improvement_phrase(
+                    improvement, "Validation torque RMSE", "the nominal/CAD parameters"
+                )
+                + " — check model assumptions or excitation trajectory coverage.",
             )
         )
     return out
@@ -296,8 +330,9 @@ def _summary_rows(
     correlation: Any,
     stages_text: str,
     has_selection: bool,
+    unit: str = "N·m or N",
 ) -> List[tuple]:
-    """Key/value rows: stages, base parameters, samples, RMSE, correlation, condition."""
+    """Key/value rows: stages, base parameters, samples, RMSE [unit], correlation, condition."""
     cond = result.get("condition number", float("nan"))
     label = _condition_label(cond)
     cond_text = "unavailable" if label == "unavailable" else f"{float(cond):.1f} ({label})"
@@ -307,7 +342,9 @@ def _summary_rows(
         ("Samples", result.get("num samples", "unavailable")),
     ]
     rmse = _finite_or_none(result.get("rmse norm (N/m)"))
-    rmse_text = "unavailable" if rmse is None else f"{rmse:.4f} N·m or N (stacked joints)"
+    rmse_text = (
+        "unavailable" if rmse is None else f"{rmse:.4f} {unit} (training set, all fitted joints)"
+    )
     rows.append(("RMSE (base fit)" if has_selection else "RMSE", rmse_text))
     sel = _selected_info(result)
     if sel is not None and sel.get("effort_rmse_fit") is not None:
@@ -315,7 +352,7 @@ def _summary_rows(
         rows.append(
             (
                 "RMSE (selected estimate)",
-                f"{'unavailable' if value is None else f'{value:.4f}'} "
+                f"{'unavailable' if value is None else f'{value:.4f} {unit}'} "
                 f"({sel.get('stage', 'selected')} estimate)",
             )
         )
@@ -358,7 +395,9 @@ def _per_joint_view(
     return {"heading": heading, "rows": rows, "selected": selected}
 
 
-def _validation_view(validation: Mapping[str, Any] | None) -> Dict[str, Any] | None:
+def _validation_view(
+    validation: Mapping[str, Any] | None, unit: str = "N·m or N"
+) -> Dict[str, Any] | None:
     """Validation summary (nominal vs identified) and the per-joint rows; None without data."""
     if not isinstance(validation, Mapping):
         return None
@@ -384,7 +423,7 @@ def _validation_view(validation: Mapping[str, Any] | None) -> Dict[str, Any] | N
                 validation.get(f"{key}_nominal"), validation.get(f"{key}_identified")
             ),
         }
-        for label, key in (("RMSE", "rmse"), ("Max |error|", "max"))
+        for label, key in ((f"RMSE [{unit}]", "rmse"), (f"Max |error| [{unit}]", "max"))
     ]
     per_joint = validation.get("per_joint")
     joints = []
@@ -497,6 +536,7 @@ def _time_series(
     fit_names: Sequence[str],
     units: Mapping[str, str],
     validation: Mapping[str, Any] | None,
+    edges: EdgeEffect | None = None,
 ) -> Dict[str, Any]:
     """Training fit and residuals over time, and the validation trajectory (markup)."""
     fit_html, residual_html = fit_effort_panels(
@@ -505,6 +545,7 @@ def _time_series(
         fit_names,
         units,
         _timestamps(getattr(identifier, "processed_data", None)),
+        edge_samples=0 if edges is None else edges.n_edge,
     )
     validation_html = validation_effort_panel(
         validation, units, _validation_timestamps(identifier, validation)
@@ -516,16 +557,28 @@ def _time_series(
     }
 
 
+def _uncertainty_section(table: ParameterTable | None) -> str:
+    """Grades summary, the parameter table and the note on the interval and the rule."""
+    if table is None:
+        return _component("muted", "No base parameters to report.")
+    return (
+        _component("muted", f"Grades: {table.summary_text()}.")
+        + _parameter_table_section(table)
+        + _component("muted", uncertainty_note(table))
+    )
+
+
 def _report_context(
-    identifier: Any, result: Mapping[str, Any], provenance: Any, verdict: Any = None
+    identifier: Any,
+    result: Mapping[str, Any],
+    provenance: Any,
+    verdict: Any = None,
+    confidence_level: float | None = None,
 ) -> Dict[str, Any]:
     """Variables of ``identification_report.html.j2``: the data of every section."""
     base_names = list(result.get("base parameters names", []) or [])
     std_raw = getattr(identifier, "std_relative", None)
     std_relative = [] if std_raw is None else list(np.ravel(np.asarray(std_raw, dtype=float)))
-    phi_base = getattr(identifier, "phi_base", None)
-    if phi_base is None:
-        phi_base = result.get("base parameters values")
     correlation = getattr(identifier, "correlation", None)
     validation = result.get("validation_metrics")
     if not isinstance(validation, Mapping):
@@ -543,22 +596,25 @@ def _report_context(
         stages_text = f"unavailable ({exc})"
 
     units = _joint_units(identifier, validation)
-    unc = parameter_uncertainty(base_names, phi_base, std_relative)
-    uncertainty = uncertainty_note() + _param_uncertainty_section(
-        base_names, unc["sigma"], unc["relative_pct"], phi_base, unc["scaled_pct"]
-    )
+    unit = effort_unit_text(identifier)
+    table = base_parameter_table(identifier, confidence_level)
+    if table is None:
+        table = _fallback_table(result, std_relative, base_names)
+    edges = edge_effect(identifier)
+    trace_html = trace_section(task_trace(identifier))
     return {
         "verdict": trusted(_verdict_block(identifier, verdict)),
         "provenance": trusted(_provenance_section(provenance)),
-        "summary_rows": _summary_rows(result, correlation, stages_text, has_selection),
-        "insights": _build_insights(result, std_relative, base_names, validation),
+        "summary_rows": _summary_rows(result, correlation, stages_text, has_selection, unit),
+        "insights": _build_insights(result, std_relative, base_names, validation, table, edges),
         "residual_heading": "Base fit residuals" if has_selection else "Per-joint torque residuals",
         "per_joint": _per_joint_view(per_joint, units, result, has_selection),
-        "time_series": _time_series(identifier, result, fit_names, units, validation),
-        "validation": _validation_view(validation),
-        "uncertainty": trusted(uncertainty),
+        "time_series": _time_series(identifier, result, fit_names, units, validation, edges),
+        "validation": _validation_view(validation, unit),
+        "uncertainty": trusted(_uncertainty_section(table)),
         "consistency": _consistency_view(identifier, result),
         "links": trusted(_links_section(identifier, result)),
+        "trace": None if trace_html is None else trusted(trace_html),
     }
 
 
@@ -567,6 +623,7 @@ def generate_identification_report(
     output_path: str | None = None,
     title: str | None = None,
     verdict: Any = None,
+    confidence_level: float | None = None,
 ) -> str:
     """Render a self-contained HTML diagnostic report for an identification run.
 
@@ -594,12 +651,16 @@ def generate_identification_report(
             verdict (its last ``verify()``, else ``identifier.verify()`` with
             the configuration's policy — empty by default, hence
             ``not_evaluated``).
+        confidence_level: Level of the base parameters' confidence intervals
+            in ``(0, 1)``; None: the configuration's
+            ``verification.confidence_level``, else 0.95.
 
     Returns:
         The HTML document.
 
     Raises:
         AttributeError: ``identifier`` has not been solved (``result`` is None).
+        ValueError: ``confidence_level`` is not in ``(0, 1)``.
     """
     result = getattr(identifier, "result", None)
     if result is None:
@@ -621,7 +682,7 @@ def generate_identification_report(
             "no network request.",
             _EXTRA_STYLE,
         ),
-        **_report_context(identifier, result, provenance, verdict),
+        **_report_context(identifier, result, provenance, verdict, confidence_level),
     )
     _write_report(doc, output_path, "identification")
     return doc

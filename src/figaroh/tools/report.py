@@ -10,9 +10,12 @@ page — inline CSS and JavaScript, nothing fetched from the network — with:
   of every marker (position ‖Δp‖ [mm], orientation ‖Δφ‖ [mrad] for a 6-DoF
   marker) and the signed residual of every marker axis with its histogram,
   calibrated vs nominal (all parameters 0);
-* the parameter table: value, absolute σ, σ/|value| only where the value is
-  not ≈ 0, and a confidence tier from σ against the largest |value| of the
-  parameter's kind (:func:`calibration_parameter_kind`);
+* the parameter table: value, absolute σ, the confidence interval
+  ``θ̂ ± t_{1−α/2, n−p} σ`` (95 % by default), σ/|value|, σ against the scale
+  of the parameter's kind (:func:`calibration_parameter_kind`) and the grade
+  of the shared rule (:mod:`figaroh._run.uncertainty_grade`);
+* the optimisation trace (cost per LM iteration of each outlier pass) when
+  the run recorded one;
 * an auto-generated list of insights flagging what deserves a second look.
 
 The page is ``templates/calibration_report.html.j2`` (package data, rendered
@@ -21,11 +24,11 @@ with autoescaping); this module builds the data of its sections.
 Only presentation happens here: every number comes from the calibrator's
 ``evaluation_metrics`` and ``results_data["validation_metrics"]``.
 
-Units: ``rmse``/``mae``/``max_error`` are Euclidean norms over all measured
-components of a point ([m], mixed with [rad] when orientation is measured);
-per-DOF statistics are in [mm] and [deg]; ``outlier_threshold`` in [m];
-``param_stddev_percentage`` is the **ratio** ``|σ_i / x_i|`` (despite its
-name) and is shown here as a percentage ``100·|σ_i / x_i|``.
+Units: the report quotes position errors in [mm] and orientation errors in
+[deg], each kind on its own (``evaluation_metrics["rmse"]``, a norm over all
+measured components mixing [m] and [rad], is not shown); per-DOF statistics
+are in [mm] and [deg]; ``outlier_threshold`` in [m];
+parameter σ and intervals in the parameter's unit ([m] or [rad]).
 """
 
 from __future__ import annotations
@@ -38,15 +41,17 @@ from typing import Any, Dict, List
 import numpy as np
 
 from figaroh._run.charts import _multi_panel_section
+from figaroh._run.confidence import DEFAULT_CONFIDENCE_LEVEL, configured_confidence_level
 from figaroh._run.html import (
     HEALTHY_INSIGHT,
-    UNCERTAINTY_CAUTION_PCT,
+    UNCERTAINTY_CAUTION_PCT,  # noqa: F401 - a figaroh 1.0.2 name of this module
     UNCERTAINTY_WARN_PCT,
     VALIDATION_IMPROVEMENT_WARN_PCT,
     _change_pct,
     _correlation_section,
+    _improvement_phrase,
     _names_text,
-    _param_uncertainty_section,
+    _parameter_table_section,
     _provenance_section,
     _run_title,
     _verdict_block,
@@ -54,17 +59,27 @@ from figaroh._run.html import (
 from figaroh._run.page import _page_context, _write_report
 from figaroh._run.stages import stages_line
 from figaroh._run.templating import render, trusted
-from figaroh._run.uncertainty import NEAR_ZERO_FRACTION, parameter_uncertainty
+from figaroh._run.trace_report import task_trace, trace_section
+from figaroh._run.uncertainty import (
+    ParameterTable,
+    kind_unit,
+    parameter_table,
+    uncertainty_note,
+)
 from figaroh._run.values import _finite_or_none
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "CALIBRATION_UNIT_SCALES",
     "NOMINAL_HIDE_RATIO",
     "OUTLIER_WARN_PCT",
     "calibration_parameter_kind",
+    "calibration_parameter_table",
+    "calibration_rmse_text",
+    "calibrator_parameter_table",
+    "convergence_text",
     "generate_calibration_report",
-    "std_ratio_to_percent",
 ]
 
 #: Share of excluded samples [%] above which the report warns.
@@ -87,29 +102,24 @@ _CALIBRATION_KINDS = (
     ("offsetP", "jointLength", "joint placement offset [m]"),
     ("k_", "stiffness", "joint compliance"),
 )
-
-
-def std_ratio_to_percent(ratios: Sequence[Any] | None) -> List[float]:
-    """Relative standard deviations in % from ``param_stddev_percentage``.
-
-    ``evaluation_metrics["param_stddev_percentage"]`` holds the ratio
-    ``|σ_i / x_i|``; the reports and the >30 % rule
-    work in percent: ``100·|σ_i / x_i|``. None/NaN entries stay NaN.
-
-    Args:
-        ratios: Ratios ``|σ_i / x_i|`` [-].
-
-    Returns:
-        Percentages [%].
-    """
-    out = []
-    for r in list(np.ravel(np.asarray(ratios, dtype=object))) if ratios is not None else []:
-        try:
-            f = float(r)
-        except (TypeError, ValueError):
-            f = float("nan")
-        out.append(100.0 * abs(f))
-    return out
+#: Unit scale of a calibration length [m]: below it a length is judged by σ against it.
+LENGTH_UNIT_SCALE_M = 0.01
+#: Unit scale of a calibration angle [rad]: the length scale seen at a 1 m lever arm.
+ANGLE_UNIT_SCALE_RAD = 0.01
+#: Unit scale of each kind token of :data:`_CALIBRATION_KINDS` (see the grading rule,
+#: :mod:`figaroh._run.uncertainty_grade`).
+CALIBRATION_UNIT_SCALES = {
+    "baseLength": LENGTH_UNIT_SCALE_M,
+    "toolLength": LENGTH_UNIT_SCALE_M,
+    "jointLength": LENGTH_UNIT_SCALE_M,
+    "baseAngle": ANGLE_UNIT_SCALE_RAD,
+    "toolAngle": ANGLE_UNIT_SCALE_RAD,
+    "jointAngle": ANGLE_UNIT_SCALE_RAD,
+}
+#: The unit scales in words, for the notes of the reports.
+CALIBRATION_UNIT_SCALES_TEXT = (
+    f"{LENGTH_UNIT_SCALE_M * 1e3:g} mm for lengths, {ANGLE_UNIT_SCALE_RAD * 1e3:g} mrad for angles"
+)
 
 
 def _build_insights(
@@ -117,36 +127,41 @@ def _build_insights(
     n_samples: Any,
     param_names: Sequence[Any],
     validation: Mapping[str, Any] | None,
+    table: ParameterTable | None = None,
 ) -> List[Dict[str, str]]:
     """Rule-based remarks on a calibration.
 
     Rules, in order: solver did not report success → warn; ill-conditioned →
     warn, moderately conditioned → info; more than 10 % of the samples
-    excluded as outliers → warn; parameters whose σ exceeds 30 % of the
-    largest |value| of their kind → warn (first 6 names); strongly correlated
-    pairs (|ρ| > 0.8) → warn; no validation → info, training fallback → warn,
-    position-RMSE improvement over nominal below 50 % → warn. No rule fired →
-    "No issues detected — fit looks healthy." (info).
+    excluded as outliers → warn; parameters graded ``poor`` by the shared
+    rule (:mod:`figaroh._run.uncertainty_grade`) → warn (first 6 names);
+    strongly correlated pairs (|ρ| > 0.8) → warn; no validation → info,
+    training fallback → warn, position-RMSE improvement over nominal below
+    50 % (or a deterioration) → warn. No rule fired → "No issues detected —
+    fit looks healthy." (info).
 
     Args:
         eval_: ``evaluation_metrics`` (``optimization_success``,
             ``condition_number``, ``condition_label``, ``n_outliers``,
-            ``outlier_percentage`` [%], ``param_stddev_percentage`` (ratio),
-            ``correlated_pairs``).
+            ``outlier_percentage`` [%], ``param_values``, ``param_stdev``,
+            ``residual_dof``, ``correlated_pairs``).
         n_samples: Number of calibration samples (``NbSample``).
         param_names: Parameter names (``calib_config["param_name"]``).
         validation: ``results_data["validation_metrics"]`` or None
             (``validation_source``, ``pos_improvement_pct`` [%]).
+        table: The parameter table (None: built from ``eval_`` at 95 %).
 
     Returns:
         List of ``{"level": "warn" | "info", "text": str}``.
     """
     eval_ = eval_ if isinstance(eval_, Mapping) else {}
+    if table is None:
+        table = calibration_parameter_table(eval_, param_names)
     insights: List[Dict[str, str]] = [
         *_solver_insights(eval_),
         *_conditioning_insights(eval_),
         *_outlier_insights(eval_, n_samples),
-        *_uncertainty_insights(eval_, param_names),
+        *_uncertainty_insights(table),
         *_correlation_insights(eval_),
         *_validation_insights(validation),
     ]
@@ -204,28 +219,21 @@ def _outlier_insights(eval_: Mapping[str, Any], n_samples: Any) -> List[Dict[str
     return []
 
 
-def _uncertainty_insights(
-    eval_: Mapping[str, Any], param_names: Sequence[Any]
-) -> List[Dict[str, str]]:
-    """Warn on parameters whose σ exceeds ``UNCERTAINTY_WARN_PCT`` % of their kind's scale.
+def _uncertainty_insights(table: ParameterTable) -> List[Dict[str, str]]:
+    """Warn on the parameters the shared rule grades ``poor`` (g > 30 %).
 
-    The scale of a kind is the largest |value| of the parameters of that kind
-    (:func:`calibration_parameter_kind`), as in the parameter table: a value ≈ 0
-    with a small σ is well identified whatever its relative σ.
+    ``g = σ / max(|value|, S)``, ``S`` the scale of the parameter's kind (see
+    :mod:`figaroh._run.uncertainty_grade`): a value ≈ 0 with a small σ is
+    well identified whatever its relative σ.
     """
-    names = [str(n) for n in (param_names or [])]
-    pct = std_ratio_to_percent(eval_.get("param_stddev_percentage"))
-    names += [f"param_{i}" for i in range(len(names), len(pct))]
-    kinds = [_calibration_kind(n)[0] for n in names]
-    scaled = parameter_uncertainty(kinds, eval_.get("param_values"), pct)["scaled_pct"]
-    poor = [names[i] for i, p in enumerate(scaled) if p > UNCERTAINTY_WARN_PCT]  # NaN: False
+    poor = [r.name for r in table.ranked() if r.grade.tier == "poor"]
     if not poor:
         return []
     return [
         _warn(
-            f"{len(poor)} parameter(s) have a standard deviation above "
-            f"{UNCERTAINTY_WARN_PCT:.0f}% of the largest parameter of their kind and are "
-            f"poorly identified: {_names_text(poor)}."
+            f"{len(poor)} parameter(s) are poorly identified (σ above "
+            f"{UNCERTAINTY_WARN_PCT:.0f} % of max(|value|, scale of their kind)): "
+            f"{_names_text(poor)}."
         )
     ]
 
@@ -266,8 +274,8 @@ def _validation_insights(validation: Mapping[str, Any] | None) -> List[Dict[str,
     if improvement is not None and improvement < VALIDATION_IMPROVEMENT_WARN_PCT:
         out.append(
             _warn(
-                f"Validation position RMSE improved by only {improvement:.1f}% over "
-                "nominal — check model assumptions or configuration."
+                f"{_improvement_phrase(improvement, 'Validation position RMSE', 'nominal')} — "
+                "check model assumptions or configuration."
             )
         )
     return out
@@ -283,17 +291,134 @@ def _plain(value: Any, spec: str, unit: str = "", missing: str = "unavailable") 
     return missing if f is None else f"{format(f, spec)}{unit}"
 
 
-def _summary_view(eval_: Mapping[str, Any], n_samples: Any, stages_text: str) -> Dict[str, Any]:
-    """Convergence, fit residuals, outliers and conditioning."""
+def convergence_text(
+    eval_: Mapping[str, Any], result: Any = None, trace: Any = None, sep: str = "; "
+) -> str:
+    """What the least-squares solver did, in words (terminal and HTML reports).
+
+    scipy's ``least_squares`` reports its termination message, the number of
+    residual evaluations (``nfev``; with the finite-difference Jacobian of
+    method ``lm`` the evaluations made for the Jacobian are not counted) and
+    no iteration count: the count ``evaluation_metrics["n_iterations"]`` (0)
+    is not quoted. The number of Levenberg–Marquardt iterations comes from
+    the run's optimisation trace when it was recorded, as does "started at
+    the optimum" (the last pass did not lower the cost).
+
+    Args:
+        eval_: ``evaluation_metrics`` (``optimization_success``,
+            ``n_function_evals``, ``jacobian``, ``cost``).
+        result: The solver's ``OptimizeResult`` (``LM_result``), or None.
+        trace: The run's optimisation trace, or None.
+        sep: Separator of the parts after the termination message.
+
+    Returns:
+        E.g. ``"✓ converged — `xtol` termination condition is satisfied; 6
+        residual evaluations (finite-difference Jacobian evaluations not
+        counted; scipy reports no iteration count); final cost ½‖r‖² = 0.0001975"``.
+    """
     success = eval_.get("optimization_success")
-    convergence = (
-        "✓ converged" if success else "✗ did not report success" if success is not None else "—"
+    head = "✓ converged" if success else "✗ did not report success" if success is not None else "—"
+    parts: List[str] = []
+    message = getattr(result, "message", None)
+    if isinstance(message, str) and message.strip():
+        parts.append(message.strip().rstrip("."))
+    nfev = eval_.get("n_function_evals")
+    notes = []
+    if str(eval_.get("jacobian", "2-point")).startswith("analytic"):
+        njev = getattr(result, "njev", None)
+        if njev is not None:
+            notes.append(f"{njev} Jacobian evaluations")
+    else:
+        notes.append("finite-difference Jacobian evaluations not counted")
+    lm_stages = [] if trace is None else [s for s in trace.stages() if s.lower().startswith("lm")]
+    if lm_stages:
+        iterations = sum(
+            max((e.iteration for e in trace.of_stage(s)), default=0) for s in lm_stages
+        )
+        notes.append(f"{iterations} LM iterations over {len(lm_stages)} pass(es)")
+        last = trace.of_stage(lm_stages[-1])
+        if last and last[0].objective == last[-1].objective:
+            notes.append("the last pass started at the optimum: no decrease")
+    else:
+        notes.append("scipy reports no iteration count")
+    if nfev is not None:
+        parts.append(f"{nfev} residual evaluations ({'; '.join(notes)})")
+    cost = _finite_or_none(eval_.get("cost"))
+    if cost is not None:
+        parts.append(f"final cost ½‖r‖² = {cost:.4g}")
+    if not parts:
+        return head
+    first = parts.pop(0) if message and parts else None
+    return head + " — " + (first + sep if first else "") + sep.join(parts)
+
+
+def _overall(eval_: Mapping[str, Any]) -> Mapping[str, Any]:
+    stats = eval_.get("per_dof_stats")
+    overall = stats.get("overall") if isinstance(stats, Mapping) else None
+    return overall if isinstance(overall, Mapping) else {}
+
+
+def calibration_rmse_text(eval_: Mapping[str, Any]) -> str:
+    """``"position RMSE 2.953 mm, orientation RMSE 0.333 deg"`` of a fit (training set).
+
+    Position and orientation errors are reported separately: the RMSE of the
+    per-point position error norm [mm] and of the orientation error norm
+    [deg] (``per_dof_stats["overall"]``); a kind that is not measured is left
+    out. Without those statistics: the mixed ``rmse`` with its units stated.
+    """
+    overall = _overall(eval_)
+    parts = [
+        f"{label} RMSE {value:.4g} {unit}"
+        for label, key, unit in (
+            ("position", "pos_rmse_mm", "mm"),
+            ("orientation", "orient_rmse_deg", "deg"),
+        )
+        if (value := _finite_or_none(overall.get(key))) is not None
+    ]
+    if parts:
+        return ", ".join(parts)
+    rmse = _finite_or_none(eval_.get("rmse"))
+    if rmse is None:
+        return "RMSE unavailable"
+    return (
+        f"RMSE {rmse:.4g} (per-point norm: metres, mixed with radians when orientation is measured)"
     )
-    convergence += (
-        f" ({eval_.get('n_iterations', 0)} iterations, "
-        f"{eval_.get('n_function_evals', '—')} function evaluations, "
-        f"cost {_plain(eval_.get('cost'), '.4g')})"
-    )
+
+
+def _fit_error_rows(eval_: Mapping[str, Any]) -> List[tuple]:
+    """Position [mm] and orientation [deg] RMSE / MAE / max of the fit, one row per kind."""
+    overall = _overall(eval_)
+    if not overall:
+        return [
+            ("RMSE (all measured components, m and rad mixed)", _plain(eval_.get("rmse"), ".6g")),
+        ]
+    rows = []
+    for label, key, unit in (
+        ("Position error", "pos", "mm"),
+        ("Orientation error", "orient", "deg"),
+    ):
+        rmse = _finite_or_none(overall.get(f"{key}_rmse_{unit}"))
+        if rmse is None:
+            rows.append((f"{label} [{unit}]", "not measured"))
+            continue
+        rows.append(
+            (
+                f"{label} [{unit}]",
+                f"RMSE {rmse:.4g} {unit}, MAE {_plain(overall.get(f'{key}_mae_{unit}'), '.4g')} "
+                f"{unit}, max {_plain(overall.get(f'{key}_max_{unit}'), '.4g')} {unit}",
+            )
+        )
+    return rows
+
+
+def _summary_view(
+    eval_: Mapping[str, Any],
+    n_samples: Any,
+    stages_text: str,
+    result: Any = None,
+    trace: Any = None,
+) -> Dict[str, Any]:
+    """Convergence, fit errors (position [mm], orientation [deg]), outliers and conditioning."""
     n_out = eval_.get("n_outliers", 0) or 0
     threshold = _finite_or_none(eval_.get("outlier_threshold"))
     thr_text = "no threshold" if threshold is None else f"threshold {threshold * 1000:.1f} mm"
@@ -314,22 +439,18 @@ def _summary_view(eval_: Mapping[str, Any], n_samples: Any, stages_text: str) ->
     cond_text = str(label) if cond is None else f"{cond:.1f} ({label})"
     rows = [
         ("Stages", stages_text),
-        ("Convergence", convergence),
+        ("Convergence", convergence_text(eval_, result, trace)),
         ("Samples", n_samples),
-        ("RMSE (all measured components)", _plain(eval_.get("rmse"), ".6g")),
-        ("MAE", _plain(eval_.get("mae"), ".6g")),
-        ("Max error", _plain(eval_.get("max_error"), ".6g")),
+        *_fit_error_rows(eval_),
         ("Residual degrees of freedom", eval_.get("residual_dof", "—")),
         ("Excluded outliers", outliers),
         ("Condition number", cond_text),
     ]
     note = (
-        "RMSE, MAE and max error are per-point Euclidean norms over the measured "
-        "components: metres, mixed with radians when orientation is measured."
+        "Fit errors on the training set (outliers excluded): RMSE, MAE and max of the "
+        "per-point Euclidean norm of the position error [mm] and of the orientation error "
+        "[deg], each kind on its own."
     )
-    convention = eval_.get("rmse_convention")
-    if isinstance(convention, str) and convention:
-        note += f" Convention: {convention}."
     return {"rows": rows, "note": note}
 
 
@@ -437,29 +558,84 @@ def _calibration_kind(name: Any) -> tuple[str, str]:
     return token, text
 
 
-def _uncertainty_view(
-    eval_: Mapping[str, Any], param_names: Sequence[Any]
-) -> tuple[Dict[str, Any], str]:
-    """Parameter table (value, σ, σ/|value| where not ≈ 0, σ/scale, tier) and its notes."""
-    values = eval_.get("param_values")
-    stdev = eval_.get("param_stdev")
-    pct = std_ratio_to_percent(eval_.get("param_stddev_percentage"))
-    n = max(len(list(param_names or [])), len(pct), len(list(values or [])))
-    names = [str(param_names[i]) if i < len(param_names or []) else f"param_{i}" for i in range(n)]
+def calibration_parameter_table(
+    eval_: Mapping[str, Any],
+    param_names: Sequence[Any],
+    level: float = DEFAULT_CONFIDENCE_LEVEL,
+    known_noise: bool = False,
+) -> ParameterTable:
+    """The calibrated parameters with σ, confidence interval and grade.
+
+    σ is ``evaluation_metrics["param_stdev"]`` (``s²(JᵀJ)⁻¹`` at the optimum,
+    ``s² = ‖r‖²/(n − p)``); the interval ``θ̂ ± t_{1−α/2, n−p} σ`` uses
+    ``residual_dof = n − p`` (the normal quantile when ``known_noise``: a
+    MAP fit whose σ comes from the prior noise level). Kinds and unit scales
+    of the grade: :func:`calibration_parameter_kind`,
+    :data:`CALIBRATION_UNIT_SCALES`.
+
+    Args:
+        eval_: ``evaluation_metrics`` (``param_values``, ``param_stdev``, ``residual_dof``).
+        param_names: ``calib_config["param_name"]``.
+        level: Confidence level in ``(0, 1)``.
+        known_noise: σ from a known noise level (``calib_config["prior_noise"]`` set).
+
+    Returns:
+        The table (names ``param_<i>`` where a name is missing).
+    """
+    values = list(eval_.get("param_values") or [])
+    stdev = list(eval_.get("param_stdev") or [])
+    names_in = list(param_names or [])
+    n = max(len(names_in), len(values), len(stdev))
+    names = [str(names_in[i]) if i < len(names_in) else f"param_{i}" for i in range(n)]
+    dof = math.inf if known_noise else eval_.get("residual_dof")
+    kinds = [_calibration_kind(nm) for nm in names]
+    return parameter_table(
+        names,
+        [token for token, _ in kinds],
+        values,
+        stdev,
+        dof,
+        level,
+        CALIBRATION_UNIT_SCALES,
+        [kind_unit(label) for _, label in kinds],
+    )
+
+
+def calibrator_parameter_table(calibrator: Any, level: float | None = None) -> ParameterTable:
+    """:func:`calibration_parameter_table` of a solved calibration (level from its config)."""
+    cfg = getattr(calibrator, "calib_config", None) or {}
+    if level is None:
+        level = configured_confidence_level(cfg)
+    return calibration_parameter_table(
+        _solved_metrics(calibrator),
+        list(cfg.get("param_name", []) or []),
+        level,
+        known_noise=cfg.get("prior_noise") is not None,
+    )
+
+
+def _uncertainty_view(eval_: Mapping[str, Any], table: ParameterTable) -> Dict[str, Any]:
+    """Parameter table (value, σ, interval, σ/|value|, σ/scale, grade) and its notes."""
     dof = eval_.get("residual_dof")
     dof_note = None
-    if isinstance(dof, (int, np.integer)) and dof <= 0 and all(p != p for p in pct):
+    if (
+        isinstance(dof, (int, np.integer))
+        and dof <= 0
+        and all(r.sigma != r.sigma for r in table.rows)
+    ):
         dof_note = f"{dof} residual degrees of freedom — uncertainty not estimable."
-    # the kind tokens are passed as names: parameter_uncertainty groups by them
-    unc = parameter_uncertainty([_calibration_kind(nm)[0] for nm in names], values, pct)
-    table = _param_uncertainty_section(names, stdev, unc["relative_pct"], values, unc["scaled_pct"])
-    view = {
+    note = uncertainty_note(
+        table,
+        "base frame position, base frame orientation, joint placement offset, joint "
+        "placement angle, marker frame position, …",
+        CALIBRATION_UNIT_SCALES_TEXT,
+    )
+    return {
         "dof_note": dof_note,
-        "near_zero": NEAR_ZERO_FRACTION,
-        "caution": UNCERTAINTY_CAUTION_PCT,
-        "warn": UNCERTAINTY_WARN_PCT,
+        "table": trusted(_parameter_table_section(table)),
+        "note": note + " σ is in [m] for positions and offsets, [rad] for angles.",
+        "summary": table.summary_text(),
     }
-    return view, table
 
 
 # ---------------------------------------------------------------------------
@@ -650,9 +826,11 @@ def _report_context(
     param_names: List[Any],
     validation: Mapping[str, Any] | None,
     verdict: Any = None,
+    confidence_level: float | None = None,
 ) -> Dict[str, Any]:
     """Variables of ``calibration_report.html.j2``: the data of every section."""
-    insights = _build_insights(eval_, n_samples, param_names, validation)
+    table = calibrator_parameter_table(calibrator, confidence_level)
+    insights = _build_insights(eval_, n_samples, param_names, validation, table)
     provenance = getattr(calibrator, "_run_provenance", None)
     calib_config = getattr(calibrator, "calib_config", None) or {}
     stages_text = _stages_text(calibrator)
@@ -661,18 +839,21 @@ def _report_context(
         n_kept = int(n_samples) - int(eval_.get("n_outliers", 0) or 0)
     except (TypeError, ValueError):
         n_kept = "unavailable"
-    uncertainty, table = _uncertainty_view(eval_, param_names)
+    trace = task_trace(calibrator)
+    trace_html = trace_section(trace)
     return {
         "verdict": trusted(_verdict_block(calibrator, verdict)),
         "provenance": trusted(_provenance_section(provenance)),
-        "summary": _summary_view(eval_, n_samples, stages_text),
+        "summary": _summary_view(
+            eval_, n_samples, stages_text, getattr(calibrator, "LM_result", None), trace
+        ),
         "insights": insights,
         "per_dof": _per_dof_view(eval_.get("per_dof_stats"), n_kept),
         "validation": _validation_view(validation),
         **_marker_residual_panels(validation, calib_config.get("measurability")),
-        "uncertainty": uncertainty,
-        "uncertainty_table": trusted(table),
+        "uncertainty": _uncertainty_view(eval_, table),
         "correlation": trusted(_correlation_section(eval_.get("correlated_pairs") or [])),
+        "trace": None if trace_html is None else trusted(trace_html),
     }
 
 
@@ -681,6 +862,7 @@ def generate_calibration_report(
     output_path: str | None = None,
     title: str | None = None,
     verdict: Any = None,
+    confidence_level: float | None = None,
 ) -> str:
     """Render a self-contained HTML diagnostic report for a calibration run.
 
@@ -690,8 +872,10 @@ def generate_calibration_report(
     Args:
         calibrator: A ``BaseCalibration`` after ``solve()``: reads
             ``evaluation_metrics``,
-            ``calib_config["NbSample"]`` and ``["param_name"]``,
+            ``calib_config["NbSample"]``, ``["param_name"]`` and
+            ``["verification"]["confidence_level"]`` (optional),
             ``results_data["validation_metrics"]`` (optional),
+            ``LM_result`` (optional), ``optimisation_trace`` (optional),
             ``_run_provenance`` (optional) and ``stages`` (optional).
         output_path: If given, the HTML is also written there atomically
             (parent folders are created).
@@ -703,6 +887,9 @@ def generate_calibration_report(
             reason); None shows the run's verdict (its last ``verify()``,
             else ``calibrator.verify()`` with the configuration's policy —
             empty by default).
+        confidence_level: Level of the parameters' confidence intervals in
+            ``(0, 1)``; None: the configuration's
+            ``verification.confidence_level``, else 0.95.
 
     Returns:
         The HTML document.
@@ -710,6 +897,7 @@ def generate_calibration_report(
     Raises:
         AttributeError: ``calibrator`` has not been solved
             (``evaluation_metrics`` missing or None).
+        ValueError: ``confidence_level`` is not in ``(0, 1)``.
     """
     eval_ = _solved_metrics(calibrator)
     calib_config = getattr(calibrator, "calib_config", None) or {}
@@ -726,7 +914,9 @@ def generate_calibration_report(
             report_title,
             "Generated by figaroh.tools.report — self-contained, no network request.",
         ),
-        **_report_context(calibrator, eval_, n_samples, param_names, validation, verdict),
+        **_report_context(
+            calibrator, eval_, n_samples, param_names, validation, verdict, confidence_level
+        ),
     )
     _write_report(doc, output_path, "calibration")
     return doc

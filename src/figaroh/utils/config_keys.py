@@ -199,7 +199,7 @@ _TASK_COMMON: dict[str, Schema] = {
 }
 
 #: The acceptance policy of a task's verdict (``verify()``, the exports, the command line).
-_VERIFICATION: dict[str, Schema] = {"scope": FREE, "thresholds": FREE}
+_VERIFICATION: dict[str, Schema] = {"scope": FREE, "thresholds": FREE, "confidence_level": FREE}
 
 #: The ``problem`` section of an identification task (extended by the trajectory task).
 _IDENTIFICATION_PROBLEM: dict[str, Schema] = {

@@ -13,7 +13,8 @@
     nominal: {color: "#1a73e8", dash: "2 3", width: 1.2},
     residual: {color: "#8430ce", width: 1.1},
     calibrated: {color: "#d93025", width: 1.6},
-    reference: {color: "#188038", dash: "6 3", width: 1.2}
+    reference: {color: "#188038", dash: "6 3", width: 1.2},
+    edge: {color: "#f29900", width: 2.4}
   };
   function init(panel) {
     var data;
