@@ -21,7 +21,6 @@ from figaroh.cli import design_commands
 from figaroh.cli.main import main
 from figaroh.cli.progress import Steps
 from figaroh.utils.config_parser import UnifiedConfigParser
-from test_cli_progress import accepting_fallback
 
 _ur10 = load_example("ur10/identification.py", "ur10_identification")
 
@@ -172,10 +171,10 @@ def test_trajectory_from_an_init_config(ur10_urdf, tmp_path, monkeypatch):
     assert _in_process("init", ur10_urdf, "-o", cfg, "-q")[0] == 0
     out = tmp_path / "traj"
     # 4 IPOPT iterations do not converge: accepted here (exit 1 otherwise, see test_cli_progress)
-    accept = accepting_fallback(monkeypatch)
     code, stdout, err = _in_process(
-        "trajectory", cfg, "--urdf", ur10_urdf, "-o", out, "--segments", 2, *TINY, *accept
-    )
+        "trajectory", cfg, "--urdf", ur10_urdf, "-o", out, "--segments", 2, *TINY,
+        "--accept-fallback",
+    )  # fmt: skip
     assert code == 0, err
     assert "designed 2 segment(s)" in stdout
     assert "accepted with --accept-fallback: IPOPT did not converge (segment 1: " in stdout

@@ -33,7 +33,7 @@ from figaroh.cli.progress import Steps, iteration_text
 
 CONFIG = ROOT / "config" / "ur10_unified_config.yaml"
 #: 3 waypoints at 20 Hz, 2 IPOPT iterations, a seed whose first initial guess is feasible.
-TINY = ("--waypoints", 3, "--frequency", 20, "--max-iterations", 2, "--seed", 30)
+TINY = ("--waypoints", 3, "--frequency", 20, "--ipopt-max-iterations", 2, "--seed", 30)
 
 
 def _env() -> dict[str, str]:
@@ -103,7 +103,7 @@ def test_trajectory_progress_on_a_terminal_result_lines_when_piped(ur10_urdf, tm
     (error,) = piped.stderr.splitlines()  # one line, no bar, no iteration
     assert error.startswith("figaroh trajectory: error: IPOPT did not converge (segment 1: ")
     assert "limit 2 iterations" in error and "--accept-fallback" in error
-    assert "--max-iterations" in error
+    assert "--ipopt-max-iterations" in error
     assert "iteration 0:" not in piped.stdout + piped.stderr and "\r" not in piped.stderr
 
 
@@ -144,25 +144,25 @@ def _trace(*outcomes: StageOutcome) -> OptimisationTrace:
 def test_check_outcome_refuses_a_fallback_unless_accepted(capsys):
     args = argparse.Namespace(quiet=False)
     converged = _trace(StageOutcome("ipopt:segment 1", "converged", "IPOPT Solve_Succeeded"))
-    design_commands.check_outcome(args, converged, "IPOPT", "raise --max-iterations")
+    design_commands.check_outcome(args, converged, "IPOPT", "raise --ipopt-max-iterations")
     assert capsys.readouterr().out == ""
     kept = _trace(
         StageOutcome("ipopt:segment 1", "converged", "IPOPT Solve_Succeeded"),
         StageOutcome("ipopt:segment 2", "fallback", "kept the initial guess: ..."),
     )
     with pytest.raises(CLIError) as info:
-        design_commands.check_outcome(args, kept, "IPOPT", "raise --max-iterations")
+        design_commands.check_outcome(args, kept, "IPOPT", "raise --ipopt-max-iterations")
     assert info.value.code == 1
     assert info.value.message.startswith(
         "IPOPT did not converge (segment 2: fallback — kept the initial guess"
     )
     assert "segment 1" not in info.value.message and "--accept-fallback" in info.value.message
     args.accept_fallback = True
-    design_commands.check_outcome(args, kept, "IPOPT", "raise --max-iterations")
+    design_commands.check_outcome(args, kept, "IPOPT", "raise --ipopt-max-iterations")
     out = capsys.readouterr().out
     assert out.startswith("accepted with --accept-fallback: IPOPT did not converge (segment 2")
     args.quiet = True
-    design_commands.check_outcome(args, kept, "IPOPT", "raise --max-iterations")
+    design_commands.check_outcome(args, kept, "IPOPT", "raise --ipopt-max-iterations")
     assert capsys.readouterr().out == ""
 
 
@@ -184,36 +184,8 @@ def test_steps_detail_shows_the_latest_iteration_on_the_bar():
     assert hidden.getvalue() == "" and steps.details == 1
 
 
-def accepting_fallback(monkeypatch) -> tuple[str, ...]:
-    """Arguments that accept a fallback: ``--accept-fallback``, or the parsed flag set directly.
-
-    When the option is not registered by the parser, the parsed arguments get
-    ``accept_fallback = True`` (what the option sets) and no argument is added.
-    """
-    probe = ["trajectory", "c.yaml", "--urdf", "u.urdf", "--accept-fallback"]
-    if not cli_main.build_parser().parse_known_args(probe)[1]:
-        return ("--accept-fallback",)
-    build = cli_main.build_parser
-
-    def accepting_parser() -> argparse.ArgumentParser:
-        parser = build()
-        parse = parser.parse_args
-
-        def parse_args(argv=None, namespace=None):
-            args = parse(argv, namespace)
-            args.accept_fallback = True
-            return args
-
-        parser.parse_args = parse_args
-        return parser
-
-    monkeypatch.setattr(cli_main, "build_parser", accepting_parser)
-    return ()
-
-
-def test_accepted_fallback_exits_0_with_a_note(ur10_urdf, tmp_path, monkeypatch):
+def test_accepted_fallback_exits_0_with_a_note(ur10_urdf, tmp_path):
     pytest.importorskip("cyipopt")
-    extra = accepting_fallback(monkeypatch)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli_main.main(
@@ -225,7 +197,7 @@ def test_accepted_fallback_exits_0_with_a_note(ur10_urdf, tmp_path, monkeypatch)
                 "-o",
                 str(tmp_path),
                 *map(str, TINY),
-                *extra,
+                "--accept-fallback",
             ]
         )
     assert code == 0, err.getvalue()

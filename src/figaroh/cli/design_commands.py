@@ -134,7 +134,7 @@ def check_outcome(
             result; absent means False).
         trace: The design's optimisation trace (its stage outcomes).
         what: What did not converge (e.g. ``"IPOPT"``), starts the message.
-        remedy: What to change to converge (e.g. ``"raise --max-iterations"``).
+        remedy: What to change to converge (e.g. ``"raise --ipopt-max-iterations"``).
 
     Raises:
         CLIError: A stage did not converge and ``accept_fallback`` is not set
@@ -451,6 +451,6 @@ def trajectory(args: argparse.Namespace) -> int:
         args,
         opt.optimisation_trace,
         "IPOPT",
-        "raise --max-iterations or try another --seed",
+        "raise --ipopt-max-iterations or try another --seed",
     )
     return EXIT_OK
