@@ -290,10 +290,9 @@ def test_calibration_trace_records_each_pass_and_changes_nothing(ur10_robot, tmp
     r0 = calib._objective(x0)
     calib._excluded_rows = saved
     assert first.iteration == 0 and first.objective == 0.5 * float(r0 @ r0)
-    steps = [e for e in trace.of_stage(f"lm:pass {len(passes)}") if not e.extra.get("probe")]
-    assert len(steps) == calib.LM_result.nfev and calib.LM_result.cost in {
-        e.objective for e in steps
-    }
+    steps = trace.of_stage(f"lm:pass {len(passes)}")  # LM's evaluations, probes left out
+    assert [e.iteration for e in steps] == list(range(calib.LM_result.nfev))
+    assert calib.LM_result.cost in {e.objective for e in steps}
     # the same calibration without recording
     monkeypatch.setattr(_objective, "cost_recorded", lambda fun: fun)
     plain = _calibration(ur10_robot, train)

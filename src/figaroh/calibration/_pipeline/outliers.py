@@ -17,15 +17,14 @@ threshold after it —, ``nfev``) and the loop's outcome (``converged``: no
 new outlier or no threshold; ``max_iterations``: the last pass still found
 outliers; ``fallback``: excluding them would leave too few rows, kept;
 ``failed``: a fit did not converge). Stage ``"lm:pass <k>"``: the cost
-``½‖r‖²`` of every residual evaluation of that fit (scipy's
+``½‖r‖²`` at each Levenberg–Marquardt iteration of that fit — the initial
+point (``iteration`` 0), then each trial point, i.e. the ``nfev`` evaluations
+scipy counts — and the fit's outcome from scipy's ``status`` (``> 0``
+converged, ``0`` the evaluation limit, else failed). scipy's
 ``least_squares`` has no per-iteration callback for ``method="lm"``, so the
-objective is wrapped by
-:func:`~figaroh._run.optimisation_trace.cost_recorded`: ``iteration`` is the
-evaluation number from 0, the initial point; the finite-difference probes of
-the Jacobian are included, with ``extra = {"probe": True}``, so the other
-entries are the initial point and the LM trial points) and the fit's outcome
-from scipy's ``status`` (``> 0`` converged, ``0`` the evaluation limit, else
-failed).
+objective is wrapped by :func:`~figaroh._run.optimisation_trace.cost_recorded`,
+which records every residual evaluation; the finite-difference probes of the
+Jacobian it marks are left out of the trace.
 """
 
 from __future__ import annotations
@@ -133,16 +132,15 @@ def fit_with_outlier_exclusion(
     result: Any = None  # the fit's OptimizeResult (at least one fit runs)
     res: np.ndarray | None = None
     trace = OptimisationTrace()
+    passes: List[TraceEntry] = []  # stage "outliers", after the passes' own stages
     loop = ("converged", "no threshold")
     for it in range(n_fits):
         stage = f"lm:pass {it + 1}"
         with recording_costs() as costs:
             result = fit(x, rows_ex)
+        steps = [cost for cost, probe in costs if not probe]
         trace = trace.with_entries(
-            *(
-                TraceEntry(stage, k, cost, extra={"probe": True} if probe else {})
-                for k, (cost, probe) in enumerate(costs)
-            )
+            *(TraceEntry(stage, k, cost) for k, cost in enumerate(steps))
         ).with_outcome(_fit_outcome(stage, result))
         n_excluded, new = len(excluded), []
         if enable_logging:
@@ -156,19 +154,19 @@ def fit_with_outlier_exclusion(
         if not result.success:
             log.warning("least squares did not converge: %s", result.message)
             loop = ("failed", f"pass {it + 1}: least squares did not converge: {result.message}")
-            trace = trace.with_entries(_pass_entry(it + 1, result, n_excluded, 0))
+            passes.append(_pass_entry(it + 1, result, n_excluded, 0))
             break
         res = residuals(result.x)
         if threshold is None:
-            trace = trace.with_entries(_pass_entry(it + 1, result, n_excluded, 0))
+            passes.append(_pass_entry(it + 1, result, n_excluded, 0))
             break
         errors = position_errors(res)
         if errors is None:
             loop = ("converged", "no per-posture position error: one fit")
-            trace = trace.with_entries(_pass_entry(it + 1, result, n_excluded, 0))
+            passes.append(_pass_entry(it + 1, result, n_excluded, 0))
             break
         new = _new_outliers(np.asarray(errors, dtype=float), threshold, excluded)
-        trace = trace.with_entries(_pass_entry(it + 1, result, n_excluded, len(new)))
+        passes.append(_pass_entry(it + 1, result, n_excluded, len(new)))
         if not new:
             loop = ("converged", f"no new posture above {threshold:.4g} m after pass {it + 1}")
             break
@@ -202,5 +200,5 @@ def fit_with_outlier_exclusion(
         x = result.x
     if res is None:
         res = residuals(result.x)
-    trace = trace.with_outcome(StageOutcome("outliers", *loop))
+    trace = trace.with_entries(*passes).with_outcome(StageOutcome("outliers", *loop))
     return OutlierFit(result, excluded, rows_ex, res, threshold, trace)
