@@ -30,6 +30,7 @@ from typing import Any, ContextManager, Iterator, List, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+from figaroh._run.optimisation_trace import cost_recorded
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._pipeline import residuals as _residuals
 from figaroh.calibration._pipeline.records import FitOutcome, MeasurementSpec, ResidualModel
@@ -345,7 +346,11 @@ class CalibrationObjective:
         figaroh 1.0.2 makes, ``least_squares(calib._objective, x0, method=method,
         max_nfev=max_nfev)`` — finite-difference Jacobian, default tolerances
         (``ftol = xtol = gtol = 1e-8``). With ``"analytic"``: the same call with
-        ``jac=`` :meth:`objective_jacobian`.
+        ``jac=`` :meth:`objective_jacobian`. Inside a
+        :func:`~figaroh._run.optimisation_trace.recording_costs` scope the
+        objective is passed through
+        :func:`~figaroh._run.optimisation_trace.cost_recorded` (the cost of
+        each evaluation is recorded; the residuals, hence the fit, are the same).
 
         Raises:
             CalibrationError: an invalid ``calib_config["jacobian"]``, or the
@@ -353,7 +358,7 @@ class CalibrationObjective:
         """
         from scipy.optimize import least_squares
 
-        fun = self._owner._objective
+        fun = cost_recorded(self._owner._objective)
         if self.jacobian_mode() == "2-point":
             return least_squares(fun, x0, method=method, max_nfev=max_nfev)
         return least_squares(fun, x0, jac=self.objective_jacobian, method=method, max_nfev=max_nfev)

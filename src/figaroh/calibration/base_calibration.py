@@ -875,6 +875,7 @@ class BaseCalibration(RunServices):
             log=log,
         )
         self._excluded_rows = out.excluded_rows
+        self.optimisation_trace = out.trace
         return out.result, out.excluded, out.residuals
 
     # ---------------------------------------------- evaluation (steps uncertainty, metrics)

@@ -19,9 +19,22 @@ else from the configuration's ``sample_configurations_file``, else
 ``--n-candidates`` postures drawn uniformly within the joint limits with the
 seed ``--seed``.
 
+Progress: on a terminal the step bar shows the optimiser's latest iteration
+(IPOPT's objective and constraint violation per iteration; the SOCP's
+interior-point iterations); piped or with ``--quiet`` only the result lines
+are printed.
+
+Outcome: when an optimiser fell back (IPOPT's final point rejected and an
+earlier iterate or the initial guess kept, a retried segment attempt, the
+SOCP solved by a fallback formulation) or stopped early (IPOPT's iteration
+limit), the command says so in one line and exits 1 — the result is written
+all the same; ``--accept-fallback`` accepts it (exit 0, the line is printed as
+a note).
+
 Exit codes: ``0`` written, ``1`` the design failed (no trajectory segment
-solved; too few postures or a singular information matrix), ``2`` bad input or a missing optional
-package (the message names the extra to install).
+solved; too few postures or a singular information matrix) or its optimiser
+fell back or stopped early (without ``--accept-fallback``), ``2`` bad input or
+a missing optional package (the message names the extra to install).
 """
 
 from __future__ import annotations
@@ -35,6 +48,7 @@ import numpy as np
 import yaml
 
 from figaroh._optional import require
+from figaroh._run.optimisation_trace import OptimisationTrace, TraceEntry
 from figaroh.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -45,6 +59,7 @@ from figaroh.cli.common import (
     say,
     steps_for,
 )
+from figaroh.cli.progress import iteration_text
 from figaroh.cli.workflows import input_phase, load_robot_model
 from figaroh.errors import MissingDependencyError
 from figaroh.optimal.base_optimal_calibration import (
@@ -58,6 +73,7 @@ from figaroh.utils.fileio import atomic_write, atomic_write_text, make_folder
 
 __all__ = [
     "active_joint_values",
+    "check_outcome",
     "postures",
     "random_candidates",
     "require_extra",
@@ -106,6 +122,49 @@ def active_joint_values(model: Any, joint_ids: Sequence[int], q: np.ndarray) -> 
         iq, nq = int(model.joints[j].idx_q), int(model.joints[j].nq)
         cols.append(q[:, iq] if nq == 1 else np.arctan2(q[:, iq + 1], q[:, iq]))
     return np.column_stack(cols)
+
+
+def check_outcome(
+    args: argparse.Namespace, trace: OptimisationTrace, what: str, remedy: str
+) -> None:
+    """Say whether the optimiser fell back or stopped early; refuse it unless accepted.
+
+    Args:
+        args: The command's arguments (``accept_fallback``: accept such a
+            result; absent means False).
+        trace: The design's optimisation trace (its stage outcomes).
+        what: What did not converge (e.g. ``"IPOPT"``), starts the message.
+        remedy: What to change to converge (e.g. ``"raise --ipopt-max-iterations"``).
+
+    Raises:
+        CLIError: A stage did not converge and ``accept_fallback`` is not set
+            (exit 1; one line naming each stage, its outcome and the remedy).
+    """
+    failed = trace.not_converged()
+    if not failed:
+        return
+    text = "; ".join(
+        f"{o.stage.split(':', 1)[-1]}: {o.status.replace('_', ' ')} — {o.message}" for o in failed
+    )
+    if getattr(args, "accept_fallback", False):
+        say(args, f"accepted with --accept-fallback: {what} did not converge ({text})")
+        return
+    raise CLIError(
+        f"{what} did not converge ({text}); the result is written — {remedy}, or pass "
+        "--accept-fallback to accept it",
+        EXIT_FAILED,
+    )
+
+
+class _SteppedPostures(BaseOptimalCalibration):
+    """The posture design, showing each SOCP iteration on the command's progress bar."""
+
+    def __init__(self, *args: Any, steps: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._steps = steps
+
+    def on_iteration(self, entry: TraceEntry) -> None:
+        self._steps.detail(iteration_text(entry))
 
 
 def _load_candidates(opt: BaseOptimalCalibration, args: argparse.Namespace) -> None:
@@ -170,7 +229,7 @@ def _write_postures(
 
 
 def postures(args: argparse.Namespace) -> int:
-    """``figaroh postures``: exit 0 when written, 1 when the design is infeasible."""
+    """``figaroh postures``: exit 0 when written, 1 when infeasible or the SOCP fell back."""
     require_file(args.config, "CONFIG")
     out = require_output_dir(args.output, "-o/--output")
     require_extra("picos", None, "optimal calibration postures (the D-optimal SOCP)")
@@ -181,7 +240,7 @@ def postures(args: argparse.Namespace) -> int:
         robot = load_robot_model(args.urdf, args.package_dir, args.free_flyer)
         steps.start("read configuration")
         with input_phase(f"cannot read the calibration task of {args.config}"):
-            opt = BaseOptimalCalibration(robot, str(args.config))
+            opt = _SteppedPostures(robot, str(args.config), steps=steps)
         if args.n_postures is not None and args.n_postures < opt.minNbChosen:
             raise CLIError(
                 f"--n-postures {args.n_postures} is below the {opt.minNbChosen} postures "
@@ -215,6 +274,9 @@ def postures(args: argparse.Namespace) -> int:
     )
     for path in written.values():
         say(args, f"wrote {path}")
+    check_outcome(
+        args, opt.optimisation_trace, "the SOCP", "check the candidate pool (scale, coverage)"
+    )
     return EXIT_OK
 
 
@@ -230,6 +292,9 @@ class _SteppedTrajectory(BaseOptimalTrajectory):
 
     def on_segment(self, segment_index: int, n_segments: int) -> None:
         self._steps.start(f"segment {segment_index + 1}/{n_segments}")
+
+    def on_iteration(self, entry: TraceEntry) -> None:
+        self._steps.detail(iteration_text(entry))
 
 
 def _trajectory_overrides(args: argparse.Namespace) -> Dict[str, Any]:
@@ -299,6 +364,14 @@ def _trajectory_summary(opt: BaseOptimalTrajectory, segments: int) -> Dict[str, 
         "condition_number": [float(c) for c in res.get("condition_number", [])],
         "final_condition_number": float(opt.final_condition_number),
         "feasible": [bool(f) for f in res.get("feasible", [])],
+        "outcomes": [
+            {"stage": o.stage, "status": o.status, "message": o.message}
+            for o in opt.optimisation_trace.outcomes
+        ],
+        "ipopt_iterations": {
+            stage: len(opt.optimisation_trace.of_stage(stage))
+            for stage in opt.optimisation_trace.stages()
+        },
         "failures": [
             {k: (v if isinstance(v, (bool, int, str)) else str(v)) for k, v in f.items()}
             for f in res.get("failures", [])
@@ -312,7 +385,7 @@ def _trajectory_summary(opt: BaseOptimalTrajectory, segments: int) -> Dict[str, 
 
 
 def trajectory(args: argparse.Namespace) -> int:
-    """``figaroh trajectory``: exit 0 when every segment was solved, 1 when one failed."""
+    """``figaroh trajectory``: exit 0 when every segment converged, else 1 (failed, fell back)."""
     require_file(args.config, "CONFIG")
     require_file(args.urdf, "URDF")
     out = require_output_dir(args.output, "-o/--output")
@@ -373,5 +446,11 @@ def trajectory(args: argparse.Namespace) -> int:
         f"designed {solved} segment(s) for {len(joints)} joints of {robot.model.name}: "
         f"condition number {summary['initial_condition_number'][0]:.4g} -> "
         f"{summary['final_condition_number']:.4g}",
+    )
+    check_outcome(
+        args,
+        opt.optimisation_trace,
+        "IPOPT",
+        "raise --ipopt-max-iterations or try another --seed",
     )
     return EXIT_OK

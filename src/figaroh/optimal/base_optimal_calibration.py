@@ -42,24 +42,34 @@ Beyond upstream:
   (``calibration_joint_names`` / ``calibration_joint_configurations``), so the
   output file can be fed back as a candidate file;
 * picos is imported only when the SOCP is solved (``import figaroh`` stays
-  cheap).
+  cheap);
+* the SOCP's interior-point iterations are recorded
+  (:attr:`BaseOptimalCalibration.optimisation_trace`, stage ``"socp"``) and
+  reported one by one to :meth:`BaseOptimalCalibration.on_iteration` (a
+  progress hook): CVXOPT reports them only as a printed table, which is read
+  from the solver's standard output during the solve (nothing is printed) —
+  the weights are the same.
 """
 
 from __future__ import annotations
 
 import copy
+import io
 import logging
 import math
 import random
+import re
 import time
+from contextlib import redirect_stdout
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Sequence, Tuple, TypeVar
 
 import numpy as np
 import pinocchio as pin
 import yaml
 
 from figaroh._optional import require
+from figaroh._run.optimisation_trace import OptimisationTrace, StageOutcome, TraceEntry
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration.calibration_tools import calculate_base_kinematics_regressor
 from figaroh.calibration.config import load_calibration_config, unified_to_legacy_config
@@ -299,6 +309,47 @@ def sub_info_matrix(
 # ---------------------------------------------------------------------------
 # SOCP relaxation
 # ---------------------------------------------------------------------------
+#: One row of CVXOPT's iteration table: ``k: pcost dcost gap pres dres [k/t]``.
+_CVXOPT_ROW = re.compile(r"^\s*(\d+):((?:\s+\S+){5,6})\s*$")
+#: The attempt that reproduces figaroh 1.0.2 (the others are fallbacks).
+SOCP_FIRST_ATTEMPT = "figaroh 1.0.2 formulation"
+
+
+class _SolverTable(io.TextIOBase):
+    """Stand-in for stdout during a CVXOPT solve: reads its iteration table.
+
+    Each complete line matching :data:`_CVXOPT_ROW` becomes ``on_row(k,
+    pcost, dcost, gap, pres, dres)``; the other lines (banners, status) are
+    logged at debug level. Nothing reaches the real stdout.
+    """
+
+    def __init__(self, on_row: Callable[..., None]) -> None:
+        super().__init__()
+        self._on_row = on_row
+        self._pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        while "\n" in self._pending:
+            line, self._pending = self._pending.split("\n", 1)
+            self._line(line)
+        return len(text)
+
+    def _line(self, line: str) -> None:
+        match = _CVXOPT_ROW.match(line)
+        if match is None:
+            if line.strip():
+                logger.debug("cvxopt: %s", line.strip())
+            return
+        try:
+            values = [float(v) for v in match.group(2).split()[:5]]
+        except ValueError:
+            logger.debug("cvxopt: %s", line.strip())
+            return
+        self._on_row(int(match.group(1)), *values)
 
 
 class SOCPOptimizer:
@@ -352,6 +403,17 @@ class SOCPOptimizer:
         d_efficiency_bound: ``exp(−kw_gap / n_p)``, lower bound of the
             D-efficiency of the weights w.r.t. the exact (unconstrained) optimum.
         raw_weight_sum: ``Σ w_i`` returned by the solver.
+        iterations: One dict per CVXOPT interior-point iteration of every
+            attempt (``attempt``, ``run`` — picos may run CVXOPT again with
+            another KKT solver —, ``iteration``, ``pcost``, ``dcost``, ``gap``,
+            ``pres``, ``dres``: CVXOPT's primal/dual objectives of picos' conic
+            form, duality gap, primal/dual residuals, as CVXOPT prints them: 5
+            significant digits for the objectives, 1 for the others).
+        iteration_listener: Called with each of those dicts as it arrives
+            (None: nobody). An exception it raises is logged and ignored.
+        accepted_attempt: Label of the accepted attempt
+            (:data:`SOCP_FIRST_ATTEMPT` unless a fallback was needed).
+        rejected_attempts: Why each earlier attempt was rejected.
 
     Raises:
         ValueError: empty pool, non-square / non-finite / non-symmetric
@@ -394,6 +456,12 @@ class SOCPOptimizer:
         self.raw_weight_sum: float | None = None
         self.kw_gap: float | None = None
         self.d_efficiency_bound: float | None = None
+        self.iterations: List[Dict[str, Any]] = []
+        self.iteration_listener: Callable[[Dict[str, Any]], None] | None = None
+        self.accepted_attempt: str | None = None
+        self.rejected_attempts: List[str] = []
+        self._attempt_label = SOCP_FIRST_ATTEMPT
+        self._run = -1
 
     def __repr__(self) -> str:
         state = "unsolved" if self.w is None else f"status={self.status!r}, t={self.t_opt:.4g}"
@@ -454,12 +522,42 @@ class SOCPOptimizer:
         """Maximise ``t`` (hook, called by :meth:`solve` after :meth:`add_constraints`)."""
         self.problem.set_objective("max", self.t_var)
 
+    def _iteration_row(
+        self, k: int, pcost: float, dcost: float, gap: float, pres: float, dres: float
+    ) -> None:
+        """Record one CVXOPT iteration (called while its table is read)."""
+        if k == 0:
+            self._run += 1
+        row = {
+            "attempt": self._attempt_label,
+            "run": self._run,
+            "iteration": k,
+            "pcost": pcost,
+            "dcost": dcost,
+            "gap": gap,
+            "pres": pres,
+            "dres": dres,
+        }
+        self.iterations.append(row)
+        if self.iteration_listener is not None:
+            try:
+                self.iteration_listener(row)
+            except Exception as exc:  # noqa: BLE001 - a progress hook must not stop the solve
+                logger.warning("SOCP iteration listener failed (ignored): %s", exc)
+
     def _attempt(self, scale: float, options: Dict[str, Any]) -> Tuple[np.ndarray | None, str]:
-        """Build (hooks) and solve once on ``X / scale``; ``(raw weights or None, status)``."""
+        """Build (hooks) and solve once on ``X / scale``; ``(raw weights or None, status)``.
+
+        CVXOPT's iteration table is switched on (picos ``verbosity=1``) and
+        read from stdout into :attr:`iterations`; the options are otherwise
+        the attempt's.
+        """
         self._X_attempt = self._X / scale
         self.add_constraints()
         self.set_objective()
-        solution = self.problem.solve(solver="cvxopt", **options)
+        self._run = -1
+        with redirect_stdout(_SolverTable(self._iteration_row)):
+            solution = self.problem.solve(solver="cvxopt", **dict(options, verbosity=1))
         status = str(getattr(solution, "claimedStatus", "unknown"))
         value = self.w_var.value
         raw = None if value is None else np.asarray(value, dtype=float).ravel()
@@ -494,14 +592,18 @@ class SOCPOptimizer:
         scale = float(np.trace(self._X.sum(axis=0))) / (N * p)
         scale = scale if scale > 0 else 1.0
         plan = [
-            ("figaroh 1.0.2 formulation", 1.0, {}),
+            (SOCP_FIRST_ATTEMPT, 1.0, {}),
             ("scaled, chol", scale, {"verbosity": 0, "cvxopt_kktsolver": "chol"}),
             ("scaled, ldl", scale, {"verbosity": 0, "cvxopt_kktsolver": "ldl"}),
         ]
         t0 = time.perf_counter()
         attempts: List[str] = []
         accepted = None
+        self.iterations = []
+        self.accepted_attempt = None
+        self.rejected_attempts = attempts
         for label, sc, options in plan:
+            self._attempt_label = label
             try:
                 raw, status = self._attempt(sc, options)
             except Exception as exc:  # noqa: BLE001 - retried, then reported
@@ -515,6 +617,7 @@ class SOCPOptimizer:
                 if status != "optimal":
                     status = f"optimal (certified; cvxopt status {status!r}, {label})"
                 accepted = (raw, status, gap)
+                self.accepted_attempt = label
                 break
             attempts.append(f"{label}: status {status!r}, Kiefer-Wolfowitz gap {gap:.3g}")
         self.solve_time = time.perf_counter() - t0
@@ -855,6 +958,14 @@ class BaseOptimalCalibration:
         optimal_weights: All weights, candidate order.
         results_data: Summary of the last selection, including ``feasible``
             and ``message`` (see :meth:`calculate_optimal_configurations`).
+        optimisation_trace: :class:`~figaroh._run.optimisation_trace.OptimisationTrace`
+            of the last SOCP: one entry per CVXOPT iteration (stage ``"socp"``;
+            ``objective`` = CVXOPT's primal cost ``pcost`` of picos' conic form,
+            ``constraint_violation`` = its primal residual ``pres``; ``extra``:
+            ``dcost``, ``gap``, ``dres``, ``attempt``, ``run``) and its outcome
+            (``converged``; ``fallback`` when the figaroh 1.0.2 formulation
+            failed and a rescaled attempt or a certified non-optimal status
+            was accepted; ``failed``).
 
     Raises:
         CalibrationError: robot without model/data, missing or invalid
@@ -906,6 +1017,7 @@ class BaseOptimalCalibration:
         self.o1_history: List[float] | None = None
         self.eps_opt: float | None = None
         self.results_data: Dict[str, Any] = {}
+        self.optimisation_trace = OptimisationTrace()
         self.figure: Any = None  # matplotlib Figure of the last plot()
 
     def __repr__(self) -> str:
@@ -1343,12 +1455,29 @@ class BaseOptimalCalibration:
         self._ensure_regressor()
         socp = SOCPOptimizer(_required(self._subX_dict, _NO_REGRESSOR), self.calib_config)
         self.socp = socp
+        self.optimisation_trace = OptimisationTrace()
+        entries: List[TraceEntry] = []
+        socp.iteration_listener = lambda row: self._socp_iteration(row, entries)
         try:
             w_list, self.w_dict_sort = socp.solve()
         except InfeasibleDesignError as exc:
             self.results_data = {"feasible": False, "message": str(exc)}
+            self._end_socp_stage(entries, "failed", str(exc))
             logger.error("%s", exc)
             raise
+        except BaseException as exc:
+            self._end_socp_stage(entries, "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        if socp.accepted_attempt == SOCP_FIRST_ATTEMPT and socp.status == "optimal":
+            self._end_socp_stage(entries, "converged", f"CVXOPT status {socp.status}")
+        else:
+            rejected = "; ".join(socp.rejected_attempts) or "not rejected"
+            self._end_socp_stage(
+                entries,
+                "fallback",
+                f"accepted '{socp.accepted_attempt}' with status {socp.status!r} "
+                f"(figaroh 1.0.2 formulation: {rejected})",
+            )
         self.w_list = w_list
         logger.info("SOCP solve time: %.3f s", socp.solve_time)
         if selection_method == "threshold":
@@ -1373,6 +1502,39 @@ class BaseOptimalCalibration:
         self._store_selection(chosen)
         self.optimal_weights = list(w_list)
         return True
+
+    def on_iteration(self, entry: TraceEntry) -> None:
+        """Hook called after each recorded SOCP iteration (a progress hook).
+
+        The default does nothing. Override it to show progress (the
+        ``figaroh postures`` command updates its progress bar here); it must
+        only read. An exception it raises is logged and ignored.
+
+        Args:
+            entry: The iteration just recorded (stage ``"socp"``, CVXOPT
+                iteration, primal cost, primal residual).
+        """
+
+    def _socp_iteration(self, row: Mapping[str, Any], entries: List[TraceEntry]) -> None:
+        """One CVXOPT iteration: a trace entry, then :meth:`on_iteration`."""
+        entry = TraceEntry(
+            stage="socp",
+            iteration=int(row["iteration"]),
+            objective=float(row["pcost"]),
+            constraint_violation=float(row["pres"]),
+            extra={k: row[k] for k in ("dcost", "gap", "dres", "attempt", "run")},
+        )
+        entries.append(entry)
+        self.on_iteration(entry)
+
+    def _end_socp_stage(self, entries: Sequence[TraceEntry], status: str, message: str) -> None:
+        """Store the SOCP's entries and outcome in :attr:`optimisation_trace` (and log it)."""
+        self.optimisation_trace = (
+            OptimisationTrace()
+            .with_entries(*entries)
+            .with_outcome(StageOutcome("socp", status, message))
+        )
+        logger.info("SOCP: %s — %s", status, message)
 
     def _design_summary(
         self,

@@ -56,6 +56,16 @@ last resort, and a segment with none is reported infeasible.
 Efforts are ``τ = W(q, dq, ddq)·φ_std`` with the standard parameters of the
 model (URDF inertias + the configured friction/armature/offset values), i.e.
 inverse dynamics plus joint effects, computed from the same regressor.
+
+Trace. Every IPOPT iteration (cyipopt's ``intermediate`` callback) is
+recorded in :attr:`BaseOptimalTrajectory.optimisation_trace`: one stage per
+segment attempt (``"ipopt:segment 1"``, ``"ipopt:segment 1 attempt 2"``…)
+with IPOPT's objective and primal infeasibility ``inf_pr`` per iteration and
+the segment's outcome (``converged``; ``max_iterations`` when IPOPT stopped at
+its iteration or time limit; ``fallback`` when another point than IPOPT's
+final one was kept, e.g. the initial guess; ``failed``). The callback only
+reads and always lets IPOPT continue, so the design is the same with or
+without it.
 """
 
 from __future__ import annotations
@@ -67,11 +77,13 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+from figaroh._run.optimisation_trace import OptimisationTrace, StageOutcome, TraceEntry
 from figaroh.errors import MissingDependencyError
 from figaroh.identification.config import fill_active_joint_indices
 from figaroh.tools.qrdecomposition import build_baseRegressor
 from figaroh.tools.regressor import build_regressor_basic, build_regressor_reduced
 from figaroh.tools.robotipopt import (
+    IPOPT_STATUS,
     BaseOptimizationProblem,
     IPOPTConfig,
     RobotIPOPTSolver,
@@ -364,6 +376,40 @@ def _failure_reason(data: Mapping[str, Any]) -> str:
     )
 
 
+#: IPOPT statuses of a solve stopped by a limit (iterations, CPU time, wall time).
+_LIMIT_STATUSES = (-1, -4, -5)
+
+
+def _segment_outcome(data: Mapping[str, Any], max_iterations: int) -> Tuple[str, str]:
+    """``(status, message)`` of a solved segment, from its ``solve_with_waypoints`` results.
+
+    ``fallback`` when the kept point is not IPOPT's final one (an earlier
+    iterate or the initial guess, because the final point was infeasible or
+    in collision); else ``converged`` when IPOPT converged, ``max_iterations``
+    when it stopped at a limit, ``failed`` for another IPOPT status.
+    """
+    iter_data = data.get("iter_data") or {}
+    origin = str(data.get("selected_from", "final"))
+    status = data.get("status", iter_data.get("status"))
+    name = data.get("status_name") or IPOPT_STATUS.get(status, str(status))
+    if origin.split(" of run")[0] != "final":
+        kept = "the initial guess" if origin.startswith("initial guess") else origin
+        return (
+            "fallback",
+            f"kept {kept}: IPOPT's final point was infeasible or in collision (IPOPT {name})",
+        )
+    if status is None and "converged" not in iter_data:
+        return "converged", "the problem reported no solver status"
+    if iter_data.get("converged", status in (0, 1)):
+        return "converged", f"IPOPT {name}"
+    if status in _LIMIT_STATUSES:
+        return (
+            "max_iterations",
+            f"IPOPT stopped before converging ({name}, limit {max_iterations} iterations)",
+        )
+    return "failed", f"IPOPT ended with {name}; its final point is feasible and kept"
+
+
 #: Marks a ``trajectory_config`` key that was absent (restored as absent).
 _MISSING = object()
 
@@ -442,6 +488,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
             opt_traj, self.tps, vel_wps, acc_wps, self.wp_init, W_stack, Ns
         )
         self.cm: TrajectoryConstraintManager = opt_traj.constraint_manager
+        self.run_index = 0
         self._collision_cache: Dict[bytes, Tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
         self._find_hooks()
         self._build_structure()
@@ -743,6 +790,50 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         np.add.at(J, (rows, cols), np.asarray(self.jacobian(X), dtype=float).ravel())
         return J
 
+    # -- trace -----------------------------------------------------------------
+    def intermediate(
+        self,
+        alg_mod: int,
+        iter_count: int,
+        obj_value: float,
+        inf_pr: float,
+        inf_du: float,
+        mu: float,
+        d_norm: float,
+        regularization_size: float,
+        alpha_du: float,
+        alpha_pr: float,
+        ls_trials: int,
+    ) -> bool:
+        """IPOPT's per-iteration callback: record the iteration, then tell the design.
+
+        :meth:`BaseOptimizationProblem.intermediate` records it in
+        :attr:`iteration_data`; the design then appends it to its trace
+        (:meth:`BaseOptimalTrajectory.record_ipopt_iteration`). Nothing is
+        changed and IPOPT always continues: the design is the same as without
+        the callback.
+
+        Returns:
+            What the base callback returns (True: continue).
+        """
+        keep_going = super().intermediate(
+            alg_mod,
+            iter_count,
+            obj_value,
+            inf_pr,
+            inf_du,
+            mu,
+            d_norm,
+            regularization_size,
+            alpha_du,
+            alpha_pr,
+            ls_trials,
+        )
+        self.opt_traj.record_ipopt_iteration(
+            self.run_index, alg_mod, iter_count, obj_value, inf_pr, inf_du, mu
+        )
+        return keep_going
+
     # -- solving ---------------------------------------------------------------
     def _is_feasible(self, X: np.ndarray, tol: float = FEASIBILITY_TOL) -> bool:
         """Every variable and constraint within its bounds ± ``tol`` (hook).
@@ -926,6 +1017,7 @@ class BaseTrajectoryIPOPTProblem(BaseOptimizationProblem):
         for run in range(1 + restarts):
             self._set_smoothing(schedule[min(run, len(schedule) - 1)])
             self._x0 = x_start.copy()
+            self.run_index = run
             solver = RobotIPOPTSolver(
                 self, config, progress=self.opt_traj.progress, keep_iterates=True
             )
@@ -1029,6 +1121,13 @@ class BaseOptimalTrajectory:
             time base).
         final_condition_number: Condition number of the last segment's base
             regressor (stacked with the previous one when ``stack_reps > 1``).
+        optimisation_trace: :class:`~figaroh._run.optimisation_trace.OptimisationTrace`
+            of the last :meth:`solve`: every IPOPT iteration (stage
+            ``"ipopt:segment <k>"``, plus ``" attempt <a>"`` from the second
+            attempt on; ``objective`` = IPOPT's ``obj_value``,
+            ``constraint_violation`` = ``inf_pr`` [the constraints' units],
+            ``extra`` = ``inf_du``, ``mu``, the IPOPT ``run`` of a restarted
+            solve and ``restoration``) and each attempt's outcome.
     """
 
     def __init__(
@@ -1063,6 +1162,9 @@ class BaseOptimalTrajectory:
             "final_regressor_shape": None,
         }
         self.final_condition_number = 0.0
+        self.optimisation_trace = OptimisationTrace()
+        self._trace_stage: str | None = None
+        self._stage_entries: List[TraceEntry] = []
         self._initialized = False
 
     def __repr__(self) -> str:
@@ -1457,6 +1559,7 @@ class BaseOptimalTrajectory:
         ):
             self.results[key] = []
         self.results["objective"] = self.trajectory_config["objective"]
+        self.optimisation_trace = OptimisationTrace()
         try:
             self.WP.gen_rand_pool(self.soft_lim_pool)
             n_active = len(self.active_joints)
@@ -1500,6 +1603,97 @@ class BaseOptimalTrajectory:
             n_segments: Number of segments asked of :meth:`solve` (``stack_reps``).
         """
 
+    def on_iteration(self, entry: TraceEntry) -> None:
+        """Hook called after each recorded IPOPT iteration (a progress hook).
+
+        The default does nothing. Override it to show progress (the
+        ``figaroh trajectory`` command updates its progress bar here); it
+        must only read. An exception it raises is logged and ignored, so the
+        solve goes on unchanged.
+
+        Args:
+            entry: The iteration just recorded (stage, IPOPT iteration,
+                objective, primal infeasibility ``inf_pr``).
+        """
+
+    def on_stage_end(self, outcome: StageOutcome) -> None:
+        """Hook called when a segment attempt ends, with its outcome (default: nothing).
+
+        Args:
+            outcome: ``converged``, ``max_iterations``, ``fallback`` or ``failed``,
+                with a one-line message.
+        """
+
+    def record_ipopt_iteration(
+        self,
+        run: int,
+        alg_mod: int,
+        iter_count: int,
+        obj_value: float,
+        inf_pr: float,
+        inf_du: float,
+        mu: float,
+    ) -> None:
+        """Append one IPOPT iteration to the current stage and call :meth:`on_iteration`.
+
+        Called by :meth:`BaseTrajectoryIPOPTProblem.intermediate` (cyipopt's
+        callback) with IPOPT's values; it only reads them. A problem solved
+        outside :meth:`solve` (no open stage) is shown to :meth:`on_iteration`
+        under the stage ``"ipopt"`` but not kept in the trace.
+
+        Args:
+            run: Index of the IPOPT run of a restarted solve (0 for the first).
+            alg_mod: 0 regular mode, 1 restoration phase.
+            iter_count: IPOPT's iteration number.
+            obj_value: Objective value (unscaled).
+            inf_pr: Primal infeasibility (largest constraint violation, unscaled).
+            inf_du: Dual infeasibility (scaled).
+            mu: Barrier parameter.
+        """
+        entry = TraceEntry(
+            stage=self._trace_stage or "ipopt",
+            iteration=int(iter_count),
+            objective=float(obj_value),
+            constraint_violation=float(inf_pr),
+            extra={
+                "inf_du": float(inf_du),
+                "mu": float(mu),
+                "run": int(run),
+                "restoration": bool(alg_mod == 1),
+            },
+        )
+        if self._trace_stage is not None:
+            self._stage_entries.append(entry)
+        try:
+            self.on_iteration(entry)
+        except Exception as exc:  # noqa: BLE001 - a progress hook must not stop the solve
+            self.logger.warning("on_iteration hook failed (ignored): %s", exc)
+
+    def _start_stage(self, segment: int, attempt: int) -> None:
+        """Open the trace stage of a segment attempt."""
+        name = f"ipopt:segment {segment + 1}"
+        self._trace_stage = name if attempt == 0 else f"{name} attempt {attempt + 1}"
+        self._stage_entries = []
+
+    def _end_stage(self, outcome_status: str, message: str) -> StageOutcome:
+        """Close the current stage: its entries and outcome join :attr:`optimisation_trace`.
+
+        The outcome is logged at INFO level (the caller decides what a
+        non-converged outcome means: ``figaroh trajectory`` exits 1 on it).
+        """
+        stage = self._trace_stage or "ipopt"
+        outcome = StageOutcome(stage, outcome_status, message)
+        self.optimisation_trace = self.optimisation_trace.with_entries(
+            *self._stage_entries
+        ).with_outcome(outcome)
+        self._trace_stage, self._stage_entries = None, []
+        self.logger.info("%s: %s — %s", stage, outcome.status, message)
+        try:
+            self.on_stage_end(outcome)
+        except Exception as exc:  # noqa: BLE001 - a progress hook must not stop the solve
+            self.logger.warning("on_stage_end hook failed (ignored): %s", exc)
+        return outcome
+
     def _solve_segment(
         self,
         s: int,
@@ -1536,9 +1730,15 @@ class BaseOptimalTrajectory:
                 acc_wp_init,
                 W_stack,
             )
-            success, data = problem.solve_with_waypoints(wps)
+            self._start_stage(s, attempt)
+            try:
+                success, data = problem.solve_with_waypoints(wps)
+            except BaseException as exc:
+                self._end_stage("failed", f"{type(exc).__name__}: {exc}")
+                raise
             if not success:
                 reason = _failure_reason(data)
+                self._end_stage("failed", f"no segment: {reason}")
                 self.logger.error("Segment %d attempt %d failed: %s", s, attempt, reason)
                 self.results["failures"].append(
                     {
@@ -1550,6 +1750,7 @@ class BaseOptimalTrajectory:
                 )
                 continue
             self._record_segment(s, attempt, data, wps, cond0, feasible, W_stack)
+            self._end_stage(*_segment_outcome(data, int(tc.get("max_iterations", 200))))
             return True
         return False
 

@@ -18,6 +18,8 @@ from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from figaroh._run.optimisation_trace import OptimisationTrace
+
 __all__ = [
     "CalibrationRun",
     "EstimationProblem",
@@ -266,6 +268,9 @@ class OutlierFit:
         excluded_rows: Flat rows of the excluded postures.
         residuals: Unweighted flat residuals at ``result.x`` [m, rad].
         threshold: Per-posture position error threshold [m], or None.
+        trace: The passes and the least-squares cost of their residual
+            evaluations (see
+            :func:`~figaroh.calibration._pipeline.outliers.fit_with_outlier_exclusion`).
     """
 
     result: Any
@@ -273,6 +278,7 @@ class OutlierFit:
     excluded_rows: np.ndarray
     residuals: np.ndarray
     threshold: float | None
+    trace: OptimisationTrace = field(default_factory=OptimisationTrace)
 
 
 @dataclass(frozen=True)
