@@ -16,6 +16,7 @@ unless ``FIGAROH_REQUIRE_BROWSER=1``.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +151,37 @@ def test_script_names_are_text(browser, tmp_path):  # noqa: F811
     rows = browser.find_elements(By.CSS_SELECTOR, '#drift-robots tr[data-flagged="true"] td')
     assert rows[0].text == f"{evil}2"
     assert page_state(browser)["tableFlagged"] == list(report.flagged_robots)
+
+
+def test_long_base_parameter_names_stay_inside_the_page(browser, tmp_path):  # noqa: F811
+    """Base-parameter names are expressions: they wrap; nothing pushes the figures off the page."""
+    long = {
+        "fs2": "Iyz_elbow_joint - 0.5723*my_wrist_1_joint + 0.1134*mx_wrist_2_joint"
+        " - 0.003121*Ixx_wrist_3_joint + 0.2519*Izz_wrist_2_joint - 0.87*mz_wrist_3_joint",
+        "fv2": "fv2",
+        "Ia3": "Ia3",
+    }
+    points = [replace(p, name=long[p.name]) for p in fleet(6, {(2, "fs2"): 9.0, (4, "fs2"): -9.0})]
+    report = analyse_drift(points)
+    assert report.flagged_robots == ("robot-02", "robot-04")
+    browser.set_window_size(1000, 900)
+    try:
+        url = open_page(browser, write_drift_html(report, tmp_path / "drift.html"))
+        assert_clean(browser, url)
+        geometry = browser.execute_script(
+            """
+            const right = sel => Array.from(document.querySelectorAll(sel))
+                .map(e => e.getBoundingClientRect().right);
+            return {page: document.documentElement.scrollWidth, view: window.innerWidth,
+                    charts: right('svg.drift-chart'), tables: right('.table-scroll'),
+                    cells: right('#drift-flags td.param')};
+            """
+        )
+    finally:
+        browser.set_window_size(1200, 1000)
+    assert geometry["page"] <= geometry["view"], geometry  # no sideways scroll of the page
+    assert geometry["cells"] and geometry["charts"]
+    assert max(geometry["charts"] + geometry["tables"]) <= geometry["view"], geometry
 
 
 if __name__ == "__main__":  # pragma: no cover
