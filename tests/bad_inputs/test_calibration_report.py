@@ -65,7 +65,10 @@ def _value_exactly_zero(tmp_path):
     ev["param_values"][1] = 0.0
     ev["param_stddev_percentage"][1] = math.inf
     doc = generate_calibration_report(calib)
-    assert "n/a (value ≈ 0)" in doc and '<tr class="tier-poor"><td>d_py_base' in doc
+    # graded against the scale of its kind (σ 0.8 mm against 10 mm), not by an infinite relative σ
+    row = doc[doc.index("<td>d_py_base</td>") - 60 : doc.index("<td>d_py_base</td>")]
+    assert 'class="tier-good" data-zero="true"' in row
+    assert "<td>∞</td>" in doc and "not distinguishable from 0" in doc
 
 
 def _no_uncertainty(tmp_path):

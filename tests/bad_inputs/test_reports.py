@@ -6,7 +6,6 @@ phrase, or a report that states the problem instead of crashing.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import io
@@ -21,6 +20,7 @@ from conftest import load_example
 from figaroh._run.archive import archive_run, compute_run_dir
 from figaroh.calibration._report import format_quality_report as format_calibration_quality_report
 from figaroh.cli.common import CLIError
+from figaroh.cli.main import build_parser
 from figaroh.cli.run_commands import report as report_command
 from figaroh.errors import FigarohError
 from figaroh.identification.quality_report import format_quality_report
@@ -180,7 +180,7 @@ def _report_on(content):
         path = tmp_path / "v_verification.json"
         path.write_text(json.dumps(content), encoding="utf-8")
         with contextlib.redirect_stdout(io.StringIO()):
-            return report_command(argparse.Namespace(run_dir=str(path), quiet=False))
+            return report_command(build_parser().parse_args(["report", str(path)]))
 
     return call
 
@@ -259,7 +259,7 @@ def _calibration_text_report_with_missing_values(tmp_path):
         _compute_validation_metrics=lambda: None,
     )
     text = format_calibration_quality_report(calib)
-    assert "#3 (n/a mm)" in text and "param_1" in text and "ρ = n/a" in text
+    assert "#3 (n/a mm)" in text and "1 unknown" in text and "ρ = n/a" in text
     return None
 
 
