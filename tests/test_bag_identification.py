@@ -349,3 +349,23 @@ def test_the_worked_example_runs(tmp_path):
     assert "/joint_states" in out.getvalue() and "verdict:" in out.getvalue()
     assert Path(tmp_path / "identification_report.html").is_file()
     assert ident.trajectory.source.adapter == "figaroh.data.bag_source.trajectory_from_bag"
+
+
+def test_bag_paths_of_the_configuration_are_read_beside_it(ur10, log, tmp_path, monkeypatch):
+    fmt = "rosbag2-mcap"
+    folder = tmp_path / "project"
+    train = write_joint_state_bag(
+        folder / "logs" / "train_bag", fmt, log["stamps"], JOINTS, log["q"], log["dq"], log["tau"]
+    )
+    config = folder / "robot.yaml"
+    config.write_text(
+        f"extends: {CONFIG}\n"
+        "tasks:\n  identification:\n    data:\n      bag:\n"
+        "        path: logs/train_bag\n        validation_path: logs/train_bag\n"
+    )
+    monkeypatch.chdir(tmp_path)  # the relative paths do not exist from here
+    ident = BagIdentification(ur10, config)
+    assert ident.bag_path == train
+    assert ident.resolve_validation_source("logs/train_bag") == str(train)
+    ident.initialize()
+    assert ident.num_samples == N and ident._val_available

@@ -30,7 +30,11 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from figaroh.cli.csv_identification import read_trajectory_csv, resolve_csv_path
+from figaroh.cli.csv_identification import (
+    path_beside_config,
+    read_trajectory_csv,
+    resolve_csv_path,
+)
 from figaroh.data.bag_source import (
     BagTrajectory,
     JointStateBagOptions,
@@ -87,7 +91,7 @@ class BagIdentification(BaseIdentification):
                 "BagIdentification needs a bag: pass bag=... or set "
                 "tasks.identification.data.bag.path"
             )
-        self.bag_path = Path(self._beside_config(str(path)))
+        self.bag_path = Path(path_beside_config(str(path), self._config_file_path))
         held_out = validation_bag if validation_bag is not None else section.get("validation_path")
         if held_out:
             self.identif_config["validation_data_file"] = str(held_out)
@@ -96,17 +100,9 @@ class BagIdentification(BaseIdentification):
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f", bag={str(self.bag_path)!r})"
 
-    def _beside_config(self, source: str) -> str:
-        """``source`` as given when it exists, else beside the configuration file."""
-        path = Path(source)
-        if path.is_absolute() or path.exists():
-            return source
-        beside_config = Path(self._config_file_path).resolve().parent / path
-        return str(beside_config) if beside_config.exists() else source
-
     def resolve_validation_source(self, source: str) -> str:
         """Held-out bag path: as given when it exists, else beside the config file."""
-        return self._beside_config(source)
+        return path_beside_config(source, self._config_file_path)
 
     def _read_bag(self, path: str | os.PathLike) -> BagTrajectory:
         config = self.identif_config

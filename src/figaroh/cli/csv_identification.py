@@ -65,6 +65,7 @@ __all__ = [
     "CSVIdentification",
     "read_trajectory_csv",
     "resolve_csv_path",
+    "path_beside_config",
     "write_trajectory_csv",
 ]
 
@@ -105,6 +106,27 @@ def resolve_csv_path(source: str | os.PathLike, default_name: str = DEFAULT_CSV_
             f"itself or call the training log {default_name}"
         )
     return found[0]
+
+
+def path_beside_config(source: str, config_path: str | os.PathLike) -> str:
+    """``source`` as given when it exists (or is absolute), else beside the configuration file.
+
+    A relative path written in a configuration usually means "next to this
+    YAML"; a path typed on the command line means "from here". The current
+    directory wins when both exist.
+
+    Args:
+        source: A file or folder path.
+        config_path: The configuration file.
+
+    Returns:
+        The path to use, unchanged when it exists nowhere (the reader then reports it).
+    """
+    path = Path(source)
+    if path.is_absolute() or path.exists():
+        return source
+    beside_config = Path(config_path).resolve().parent / path
+    return str(beside_config) if beside_config.exists() else source
 
 
 def _numeric_table(path: Path, text: str, header_row: int, n_columns: int) -> np.ndarray:
@@ -340,11 +362,7 @@ class CSVIdentification(BaseIdentification):
             The path handed to :meth:`load_trajectory_data`, unchanged when it
             exists nowhere (the loader then reports it).
         """
-        path = Path(source)
-        if path.is_absolute() or path.exists():
-            return source
-        beside_config = Path(self._config_file_path).resolve().parent / path
-        return str(beside_config) if beside_config.exists() else source
+        return path_beside_config(source, self._config_file_path)
 
     def load_trajectory_data(self, data_source: str | None = None) -> TrajectoryData:
         """Read the training log, or the held-out log ``data_source``.
