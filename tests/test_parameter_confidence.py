@@ -200,6 +200,12 @@ def test_ur10_identification_intervals_cover_the_true_base_parameters():
     np.testing.assert_array_equal(
         np.round(100 * sigma / np.abs(ident.phi_base), 2), ident.std_relative
     )
+    # computed once per fit: the reports of one run share it; a new estimate recomputes it
+    assert base_parameter_sigma(ident)[0] is sigma
+    ident.phi_base = ident.phi_base * 1.0  # another estimate (e.g. WLS): its own residual
+    again, _ = base_parameter_sigma(ident)
+    assert again is not sigma
+    np.testing.assert_allclose(again, sigma, rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ and the QR factor of the fit when it is at hand).
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Any, Tuple
 
 import numpy as np
@@ -43,6 +44,14 @@ def _vector(value: Any) -> np.ndarray | None:
         return None
 
 
+#: σ already computed per identification, keyed by the identity of the fit arrays it came
+#: from: the terminal report, the HTML report, the verdict and the CSV of one run share it
+#: instead of each recomputing the residual (and, for a WLS estimate, a tall QR).
+_SIGMA_CACHE: weakref.WeakKeyDictionary[Any, Tuple[Tuple[int, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _fit_sigma(ident: Any) -> Tuple[np.ndarray, int] | None:
     """σ and ``r − n_b`` from the stored fit arrays (those ``std_relative`` came from)."""
     W = getattr(ident, "dynamic_regressor_base", None)
@@ -50,6 +59,23 @@ def _fit_sigma(ident: Any) -> Tuple[np.ndarray, int] | None:
     tau = getattr(ident, "tau_noised", None)
     if W is None or phi is None or tau is None or np.ndim(W) != 2 or np.ndim(tau) != 1:
         return None
+    key = (id(W), id(phi), id(tau), id(getattr(ident, "tau_identif", None)))
+    try:
+        cached = _SIGMA_CACHE.get(ident)
+    except TypeError:  # not weak-referenceable: compute every time
+        cached = None
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    result = _sigma_of_arrays(ident, W, phi, tau)
+    try:
+        _SIGMA_CACHE[ident] = (key, result)
+    except TypeError:
+        pass
+    return result
+
+
+def _sigma_of_arrays(ident: Any, W: Any, phi: Any, tau: Any) -> Tuple[np.ndarray, int] | None:
+    """:func:`_fit_sigma` computed from the arrays."""
     W = np.asarray(W, dtype=float)
     n_rows, n_b = W.shape
     if np.size(phi) != n_b or np.size(tau) != n_rows or n_rows <= n_b:
