@@ -369,3 +369,18 @@ def test_bag_paths_of_the_configuration_are_read_beside_it(ur10, log, tmp_path, 
     assert ident.resolve_validation_source("logs/train_bag") == str(train)
     ident.initialize()
     assert ident.num_samples == N and ident._val_available
+
+
+def test_a_held_out_csv_beside_a_training_bag(ur10, log, csv_result, tmp_path):
+    """The held-out log may be a CSV file: read as CSVIdentification reads it (same metrics)."""
+    fmt = "rosbag2-mcap"
+    bag = write_joint_state_bag(
+        bag_path(tmp_path, fmt), fmt, log["stamps"], JOINTS, log["q"], log["dq"], log["tau"]
+    )
+    held_out = str(csv_result.data_dir)
+    ident = _bag_ident(ur10, bag, validation_bag=held_out)
+    reference = CSVIdentification(ur10, CONFIG, data_dir=held_out)
+    reference.identif_config["validation_data_file"] = held_out
+    reference = _solve(reference)
+    assert ident._val_available and ident._val_trajectory.source.adapter.endswith("csv")
+    assert ident.result["validation_metrics"] == reference.result["validation_metrics"]

@@ -30,11 +30,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from figaroh.cli.csv_identification import (
-    path_beside_config,
-    read_trajectory_csv,
-    resolve_csv_path,
-)
+from figaroh.cli.csv_identification import path_beside_config, read_configured_csv
 from figaroh.data.bag_source import (
     BagTrajectory,
     JointStateBagOptions,
@@ -128,13 +124,7 @@ class BagIdentification(BaseIdentification):
             The trajectory, columns in ``identif_config["active_joints"]`` order.
         """
         if data_source is not None and not is_bag_path(data_source):
-            ts = self.identif_config.get("ts")
-            return read_trajectory_csv(
-                resolve_csv_path(data_source),
-                self.identif_config["active_joints"],
-                model=self.model,
-                sample_period=float(ts) if ts else None,
-            )
+            return read_configured_csv(data_source, self)
         read = self._read_bag(data_source if data_source is not None else self.bag_path)
         if data_source is None:
             self.bag_trajectory = read

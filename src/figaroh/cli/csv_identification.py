@@ -66,6 +66,7 @@ __all__ = [
     "read_trajectory_csv",
     "resolve_csv_path",
     "path_beside_config",
+    "read_configured_csv",
     "write_trajectory_csv",
 ]
 
@@ -273,6 +274,27 @@ def _is_known(column: str, joints: Sequence[str]) -> bool:
     return prefix in _PREFIXES and joint in joints
 
 
+def read_configured_csv(source: str | os.PathLike, ident: BaseIdentification) -> TrajectoryData:
+    """:func:`read_trajectory_csv` of ``source`` with an identification's joints and clock.
+
+    Args:
+        source: A CSV file, or a folder holding one (:func:`resolve_csv_path`).
+        ident: The identification: ``identif_config["active_joints"]`` (column
+            order), ``identif_config["ts"]`` (sample period [s] when the file
+            has no ``t`` column) and ``model`` (revolute vs prismatic efforts).
+
+    Returns:
+        The trajectory.
+    """
+    ts = ident.identif_config.get("ts")
+    return read_trajectory_csv(
+        resolve_csv_path(source),
+        ident.identif_config["active_joints"],
+        model=ident.model,
+        sample_period=float(ts) if ts else None,
+    )
+
+
 def write_trajectory_csv(
     path: str | os.PathLike,
     joints: Sequence[str],
@@ -374,11 +396,4 @@ class CSVIdentification(BaseIdentification):
         Returns:
             The trajectory, columns in ``identif_config["active_joints"]`` order.
         """
-        path = resolve_csv_path(data_source if data_source else self.data_dir)
-        ts = self.identif_config.get("ts")
-        return read_trajectory_csv(
-            path,
-            self.identif_config["active_joints"],
-            model=self.model,
-            sample_period=float(ts) if ts else None,
-        )
+        return read_configured_csv(data_source if data_source else self.data_dir, self)
