@@ -45,6 +45,7 @@ __all__ = [
     "keep_verdict",
     "make_results_manager",
     "plot_into",
+    "report_solution",
     "require_solved",
     "stored_verdict",
     "task_config",
@@ -389,6 +390,31 @@ def plot_into(run: RunServices, folder: str | os.PathLike | None) -> Any:
         return run.plot_results()
     finally:
         run._plot_folder = previous
+
+
+def report_solution(
+    run: RunServices,
+    verbose: bool,
+    plotting: bool,
+    save_plots: str | os.PathLike | None,
+    save_results: bool,
+    html_report: bool,
+) -> None:
+    """The side effects a ``solve()`` was asked for, through the overridable report methods.
+
+    In order: :meth:`~RunServices.print_quality_report` (``verbose``), the
+    plots into ``save_plots`` (``plotting``, see :func:`plot_into`),
+    :meth:`~RunServices.save_results` and :meth:`~RunServices.export_html_report`,
+    each called through the run so a subclass's override is used.
+    """
+    if verbose:
+        run.print_quality_report()
+    if plotting:
+        plot_into(run, save_plots)
+    if save_results:
+        run.save_results()
+    if html_report:
+        run.export_html_report()
 
 
 def figures_hidden(run: RunServices) -> bool:

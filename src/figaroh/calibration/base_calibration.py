@@ -71,7 +71,7 @@ from figaroh._run.task_services import (
     RunServices,
     TaskHooks,
     make_results_manager,
-    plot_into,
+    report_solution,
     require_solved,
 )
 from figaroh.calibration import _plots, estimation
@@ -852,14 +852,7 @@ class BaseCalibration(RunServices):
         if enable_logging:
             self._log_iteration_results(result, evaluation)
         self._store_optimization_results(result, evaluation, outliers)
-        if verbose:
-            self.print_quality_report()
-        if plotting:
-            plot_into(self, save_plots)
-        if save_results:
-            self.save_results()
-        if html_report:
-            self.export_html_report()
+        report_solution(self, verbose, plotting, save_plots, save_results, html_report)
         return result
 
     def solve_optimisation(

@@ -93,7 +93,7 @@ import numpy as np
 import figaroh.data as _data
 import figaroh.identification as _identification
 import figaroh.tools as _tools
-from figaroh._run.task_services import RunServices, TaskHooks, make_results_manager, plot_into
+from figaroh._run.task_services import RunServices, TaskHooks, make_results_manager, report_solution
 from figaroh.data.adoption import (
     adopt_trajectory_for,
     data_stage_metrics,
@@ -1071,7 +1071,7 @@ class BaseIdentification(RunServices, ABC):
             _required(self.result, "result")["wls_std_deviations"] = fitted.wls_std
         if fitted.at_rest is not None:
             _required(self.result, "result")["coulomb_at_rest"] = fitted.at_rest
-        _report_solution(self, verbose, plotting, save_plots, save_results, html_report)
+        report_solution(self, verbose, plotting, save_plots, save_results, html_report)
         return self.phi_base
 
     def solve_with_custom_solver(
@@ -1123,7 +1123,7 @@ class BaseIdentification(RunServices, ABC):
             }
         )
         self._store_results(fitted.results)
-        _report_solution(self, False, plotting, save_plots, save_results, False)
+        report_solution(self, False, plotting, save_plots, save_results, False)
         logger.info("  RMSE: %.6f", self.rms_error)
         logger.info("  Correlation: %.6f", self.correlation)
         return self.phi_base
@@ -1557,25 +1557,6 @@ def _solver_fit(
     _publish_fit(ident, fit)
     ident._compute_quality_metrics()
     return _Fitted(fit_results(fit), None, None)
-
-
-def _report_solution(
-    ident: BaseIdentification,
-    verbose: bool,
-    plotting: bool,
-    save_plots: str | os.PathLike | None,
-    save_results: bool,
-    html_report: bool,
-) -> None:
-    """The side effects a solve was asked for, through the overridable report methods."""
-    if verbose:
-        ident.print_quality_report()
-    if plotting:
-        plot_into(ident, save_plots)
-    if save_results:
-        ident.save_results()
-    if html_report:
-        ident.export_html_report()
 
 
 # ---------------------------------------------------------------------- _store_results glue
