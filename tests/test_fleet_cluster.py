@@ -27,7 +27,8 @@ The URDF is an absolute path every process reads. Shown:
   naming the host and the path;
 * a computation error is retried ``retries`` times, then recorded with the
   host and the attempts;
-* trajectory jobs run on the ``ipopt`` worker only (needs cyipopt);
+* trajectory jobs run on the ``ipopt`` worker only (needs cyipopt), and the
+  embedded cluster's workers advertise ``ipopt`` exactly when cyipopt imports;
 * ``figaroh fleet run --deadline`` ends with ``DeadlineExceeded`` failures
   and exit 1 within seconds;
 * a worker SIGKILLed in the middle of a batch loses and duplicates no run.
@@ -61,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import load_example, run_cli  # noqa: E402
 from figaroh._optional import require  # noqa: E402
 from figaroh.errors import MissingDependencyError  # noqa: E402
+from figaroh.fleet.cluster import dask_client, embedded_resources, workers_with  # noqa: E402
 from figaroh.fleet.jobs import Job, load_batch  # noqa: E402
 from figaroh.fleet.record import RECORD_FILE  # noqa: E402
 from figaroh.fleet.run_index import RunIndex, index_path  # noqa: E402
@@ -289,6 +291,18 @@ def test_trajectory_jobs_run_on_the_ipopt_worker_only(site, cluster, tmp_path):
     keys = executed_keys(cluster.keys)
     assert {task_key(j) for j in jobs} <= set(keys["B"])
     assert not {task_key(j) for j in jobs} & set(keys.get("A", []))
+
+
+def test_the_embedded_cluster_advertises_ipopt_when_cyipopt_imports():
+    try:
+        require("cyipopt", extra="ipopt")
+        expected = {"ipopt": 1}
+    except MissingDependencyError:
+        expected = {}
+    assert embedded_resources() == expected
+    with dask_client(None, 1) as client:
+        assert len(workers_with(client, expected)) == 1
+        assert len(workers_with(client, {"ipopt": 1})) == len(expected)
 
 
 # ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ With ``ship`` (``figaroh fleet run --ship-inputs``) the driver reads the
 bytes instead and the task carries them; the worker writes them into the
 private folder after the same check, so workers need no shared file system
 (each task then moves its input bytes through the Dask scheduler: a
-2 000-sample identification log is ≈ 0.5 MB).
+2 000-sample identification log is 0.76 MB).
 
 The private copy mirrors each input's absolute path below the temporary
 folder (``/data/fleet/ur10.yaml`` → ``<tmp>/data/fleet/ur10.yaml``), so the
