@@ -20,6 +20,8 @@
   ``BaseCalibration``);
 * one exception root: every exception class figaroh defines derives from
   :class:`figaroh.errors.FigarohError`;
+* a run class (a ``RunServices`` subclass) carries at most
+  :data:`MAX_RUN_CLASS_METHODS` methods, inherited ones included;
 * docstrings are self-contained: no citation of documents outside the
   repository (``notes.md §3``) and no issue numbers.
 
@@ -686,6 +688,38 @@ def test_one_exception_root():
                 outside.append(f"{cls.__module__}.{cls.__qualname__}")
     assert seen >= 20, f"only {seen} exception classes found: the walk missed modules"
     assert not outside, "exceptions outside FigarohError: " + ", ".join(outside)
+
+
+#: Most methods (inherited ones included) a run class may carry: figaroh 1.0.2's
+#: methods and hooks, the documented additions and the shared run services.
+MAX_RUN_CLASS_METHODS = 60
+
+
+def _methods(cls: type) -> set[str]:
+    kinds = (staticmethod, classmethod, property)
+    return {
+        name
+        for c in cls.__mro__
+        if c.__module__.startswith("figaroh")
+        for name, value in vars(c).items()
+        if inspect.isfunction(value) or isinstance(value, kinds)
+    }
+
+
+def test_run_classes_stay_small():
+    from figaroh._run.task_services import RunServices
+
+    for _ in _figaroh_modules():
+        pass
+    found, todo = {}, list(RunServices.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.__module__.startswith("figaroh"):
+            found[cls.__qualname__] = len(_methods(cls))
+    assert {"BaseIdentification", "BaseCalibration", "SystemIdentification"} <= set(found)
+    big = {name: n for name, n in found.items() if n > MAX_RUN_CLASS_METHODS}
+    assert not big, f"run classes over {MAX_RUN_CLASS_METHODS} methods: {big}"
 
 
 def test_documented_builtin_bases_are_kept():

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, load_example
+from figaroh._run.task_services import plot_into
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration.base_calibration import BaseCalibration
 from figaroh.tools.geometric_calibration_export import build_geometric_calibration
@@ -472,16 +473,15 @@ def test_basic_plots_are_the_fallback(robot, sim, tmp_path):
     calls = []
 
     class Hook(BaseCalibration):
-        def _make_results_manager(self):
-            return None
-
         def plot_errors_distribution(self):
             calls.append("errors")
 
         def plot_3d_poses(self, INCLUDE_UNCALIB=False):
             calls.append("3d")
 
-    _run(Hook, robot, train, plotting=True, save_plots=str(tmp_path))
+    calib = _run(Hook, robot, train)
+    calib.results_manager = None
+    plot_into(calib, tmp_path)
     assert calls == ["errors", "3d"]
 
 

@@ -37,6 +37,7 @@ from figaroh._run import link_table as lt  # noqa: E402
 from figaroh._run.html import _uncertainty_tier  # noqa: E402
 from figaroh._run.verdict import evaluate_thresholds  # noqa: E402
 from figaroh.identification._confidence import base_parameter_table  # noqa: E402
+from figaroh.identification.quality_report import format_quality_report  # noqa: E402
 from figaroh.tools import identification_report as ir  # noqa: E402
 from figaroh.tools import report as cr  # noqa: E402
 from figaroh.tools.stages import record_stage  # noqa: E402
@@ -535,7 +536,7 @@ def test_identification_report_sections_and_numbers(ident, tmp_path):
     assert [z == "true" for (z,) in [(z,) for _, z, _ in rows]] == [
         bool(r.grade.zero) for r in table.ranked()
     ]
-    terminal = ident._quality_report_text()
+    terminal = format_quality_report(ident)
     for r in table.ranked()[:5]:
         assert f"{r.grade.label}" in terminal
     # σ: the residual-error σ behind std_relative (unrounded), and its 95 % interval

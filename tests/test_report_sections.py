@@ -27,7 +27,9 @@ from figaroh._run.provenance import git_text
 from figaroh._run.trace_report import trace_section
 from figaroh._run.trace_summary import stage_summaries, trace_lines
 from figaroh.identification._edge_effects import EDGE_FACTOR, edge_effect
+from figaroh.identification.quality_report import format_quality_report
 from figaroh.tools import report as cr
+from figaroh.tools.identification_report import generate_identification_report
 from test_identification_report import make_calibration_fixture, parse
 
 _ur10 = load_example("ur10/identification.py", "ur10_identification")
@@ -239,14 +241,14 @@ def test_zero_padded_median_filter_spikes_the_ends_and_the_report_says_why(ur10_
     j = list(ident.fit_joints()).index(joint)
     assert peak == pytest.approx(residual[j, k]) and (k < edges.n_edge or k >= 800 - edges.n_edge)
     assert peak > EDGE_FACTOR * inner and peak == residual[j].max()
-    report = ident._quality_report_text()
+    report = format_quality_report(ident)
     assert (
         f"Edge samples: the largest residuals sit in the first/last {edges.n_edge} samples"
         in report
     )
     assert "median_padding: nearest removes it" in report
     # the HTML report marks the edge samples and leaves them out of the histograms
-    doc = ident._generate_html_report(None)
+    doc = generate_identification_report(ident)
     assert "edge samples (filter edge effect)" in doc
     counts = re.findall(r'<svg class="histogram"[^>]*data-count="(\d+)"', doc)
     assert counts[:6] == [str(800 - 2 * edges.n_edge)] * 6
@@ -259,7 +261,7 @@ def test_zero_padded_median_filter_spikes_the_ends_and_the_report_says_why(ur10_
 def test_units_on_the_identification_terminal_report(ur10_log):
     robot, train = ur10_log
     ident = _identify(robot, train, "nearest")
-    report = ident._quality_report_text()
+    report = format_quality_report(ident)
     assert f"RMSE:         {ident.rms_error:.4f} N·m (training set, all fitted joints)" in report
     assert re.search(r"shoulder_pan_joint +(-?\d+\.\d{4} +){4}N·m", report)
     assert "95 % confidence interval value ± t·σ" in report

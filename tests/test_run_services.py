@@ -19,14 +19,16 @@ import math
 import re
 from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 
 from conftest import ROOT, load_example
+from figaroh._run import task_services
 from figaroh._run.json_io import verification_json_data
 from figaroh._run.stages import apply_to_verdict, record_stage, with_schema
-from figaroh._run.task_services import RunServices
+from figaroh._run.task_services import RunServices, TaskHooks, make_results_manager, plot_into
 from figaroh._run.verdict import VerificationVerdict, scoped_verification
 from figaroh.utils.results_manager import ResultsManager
 
@@ -49,10 +51,47 @@ from figaroh.tools.robot import Robot  # noqa: E402
 # --------------------------------------------------------------------------- #
 # A tiny concrete run
 # --------------------------------------------------------------------------- #
+def _tiny_verification(run, thresholds, scope):
+    verdict = scoped_verification(
+        {"rmse": run.rmse},
+        {"rmse": {"threshold": 1.0, "comparison": "max"}} if thresholds is None else thresholds,
+        scope,
+        {"finite_parameters": run.result["values"]},
+        False,
+        ["rmse"],
+    )
+    return apply_to_verdict(verdict, run)
+
+
+def _tiny_html(run, output_path, verdict):
+    Path(output_path).write_text(f"<html>tiny {verdict.status}</html>", encoding="utf-8")
+
+
+def _tiny_plots(run):
+    run.calls.append("primary")
+    raise RuntimeError("no display")
+
+
+def _tiny_basic_plots(run):
+    run.calls.append("fallback")
+    return ["basic.png"]
+
+
 class TinyRun(RunServices):
     """Smallest run: a results dict, stage records and a two-metric verdict."""
 
-    _task = "identification"
+    _hooks = TaskHooks(
+        task="identification",
+        is_solved=lambda run: run.result is not None,
+        results=lambda run: run.result,
+        verification=_tiny_verification,
+        html_report=_tiny_html,
+        quality_report=lambda run: f"tiny report rmse={run.rmse}",
+        plots=_tiny_plots,
+        basic_plots=_tiny_basic_plots,
+        repr_fields=lambda run: [f"robot={run.model.name!r}", f"solved={run.result is not None}"],
+        show_plots=lambda run: run.calls.append("show"),
+    )
 
     def __init__(self, rmse=0.5):
         self.model = SimpleNamespace(name="tiny")
@@ -66,43 +105,6 @@ class TinyRun(RunServices):
         record_stage(self, "data", "ok", "in memory")
         record_stage(self, "fit", "ok", "least squares", {"effort_rmse": (self.rmse, "N·m")})
         return self
-
-    def _is_solved(self):
-        return self.result is not None
-
-    def _results_record(self):
-        return self.result
-
-    def _run_verification(self, thresholds, scope):
-        verdict = scoped_verification(
-            {"rmse": self.rmse},
-            {"rmse": {"threshold": 1.0, "comparison": "max"}} if thresholds is None else thresholds,
-            scope,
-            {"finite_parameters": self.result["values"]},
-            False,
-            ["rmse"],
-        )
-        return apply_to_verdict(verdict, self)
-
-    def _generate_html_report(self, output_path, verdict=None):
-        Path(output_path).write_text(f"<html>tiny {verdict.status}</html>", encoding="utf-8")
-
-    def _quality_report_text(self):
-        return f"tiny report rmse={self.rmse}"
-
-    def _plot_primary(self):
-        self.calls.append("primary")
-        raise RuntimeError("no display")
-
-    def _plot_fallback(self):
-        self.calls.append("fallback")
-        return ["basic.png"]
-
-    def _show_plots(self):
-        self.calls.append("show")
-
-    def _repr_fields(self):
-        return [f"robot={self.model.name!r}", f"solved={self._is_solved()}"]
 
 
 def _expected_verification_text(run, verdict):
@@ -184,35 +186,32 @@ def test_print_save_plot_and_repr(tmp_path, capsys, caplog):
     assert all(Path(p).name.startswith("tiny_identification_") for p in saved.values())
 
     run.results_manager = None
-    assert run.plot_results() == ["basic.png"]
+    assert plot_into(run, tmp_path) == ["basic.png"]
     assert run.calls == ["fallback", "show"]
     run.calls.clear()
-    run.results_manager = run._make_results_manager()
+    run.results_manager = make_results_manager(run)
     with caplog.at_level(logging.WARNING):
-        assert run.plot_results() == ["basic.png"]
+        assert plot_into(run, tmp_path) == ["basic.png"]
     assert run.calls == ["primary", "fallback", "show"]
     assert "identification plotting failed" in caplog.text
+    run.calls.clear()
+    with patch.object(task_services._result_plots, "_is_headless", return_value=True):
+        assert run.plot_results() == []  # no folder, no display: nothing drawn
+        run.results_manager = None
+        assert run.plot_results() is None
+    assert run.calls == ["show", "show"]
 
     assert repr(run) == "TinyRun(robot='tiny', solved=True)"
 
 
 def test_results_manager_name():
     run = TinyRun().solve()
-    assert run._make_results_manager().robot_name == "tiny"
+    assert make_results_manager(run).robot_name == "tiny"
     run.robot_name = "named"
-    assert run._make_results_manager().robot_name == "named"
+    assert make_results_manager(run).robot_name == "named"
     del run.robot_name
     run.model = SimpleNamespace(name="")
-    assert run._make_results_manager().robot_name == "tinyrun"
-
-
-def test_missing_hooks_name_the_class():
-    class Bare(RunServices):
-        _task = "calibration"
-        results_manager = None
-
-    with pytest.raises(NotImplementedError, match="Bare must implement _is_solved"):
-        Bare().verify()
+    assert make_results_manager(run).robot_name == "tinyrun"
 
 
 # --------------------------------------------------------------------------- #
@@ -225,7 +224,6 @@ SERVICES = (
     "save_results",
     "plot_results",
     "print_quality_report",
-    "_make_results_manager",
     "__repr__",
 )
 
@@ -319,7 +317,7 @@ def test_identification_reports_repr_and_save(ident, tmp_path, capsys):
     assert {Path(p).suffix for p in saved.values()} >= {".npz"}
     with np.load(saved["npz"]) as arrays:
         np.testing.assert_array_equal(arrays["base parameters values"], ident.phi_base)
-    manager = ident._make_results_manager()
+    manager = make_results_manager(ident)
     assert (manager.task_type, manager.robot_name) == ("identification", ident.model.name)
 
 
@@ -346,5 +344,5 @@ def test_calibration_reports_repr_and_save(calib, tmp_path, capsys, caplog):
     with caplog.at_level(logging.WARNING), pytest.warns(UserWarning, match="no 'result'"):
         assert calib.save_results(str(tmp_path / "s")) is None
     assert "no 'result' attribute on UR10Calibration" in caplog.text
-    manager = calib._make_results_manager()
+    manager = make_results_manager(calib)
     assert (manager.task_type, manager.robot_name) == ("calibration", calib.model.name)

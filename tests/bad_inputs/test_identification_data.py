@@ -29,6 +29,7 @@ from figaroh.cli.csv_identification import CSVIdentification, write_trajectory_c
 from figaroh.errors import FigarohError
 from figaroh.identification.base_identification import BaseIdentification
 from figaroh.identification.exceptions import IdentificationConfigError, IdentificationDataError
+from figaroh.identification.quality_report import format_quality_report
 
 N = 100
 #: An RMSE limit [N·m] every clean run meets: only a data check can fail the verdict.
@@ -172,7 +173,7 @@ def _validation_is_training(tmp_path: Path) -> str:
     check = {c.name: c for c in verdict.checks}["independent_validation"]
     assert check.status == "fail" and "identical" in check.reason
     assert ident.result["validation_metrics"]["validation_source"] != "validation_data"
-    assert "separate set" not in ident._quality_report_text()
+    assert "separate set" not in format_quality_report(ident)
     assert verdict.splits["validation_source"] == "duplicates_training"
     return status
 

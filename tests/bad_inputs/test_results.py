@@ -7,6 +7,7 @@ quietly and a script must keep running) a warning.
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from bad_inputs._harness import BadInput, case_id, run_case
 from figaroh._run.archive import archive_run, compute_run_dir
 from figaroh._run.task_services import RunServices
+from figaroh.identification.base_identification import BaseIdentification
 from figaroh.utils.results_manager import (
     InvalidResultsError,
     ResultsManager,
@@ -24,11 +26,8 @@ from figaroh.utils.results_manager import (
 
 
 class _Unsolved(RunServices):
-    _task = "identification"
+    _hooks = dataclasses.replace(BaseIdentification._hooks, is_solved=lambda run: False)
     results_manager = None
-
-    def _is_solved(self) -> bool:
-        return False
 
 
 def _manager() -> ResultsManager:

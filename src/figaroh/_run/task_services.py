@@ -2,40 +2,16 @@
 
 :class:`RunServices` implements once what a run object offers around its
 numerical work — verification, the HTML and JSON reports, saving, plotting,
-the terminal report, the results manager and ``repr`` — on top of a few small
-*task hooks* that each run class supplies:
+the terminal report and ``repr`` — on top of one class attribute each run
+class supplies, ``_hooks``: a :class:`TaskHooks` record of plain functions of
+the run object (its task name, whether it is solved, its results dict, its
+verdict, HTML report, quality report, plots, ``repr`` fields, …).
 
-=============================  ============================================================
-hook                           meaning
-=============================  ============================================================
-``_task``                      class attribute: ``"identification"`` or ``"calibration"``;
-                               names the default files (``<task>_report.html``,
-                               ``<task>_verification.json``), the
-                               :class:`~figaroh.utils.results_manager.ResultsManager` task
-                               and the messages
-``_is_solved()``               whether ``solve()`` produced results
-``_results_record()``          the results dict saved and plotted by the results manager
-``_run_verification(t, s)``    the task's verdict for thresholds ``t`` and scope ``s``
-``_generate_html_report(p)``   write the task's HTML report to path ``p``
-``_quality_report_text()``     the plain-text quality report
-``_plot_primary()``            results-manager plots (may raise: the fallback then runs)
-``_plot_fallback()``           basic plots
-``_repr_fields()``             the ``name=value`` parts of ``repr``
-=============================  ============================================================
-
-The plot folder of the current ``solve()`` and the run's verdict store are
-plain module functions over the run object (:func:`plot_into`,
-:func:`figures_hidden`, :func:`verdict_for`, :func:`current_verdict`, …), not
+The plot folder of the current ``solve()``, the results manager and the
+run's verdict store are plain module functions over the run object
+(:func:`plot_into`, :func:`figures_hidden`, :func:`make_results_manager`,
+:func:`require_solved`, :func:`verdict_for`, :func:`current_verdict`, …), not
 methods, so a run class carries only its documented methods and hooks.
-
-Optional hooks with a default: ``_missing_results_warning(action)`` (the
-warning logged instead of reporting / saving / plotting without results; it
-may raise instead), ``_show_plots()`` (called after plotting; no-op),
-``_require_solved()`` (raises :class:`AttributeError` unless
-``_is_solved()``) and ``_parameter_table()`` (the σ, confidence intervals
-and grades of the estimated parameters, a
-:class:`~figaroh._run.uncertainty.ParameterTable`, saved with the results;
-default None).
 
 The run object must also carry a ``results_manager`` attribute (None until
 first needed) and ``model`` (a Pinocchio model, for the robot name).
@@ -47,7 +23,7 @@ import dataclasses
 import logging
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, List, Mapping
 
 from figaroh._run import json_io as _json_io
 from figaroh._run import result_plots as _result_plots
@@ -63,10 +39,14 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "RunServices",
+    "TaskHooks",
     "current_verdict",
     "figures_hidden",
     "keep_verdict",
+    "make_results_manager",
     "plot_into",
+    "report_solution",
+    "require_solved",
     "stored_verdict",
     "task_config",
     "verdict_for",
@@ -76,97 +56,75 @@ __all__ = [
 SAVE_FORMATS = ("yaml", "csv", "npz")
 
 
-class RunServices:
-    """Reports, verification, saving and plotting of a solved run (mixin).
+def missing_results_warning(run: Any, action: str) -> str | None:
+    """Default warning for ``action`` (``"report"``, ``"save"``, ``"plot"``) without results.
 
-    See the module docstring for the task hooks a subclass supplies. Every
-    method keeps the signature, defaults, return value and written files of
-    the run classes' own methods.
+    Returns:
+        None when the run is solved, else ``"No <task> results to <action>.
+        Run solve() first."``.
+    """
+    if run._hooks.is_solved(run):
+        return None
+    return f"No {run._hooks.task} results to {action}. Run solve() first."
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskHooks:
+    """The task pieces of a run class, as plain functions of the run object ``run``.
+
+    Attributes:
+        task: ``"identification"`` or ``"calibration"``: names the default
+            files (``<task>_report.html``, ``<task>_verification.json``), the
+            :class:`~figaroh.utils.results_manager.ResultsManager` task and
+            the messages.
+        is_solved: ``run`` → whether ``solve()`` produced results.
+        results: ``run`` → the results dict saved and plotted by the results manager.
+        verification: ``(run, thresholds, scope)`` → the task's verdict.
+        html_report: ``(run, output_path, verdict)`` → writes the HTML report.
+        quality_report: ``run`` → the plain-text quality report.
+        plots: ``run`` → the results-manager plots (may raise: ``basic_plots`` then runs).
+        basic_plots: ``run`` → the basic plots.
+        repr_fields: ``run`` → the ``name=value`` parts of ``repr``.
+        parameter_table: ``run`` → the estimated parameters with σ, confidence
+            interval and grade (a :class:`~figaroh._run.uncertainty.ParameterTable`,
+            saved with the results), or None.
+        missing_results: ``(run, action)`` → the warning logged instead of
+            reporting / saving / plotting without results, or None; it may raise.
+        show_plots: ``run`` → None, called after :meth:`RunServices.plot_results` drew.
     """
 
-    #: Task name: ``"identification"`` or ``"calibration"``.
-    _task: ClassVar[str] = ""
+    task: str
+    is_solved: Callable[[Any], bool]
+    results: Callable[[Any], Dict[str, Any] | None]
+    verification: Callable[[Any, Mapping[str, Mapping[str, Any]] | None, str], VerificationVerdict]
+    html_report: Callable[[Any, str, Any], Any]
+    quality_report: Callable[[Any], str]
+    plots: Callable[[Any], Any]
+    basic_plots: Callable[[Any], Any]
+    repr_fields: Callable[[Any], List[str]]
+    parameter_table: Callable[[Any], Any] = lambda run: None
+    missing_results: Callable[[Any, str], str | None] = missing_results_warning
+    show_plots: Callable[[Any], None] = lambda run: None
+
+
+class RunServices:
+    """Reports, verification, saving and plotting of a solved run (the one base of a run class).
+
+    A subclass sets ``_hooks`` (:class:`TaskHooks`). Every method keeps the
+    signature, defaults, return value and written files of the run classes'
+    own methods.
+    """
+
+    #: The task pieces (set by each run class).
+    _hooks: ClassVar[TaskHooks]
 
     results_manager: Any
 
     #: Folder the plots of the current ``solve()`` are written to (None: show only).
     _plot_folder: str | None = None
 
-    # ------------------------------------------------------------------ task hooks
-    def _is_solved(self) -> bool:
-        """Whether ``solve()`` produced results (task hook)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _is_solved()")
-
-    def _results_record(self) -> Dict[str, Any] | None:
-        """Results dict handed to the results manager (task hook)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _results_record()")
-
-    def _run_verification(
-        self, thresholds: Mapping[str, Mapping[str, Any]] | None, scope: str
-    ) -> VerificationVerdict:
-        """The task's verdict of the solved run (task hook)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _run_verification()")
-
-    def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:
-        """Write the task's HTML report to ``output_path`` with ``verdict`` (task hook)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _generate_html_report()")
-
-    def _quality_report_text(self) -> str:
-        """Plain-text quality report (task hook)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _quality_report_text()")
-
-    def _plot_primary(self) -> Any:
-        """Results-manager plots (task hook)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _plot_primary()")
-
-    def _plot_fallback(self) -> Any:
-        """Basic plots used when the results-manager plots fail (task hook)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _plot_fallback()")
-
-    def _repr_fields(self) -> List[str]:
-        """``name=value`` parts of ``repr`` (task hook)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _repr_fields()")
-
-    # ------------------------------------------------------------------ optional hooks
-    def _missing_results_warning(self, action: str) -> str | None:
-        """Warning for ``action`` (``"report"``, ``"save"``, ``"plot"``) without results.
-
-        Returns:
-            None when results exist, else ``"No <task> results to <action>.
-            Run solve() first."``. An override may raise instead.
-        """
-        if self._is_solved():
-            return None
-        return f"No {self._task} results to {action}. Run solve() first."
-
-    def _require_solved(self) -> None:
-        """Raise :class:`AttributeError` unless :meth:`_is_solved`."""
-        if not self._is_solved():
-            raise AttributeError(f"No {self._task} results available. Run solve() first.")
-
-    def _show_plots(self) -> None:
-        """Called after :meth:`plot_results` drew its figures (default: nothing)."""
-
-    def _parameter_table(self) -> Any:
-        """The estimated parameters with σ, confidence interval and grade (default: None)."""
-        return None
-
-    # ------------------------------------------------------------------ services
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(self._repr_fields())})"
-
-    def _make_results_manager(self) -> ResultsManager:
-        """A results manager for this task, named after the robot.
-
-        The name is ``robot_name`` (when set), else the model name, else the
-        class name in lower case without the task word.
-        """
-        name = (
-            getattr(self, "robot_name", None)
-            or getattr(getattr(self, "model", None), "name", None)
-            or type(self).__name__.lower().replace(self._task, "")
-        )
-        return ResultsManager(self._task, name, self._results_record())
+        return f"{type(self).__name__}({', '.join(self._hooks.repr_fields(self))})"
 
     def verify(
         self,
@@ -202,9 +160,9 @@ class RunServices:
         Raises:
             AttributeError: If ``solve()`` has not been run.
         """
-        self._require_solved()
+        require_solved(self)
         thresholds, scope = _policy.resolve_policy(thresholds, scope, task_config(self))
-        return keep_verdict(self, self._run_verification(thresholds, scope))
+        return keep_verdict(self, self._hooks.verification(self, thresholds, scope))
 
     def export_html_report(
         self,
@@ -241,9 +199,9 @@ class RunServices:
         verdict = verdict_for(self, thresholds, scope, verdict)
         if output_path is None:
             make_folder(output_dir)
-            output_path = os.path.join(output_dir, f"{self._task}_report.html")
-        self._generate_html_report(output_path, verdict=verdict)
-        logger.info("HTML %s report written to %s", self._task, output_path)
+            output_path = os.path.join(output_dir, f"{self._hooks.task}_report.html")
+        self._hooks.html_report(self, output_path, verdict)
+        logger.info("HTML %s report written to %s", self._hooks.task, output_path)
         return output_path
 
     def export_verification_report(
@@ -286,7 +244,7 @@ class RunServices:
             verdict_dict = self.results_manager._convert_for_serialization(verdict_dict)
         if output_path is None:
             make_folder(output_dir)
-            output_path = os.path.join(output_dir, f"{self._task}_verification.json")
+            output_path = os.path.join(output_dir, f"{self._hooks.task}_verification.json")
         atomic_write_text(
             output_path, _json_io.strict_json_text(with_schema(self, verdict_dict), indent=2)
         )
@@ -295,11 +253,11 @@ class RunServices:
 
     def print_quality_report(self) -> None:
         """Print the plain-text quality report to the terminal (documented report method)."""
-        problem = self._missing_results_warning("report")
+        problem = self._hooks.missing_results(self, "report")
         if problem:
             logger.warning(problem)
             return
-        print(self._quality_report_text())
+        print(self._hooks.quality_report(self))
 
     def save_results(
         self, output_dir: str = "results", *, include_arrays: bool = False
@@ -329,18 +287,18 @@ class RunServices:
             ``solve()`` first; figaroh 1.0.2 returned None, so a script keeps
             running).
         """
-        problem = self._missing_results_warning("save")
+        problem = self._hooks.missing_results(self, "save")
         if problem:
             logger.warning(problem)
             warnings.warn(problem, UserWarning, stacklevel=2)
             return None
         if self.results_manager is None:
-            self.results_manager = self._make_results_manager()
+            self.results_manager = make_results_manager(self)
         data = self.results_manager.result
         provenance = getattr(self, "_run_provenance", None)
         if data and isinstance(provenance, Mapping) and "provenance" not in data:
             data = {**data, "provenance": provenance}
-        data = _with_confidence(data, self._parameter_table())
+        data = _with_confidence(data, self._hooks.parameter_table(self))
         saved = self.results_manager.save_results(
             data,
             output_dir=output_dir,
@@ -354,21 +312,29 @@ class RunServices:
     def plot_results(self) -> Any:
         """Plot the results: results-manager plots, basic plots when those fail.
 
-        Without a results manager the basic plots are drawn directly.
+        Without a results manager the basic plots are drawn directly. Nothing
+        is drawn when no folder was asked for (:func:`plot_into`) and no
+        display can show the figures (:func:`figures_hidden`).
 
         Returns:
-            What the plotting callable returned, or None (with a warning)
-            without results.
+            What the plotting callable returned; ``[]`` (None without a
+            results manager) when the figures are hidden; None (with a
+            warning) without results.
         """
-        problem = self._missing_results_warning("plot")
+        hooks = self._hooks
+        problem = hooks.missing_results(self, "plot")
         if problem:
             logger.warning(problem)
             return None
-        if self.results_manager is None:
-            out = self._plot_fallback()
+        if figures_hidden(self):
+            out: Any = None if self.results_manager is None else []
+        elif self.results_manager is None:
+            out = hooks.basic_plots(self)
         else:
-            out = plot_with_fallback(self._plot_primary, self._plot_fallback, logger, self._task)
-        self._show_plots()
+            out = plot_with_fallback(
+                lambda: hooks.plots(self), lambda: hooks.basic_plots(self), logger, hooks.task
+            )
+        hooks.show_plots(self)
         return out
 
 
@@ -392,9 +358,30 @@ def _with_confidence(data: Any, table: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- run helpers
-# Plain functions over a RunServices object: the plot folder of the current
-# solve() and the run's verdict store. They are not methods, so a run class
-# carries only its documented methods and hooks.
+# Plain functions over a RunServices object: the results manager, the plot
+# folder of the current solve() and the run's verdict store. They are not
+# methods, so a run class carries only its documented methods and hooks.
+def require_solved(run: RunServices) -> None:
+    """Raise :class:`AttributeError` unless the run is solved."""
+    if not run._hooks.is_solved(run):
+        raise AttributeError(f"No {run._hooks.task} results available. Run solve() first.")
+
+
+def make_results_manager(run: RunServices) -> ResultsManager:
+    """A results manager for the run's task and results, named after the robot.
+
+    The name is ``robot_name`` (when set), else the model name, else the
+    class name in lower case without the task word.
+    """
+    task = run._hooks.task
+    name = (
+        getattr(run, "robot_name", None)
+        or getattr(getattr(run, "model", None), "name", None)
+        or type(run).__name__.lower().replace(task, "")
+    )
+    return ResultsManager(task, name, run._hooks.results(run))
+
+
 def plot_into(run: RunServices, folder: str | os.PathLike | None) -> Any:
     """:meth:`plot_results` with the figures written into ``folder`` (None: shown only)."""
     previous = run._plot_folder
@@ -403,6 +390,31 @@ def plot_into(run: RunServices, folder: str | os.PathLike | None) -> Any:
         return run.plot_results()
     finally:
         run._plot_folder = previous
+
+
+def report_solution(
+    run: RunServices,
+    verbose: bool,
+    plotting: bool,
+    save_plots: str | os.PathLike | None,
+    save_results: bool,
+    html_report: bool,
+) -> None:
+    """The side effects a ``solve()`` was asked for, through the overridable report methods.
+
+    In order: :meth:`~RunServices.print_quality_report` (``verbose``), the
+    plots into ``save_plots`` (``plotting``, see :func:`plot_into`),
+    :meth:`~RunServices.save_results` and :meth:`~RunServices.export_html_report`,
+    each called through the run so a subclass's override is used.
+    """
+    if verbose:
+        run.print_quality_report()
+    if plotting:
+        plot_into(run, save_plots)
+    if save_results:
+        run.save_results()
+    if html_report:
+        run.export_html_report()
 
 
 def figures_hidden(run: RunServices) -> bool:
@@ -439,7 +451,7 @@ def solve_key(run: RunServices) -> tuple:
     Both are new objects after every ``solve()``, so a verdict stored with
     this key is recognised as stale once the run is solved again.
     """
-    return (getattr(run, "_run_provenance", None), run._results_record())
+    return (getattr(run, "_run_provenance", None), run._hooks.results(run))
 
 
 def stored_verdict(run: RunServices) -> VerificationVerdict | None:
@@ -473,7 +485,7 @@ def verdict_for(
     is given; else the run's verdict (the last :meth:`verify` of this
     ``solve()``), computed with the configuration's policy the first time.
     """
-    run._require_solved()
+    require_solved(run)
     if verdict is not None:
         return keep_verdict(run, verdict)
     if not _policy.is_default_request(thresholds, scope):

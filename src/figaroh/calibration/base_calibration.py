@@ -67,8 +67,13 @@ from numpy.typing import ArrayLike
 
 from figaroh._run.data_checks import DataChecks
 from figaroh._run.result_plots import _is_headless
-from figaroh._run.task_services import RunServices, figures_hidden, plot_into
-from figaroh._run.verdict import VerificationVerdict
+from figaroh._run.task_services import (
+    RunServices,
+    TaskHooks,
+    make_results_manager,
+    report_solution,
+    require_solved,
+)
 from figaroh.calibration import _plots, estimation
 from figaroh.calibration import calibration_tools as ct
 from figaroh.calibration._checks import data_stage, fit_findings, input_findings, input_key
@@ -182,6 +187,88 @@ def _run_of(obj: Any) -> CalibrationRun:
     return run
 
 
+# ---------------------------------------------------------------------- run-service hooks
+# The calibration pieces of the shared run services (verify, the reports,
+# save, plot, repr: figaroh._run.task_services), as functions of the run.
+def _missing_results(calib: BaseCalibration, action: str) -> str | None:
+    """The warning for ``action`` without results; plotting before ``solve()`` raises."""
+    if action == "plot":
+        _require_calibrated(calib.STATUS)  # raises CalibrationError before solve()
+        return None
+    if action == "save":
+        if hasattr(calib, "result"):
+            return None
+        return (
+            f"save_results: no 'result' attribute on {type(calib).__name__} (the figaroh "
+            "1.0.2 contract); nothing saved. Use results_manager.save_results() directly."
+        )
+    if calib.evaluation_metrics is None:
+        return "No calibration results to report. Run solve() first."
+    return None
+
+
+def _manager_plots(calib: BaseCalibration) -> Any:
+    """The results manager's measured-vs-estimated pose plots."""
+    rd = calib.results_data
+    folder = calib._plot_folder
+    return calib.results_manager.plot_calibration_results(
+        measured_poses=np.asarray(rd["PEE measured (2D array)"]).T,
+        estimated_poses=np.asarray(rd["PEE estimated (2D array)"]).T,
+        output_dir=folder,
+        show=None if folder is None else False,
+    )
+
+
+def _basic_plots(calib: BaseCalibration) -> None:
+    """The residual distribution and 3-D pose plots, through the instance."""
+    calib.plot_errors_distribution()
+    calib.plot_3d_poses()
+
+
+def _show_plots(calib: BaseCalibration) -> None:
+    """Show the figures when a display can (not when they were written as files)."""
+    try:
+        if calib._plot_folder is not None or _is_headless():
+            return  # written as files, or nothing can be shown
+        import matplotlib.pyplot as plt
+
+        plt.show()
+    except Exception:  # noqa: BLE001 - headless
+        pass
+
+
+def _repr_fields(calib: BaseCalibration) -> List[str]:
+    """Robot, model level, frames, markers, samples, parameters and status."""
+    cfg = getattr(calib, "calib_config", {}) or {}
+    return [
+        f"robot={getattr(calib.model, 'name', '?')!r}",
+        f"level={cfg.get('calib_model')!r}",
+        f"frames={cfg.get('start_frame')!r}->{cfg.get('end_frame')!r}",
+        f"markers={cfg.get('NbMarkers')}",
+        f"samples={cfg.get('NbSample')}",
+        f"params={len(cfg.get('param_name', []))}",
+        f"status={getattr(calib, 'STATUS', '?')!r}",
+    ]
+
+
+_RUN_HOOKS = TaskHooks(
+    task="calibration",
+    is_solved=lambda calib: calib.evaluation_metrics is not None and calib.LM_result is not None,
+    results=lambda calib: calib.results_data,
+    verification=verify_calibration,
+    html_report=lambda calib, output_path, verdict: generate_calibration_report(
+        calib, output_path=output_path, verdict=verdict
+    ),
+    quality_report=lambda calib: calib.format_quality_report(),
+    plots=_manager_plots,
+    basic_plots=_basic_plots,
+    repr_fields=_repr_fields,
+    parameter_table=calibrator_parameter_table,
+    missing_results=_missing_results,
+    show_plots=_show_plots,
+)
+
+
 class BaseCalibration(RunServices):
     """Geometric calibration of a kinematic chain from measured poses or points.
 
@@ -273,6 +360,9 @@ class BaseCalibration(RunServices):
     estimation_report = _RunField("estimation_report")
     _PEE_dist = _RunField("PEE_dist")
     _run_provenance = _RunField("run_provenance")
+
+    # verify, the reports, save_results, plot_results and repr (RunServices)
+    _hooks = _RUN_HOOKS
 
     @handle_calibration_errors
     def __init__(
@@ -762,14 +852,7 @@ class BaseCalibration(RunServices):
         if enable_logging:
             self._log_iteration_results(result, evaluation)
         self._store_optimization_results(result, evaluation, outliers)
-        if verbose:
-            self.print_quality_report()
-        if plotting:
-            plot_into(self, save_plots)
-        if save_results:
-            self.save_results()
-        if html_report:
-            self.export_html_report()
+        report_solution(self, verbose, plotting, save_plots, save_results, html_report)
         return result
 
     def solve_optimisation(
@@ -986,7 +1069,7 @@ class BaseCalibration(RunServices):
             self.results_data["validation_metrics"] = validation
         self.results_data["stages"] = stages_as_dicts(self)
         self._run_provenance = collect_run_provenance(self, "calibration")
-        self.results_manager = self._make_results_manager()
+        self.results_manager = make_results_manager(self)
         self.STATUS = "CALIBRATED"
 
     # ------------------------------------------------------------------ logging helpers
@@ -1228,7 +1311,7 @@ class BaseCalibration(RunServices):
         Returns:
             The directory the run was archived in.
         """
-        self._require_solved()
+        require_solved(self)
         run_dir = compute_run_dir(self, root)  # exists on return
         self.export_verification_report(output_path=str(run_dir / "verdict.json"))
         if html_report:
@@ -1237,87 +1320,6 @@ class BaseCalibration(RunServices):
             except ImportError:
                 logger.info("figaroh.tools.report is not available: no report.html archived")
         return _archive_run(self, run_dir)
-
-    # ------------------------------------------------------------------ run-service hooks
-    # verify, export_html_report, export_verification_report, save_results,
-    # plot_results, print_quality_report, _make_results_manager and __repr__
-    # come from RunServices; these hooks give them the calibration pieces.
-    _task = "calibration"
-
-    def _is_solved(self) -> bool:
-        return self.evaluation_metrics is not None and self.LM_result is not None
-
-    def _results_record(self) -> dict | None:
-        return self.results_data
-
-    def _run_verification(
-        self, thresholds: Mapping[str, Mapping[str, Any]] | None, scope: str
-    ) -> VerificationVerdict:
-        return verify_calibration(self, thresholds, scope)
-
-    def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:
-        return generate_calibration_report(self, output_path=output_path, verdict=verdict)
-
-    def _quality_report_text(self) -> str:
-        return self.format_quality_report()
-
-    def _parameter_table(self) -> Any:
-        return calibrator_parameter_table(self)
-
-    def _missing_results_warning(self, action: str) -> str | None:
-        if action == "plot":
-            _require_calibrated(self.STATUS)  # raises CalibrationError before solve()
-            return None
-        if action == "save":
-            if hasattr(self, "result"):
-                return None
-            return (
-                f"save_results: no 'result' attribute on {type(self).__name__} (the figaroh "
-                "1.0.2 contract); nothing saved. Use results_manager.save_results() directly."
-            )
-        if self.evaluation_metrics is None:
-            return "No calibration results to report. Run solve() first."
-        return None
-
-    def _plot_primary(self) -> Any:
-        if figures_hidden(self):
-            return []
-        rd = self.results_data
-        folder = self._plot_folder
-        return self.results_manager.plot_calibration_results(
-            measured_poses=np.asarray(rd["PEE measured (2D array)"]).T,
-            estimated_poses=np.asarray(rd["PEE estimated (2D array)"]).T,
-            output_dir=folder,
-            show=None if folder is None else False,
-        )
-
-    def _plot_fallback(self) -> None:
-        if figures_hidden(self):
-            return
-        self.plot_errors_distribution()
-        self.plot_3d_poses()
-
-    def _show_plots(self) -> None:
-        try:
-            if self._plot_folder is not None or _is_headless():
-                return  # written as files, or nothing can be shown
-            import matplotlib.pyplot as plt
-
-            plt.show()
-        except Exception:  # noqa: BLE001 - headless
-            pass
-
-    def _repr_fields(self) -> List[str]:
-        cfg = getattr(self, "calib_config", {}) or {}
-        return [
-            f"robot={getattr(self.model, 'name', '?')!r}",
-            f"level={cfg.get('calib_model')!r}",
-            f"frames={cfg.get('start_frame')!r}->{cfg.get('end_frame')!r}",
-            f"markers={cfg.get('NbMarkers')}",
-            f"samples={cfg.get('NbSample')}",
-            f"params={len(cfg.get('param_name', []))}",
-            f"status={getattr(self, 'STATUS', '?')!r}",
-        ]
 
 
 # ---------------------------------------------------------------------- module helpers

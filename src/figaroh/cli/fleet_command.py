@@ -7,7 +7,10 @@
   ``--dashboard`` is given, or ``--scheduler tcp://host:8786``; ``--serial``
   runs in this process), archives
   and indexes each run, prints the batch id, one line per failed job and a
-  summary. Exit 0 when every job ran and passed its verdict, 1 when a job
+  summary. ``--ship-inputs`` sends the input files with the tasks;
+  ``--deadline S`` and ``--stall-timeout S`` end the batch (unfinished jobs
+  cancelled, each a failure) after S seconds in all or S seconds without a
+  finished job. Exit 0 when every job ran and passed its verdict, 1 when a job
   failed or a verdict did not pass, 2 bad input (batch YAML, missing file,
   missing extra) or an archive held by another batch (the message names it:
   :class:`figaroh.fleet.archive_lock.ArchiveLockedError`; nothing was run).
@@ -91,7 +94,9 @@ def _run(args: argparse.Namespace) -> int:
     progress = _progress(args)
     try:
         if args.serial:
-            result = run_serial(jobs, archive_root=args.archive, progress=progress)
+            result = run_serial(
+                jobs, archive_root=args.archive, progress=progress, deadline_s=args.deadline
+            )
         else:
             result = run_batch(
                 jobs,
@@ -100,6 +105,9 @@ def _run(args: argparse.Namespace) -> int:
                 n_workers=args.workers,
                 progress=progress,
                 dashboard=args.dashboard,
+                ship_inputs=args.ship_inputs,
+                deadline_s=args.deadline,
+                stall_timeout_s=args.stall_timeout,
             )
     except MissingDependencyError as exc:
         raise CLIError(f"{exc} Or run the batch in this process with --serial.") from exc

@@ -15,6 +15,7 @@ Commands::
     figaroh postures CONFIG --urdf URDF [-o DIR] [--n-postures N]
     figaroh view --urdf URDF [--config C] [--data CSV] [--dry-run]
     figaroh fleet run BATCH.yaml [--scheduler ADDR] [--archive DIR] [--workers N] [--dashboard]
+                                 [--ship-inputs] [--deadline S] [--stall-timeout S]
     figaroh fleet report --archive DIR [--robot R ...] [--param P ...] [--k K] [-o drift.html]
     figaroh index rebuild [--archive DIR]
 
@@ -804,6 +805,27 @@ def _add_fleet(sub: Any) -> None:
         "cluster listens on 127.0.0.1 only)",
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar over jobs")
+    # inputs, time limits (workers: figaroh.fleet.inputs, run_batch)
+    run.add_argument(
+        "--ship-inputs",
+        action="store_true",
+        help="send each job's input files with its task (workers need no shared file system)",
+    )
+    run.add_argument(
+        "--deadline",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="wall time of the whole batch; then unfinished jobs are cancelled and fail",
+    )
+    run.add_argument(
+        "--stall-timeout",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="longest time without a finished job (e.g. every worker gone); then unfinished "
+        "jobs are cancelled and fail",
+    )
     _add_verbosity(run, suppress=True)
     report = _command_parser(
         actions,

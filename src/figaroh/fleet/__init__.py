@@ -13,6 +13,9 @@ Modules (one concept each):
 * :mod:`figaroh.fleet.jobs` — :class:`Job` (kind, robot, session, config,
   data, seed, options; :attr:`Job.job_id` hashes the spec and the input
   files' bytes) and :func:`load_batch` (the batch YAML).
+* :mod:`figaroh.fleet.inputs` — a job's input files: the driver's hashes
+  (and bytes, ``ship_inputs``) carried by each task, verified, read once
+  and copied to a private folder where a worker reads them.
 * :mod:`figaroh.fleet.worker` — :func:`run_job`, the computation of one job
   (identification, calibration, Monte-Carlo replicate, trajectory restart),
   returning its files and :class:`~figaroh.fleet.record.RunRecord` unwritten.

@@ -13,6 +13,9 @@ from . import (
     drift_html as drift_html,
 )
 from . import (
+    inputs as inputs,
+)
+from . import (
     jobs as jobs,
 )
 from . import (

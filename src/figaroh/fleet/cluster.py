@@ -9,13 +9,35 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from typing import Any, Iterator
+from typing import Any, Dict, Iterator, List, Mapping
 
 from figaroh._optional import require
+from figaroh.errors import FigarohError, MissingDependencyError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LOOPBACK", "WORKER_ENV", "dask_client", "require_distributed"]
+__all__ = [
+    "JOB_RESOURCES",
+    "LOOPBACK",
+    "WORKER_ENV",
+    "MissingWorkerResourceError",
+    "dask_client",
+    "embedded_resources",
+    "require_distributed",
+    "workers_with",
+]
+
+#: Dask worker resources a task of each job kind holds while it runs
+#: (``client.submit(..., resources=...)``): a trajectory job (IPOPT) runs
+#: only on a worker that advertises ``ipopt`` (``dask worker ...
+#: --resources ipopt=1``; the embedded cluster's workers do when cyipopt is
+#: installed). The other kinds run on any worker.
+JOB_RESOURCES: Mapping[str, Mapping[str, float]] = {"trajectory": {"ipopt": 1}}
+
+
+class MissingWorkerResourceError(FigarohError):
+    """No worker of the cluster advertises a resource that a job kind needs."""
+
 
 #: Interface of every socket of the embedded cluster (scheduler, workers,
 #: nannies and the optional dashboard): the loopback, so that no other host
@@ -53,6 +75,34 @@ def require_distributed() -> Any:
     )
 
 
+def embedded_resources() -> Dict[str, float]:
+    """Resources of the embedded cluster's workers: ``{"ipopt": 1}`` when cyipopt imports."""
+    try:
+        require("cyipopt", extra="ipopt", purpose="IPOPT trajectory jobs")
+    except MissingDependencyError:
+        return {}
+    return {"ipopt": 1}
+
+
+def workers_with(client: Any, resources: Mapping[str, float] | None = None) -> List[str]:
+    """Addresses of the client's workers that advertise at least ``resources``.
+
+    Args:
+        client: A ``distributed.Client``.
+        resources: Resource name → amount a task needs (None or empty: any worker).
+
+    Returns:
+        The worker addresses, sorted.
+    """
+    workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    need = dict(resources or {})
+    return sorted(
+        address
+        for address, info in workers.items()
+        if all(float((info.get("resources") or {}).get(k, 0)) >= v for k, v in need.items())
+    )
+
+
 @contextlib.contextmanager
 def dask_client(
     scheduler: Any = None, n_workers: int | None = None, *, dashboard: bool = False
@@ -63,6 +113,7 @@ def dask_client(
         scheduler: None — start an embedded ``LocalCluster`` of ``n_workers``
             worker processes, one thread each, every socket on
             ``127.0.0.1`` and no dashboard unless ``dashboard`` (closed on exit);
+            its workers advertise :func:`embedded_resources`;
             a scheduler address such as ``"tcp://host:8786"`` — connect to it
             (the connection is closed on exit, the cluster keeps running);
             a ``distributed.Client`` — used as it is and left open.
@@ -92,7 +143,12 @@ def dask_client(
             yield client
         return
     workers = int(n_workers or os.cpu_count() or 1)
-    logger.info("starting an embedded Dask cluster of %d worker processes", workers)
+    resources = embedded_resources()
+    logger.info(
+        "starting an embedded Dask cluster of %d worker processes (resources: %s)",
+        workers,
+        resources or "none",
+    )
     dask = require("dask", extra="fleet", purpose="Running a fleet batch on Dask")
     # Every node of a Dask cluster runs an HTTP server (distributed cannot turn
     # it off): without the dashboard it answers /health only.
@@ -107,6 +163,7 @@ def dask_client(
             scheduler_kwargs={"dashboard": bool(dashboard)},
             worker_dashboard_address=None,
             env=dict(WORKER_ENV),
+            resources=resources or None,
         )
     with cluster, distributed.Client(cluster) as client:
         if dashboard:

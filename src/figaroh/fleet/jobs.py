@@ -73,7 +73,9 @@ __all__ = [
     "FleetConfigError",
     "Job",
     "dedupe_jobs",
+    "input_files",
     "input_hashes",
+    "job_input_hashes",
     "load_batch",
 ]
 
@@ -241,7 +243,7 @@ class Job:
             digest = hashlib.sha256(
                 json.dumps(self.spec(), sort_keys=True, separators=(",", ":")).encode()
             )
-            for role, hashes in input_hashes(self).items():
+            for role, hashes in job_input_hashes(self).items():
                 for name, value in sorted(hashes.items()):
                     digest.update(f"\n{role}:{name}:{value}".encode())
             cached = digest.hexdigest()[:_ID_LENGTH]
@@ -277,13 +279,25 @@ def _check_monte_carlo(job: Job) -> None:
         raise FleetConfigError(f"options.noise_std must be ≥ 0 [N·m], got {noise!r}")
 
 
+def input_files(path: Path) -> List[Tuple[str, Path]]:
+    """The files of one input path, by name: a file as its name, a folder as every file in it.
+
+    A folder's files are named by their POSIX path relative to the folder,
+    sorted; these are the keys of :func:`input_hashes`.
+
+    Raises:
+        OSError: the path cannot be listed.
+    """
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file())
+        return [(p.relative_to(path).as_posix(), p) for p in files]
+    return [(path.name, path)]
+
+
 def _file_hashes(path: Path, what: str) -> Dict[str, str]:
     """``{name: sha256}`` of a file (its name) or of every file in a folder (relative paths)."""
     try:
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file())
-            return {p.relative_to(path).as_posix(): file_sha256(p) for p in files}
-        return {path.name: file_sha256(path)}
+        return {name: file_sha256(p) for name, p in input_files(path)}
     except OSError as exc:
         raise FleetConfigError(
             f"cannot read the {what} {path}: {exc.strerror or exc}; check the path of the job"
@@ -302,6 +316,27 @@ def input_hashes(job: Job) -> Dict[str, Dict[str, str]]:
         if value is not None:
             out[role] = _file_hashes(Path(value), role)
     return out
+
+
+def job_input_hashes(job: Job) -> Dict[str, Dict[str, str]]:
+    """The input hashes :attr:`Job.job_id` is computed from (:func:`input_hashes`, read once).
+
+    The first call (or the first :attr:`Job.job_id`) hashes the files and
+    keeps the result on the job, so the hashes a driver sends with a task are
+    those that named the job, even when a file changes afterwards. A job
+    rebuilt from a pickle hashes its files anew.
+
+    Returns:
+        A fresh ``{role: {file name: sha256 hex}}`` dict.
+
+    Raises:
+        FleetConfigError: a file is missing or unreadable.
+    """
+    cached = job.__dict__.get("_input_hashes")
+    if cached is None:
+        cached = input_hashes(job)
+        job.__dict__["_input_hashes"] = cached
+    return {role: dict(hashes) for role, hashes in cached.items()}
 
 
 def dedupe_jobs(jobs: Sequence[Job]) -> Tuple[List[Job], List[Job]]:

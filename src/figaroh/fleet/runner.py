@@ -15,8 +15,28 @@ Jobs of a batch with equal ``job_id`` (same spec and same file bytes) run once
 (a warning names the repeats).
 
 A job that fails (bad input, returned at once by :func:`run_task`; a
-solver error still raised after ``retries`` attempts; a task whose workers
-kept dying) becomes a :class:`JobFailure` of the result; the other jobs go on.
+solver error still raised after ``retries`` further attempts; a task whose
+workers kept dying) becomes a :class:`JobFailure` of the result, with the
+host where it failed last and the attempts made; the other jobs go on.
+
+Inputs are verified where they are read (:mod:`figaroh.fleet.inputs`): each
+task carries the hashes the driver computed the job id from, and the worker
+fails the job with :class:`~figaroh.fleet.inputs.InputMismatchError` when it
+reads other bytes (never retried, never indexed); with ``ship_inputs`` the
+task carries the bytes themselves. A worker that cannot read an input
+returns :class:`~figaroh.fleet.inputs.InputUnavailableError`: the driver
+resubmits the job to the workers that have not failed it
+(``workers=[...]``, ``allow_other_workers=False``) and records the failure
+when none is left.
+
+Limits: ``deadline_s`` bounds the wall time of the batch and
+``stall_timeout_s`` the time without any finished task (e.g. every worker
+gone); when one is reached the unfinished jobs are cancelled and recorded as
+failures (``DeadlineExceeded``, ``NoProgressTimeout``). Routing: a job kind
+that needs a worker resource (:data:`figaroh.fleet.cluster.JOB_RESOURCES`,
+trajectory jobs need ``ipopt``) is submitted with it, and fails at once with
+:class:`~figaroh.fleet.cluster.MissingWorkerResourceError` when no worker of
+the cluster advertises it.
 Every failure is also recorded in the archive (a line of ``failures.jsonl``
 and a row of the index's ``failures`` table, with the batch id, host and
 attempts: :func:`figaroh.fleet.status.failure_summary` reads them back).
@@ -50,18 +70,38 @@ the workers of an external cluster, for bit-identical numbers everywhere.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, List, Mapping, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    Deque,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Sequence,
+    Set,
+    Tuple,
+)
 
 from figaroh._run.archive import INDEX_FILE, sweep_interrupted_runs
 from figaroh.cli.common import CLIError
+from figaroh.errors import FigarohError
 from figaroh.fleet.archive_lock import ArchiveLock
-from figaroh.fleet.cluster import dask_client, require_distributed
+from figaroh.fleet.cluster import (
+    JOB_RESOURCES,
+    MissingWorkerResourceError,
+    dask_client,
+    require_distributed,
+    workers_with,
+)
+from figaroh.fleet.inputs import InputUnavailableError, TaskInputs, task_inputs, worker_host
 from figaroh.fleet.jobs import FleetConfigError, Job, dedupe_jobs
 from figaroh.fleet.record import RunRecord
 from figaroh.fleet.run_index import (
@@ -85,7 +125,9 @@ __all__ = [
     "DEFAULT_ARCHIVE",
     "UNFINISHED_ERRORS",
     "BatchResult",
+    "DeadlineExceeded",
     "JobFailure",
+    "NoProgressTimeout",
     "run_batch",
     "run_serial",
     "run_task",
@@ -98,17 +140,29 @@ DEFAULT_ARCHIVE = "results/fleet"
 UNFINISHED_ERRORS = frozenset({"DeadlineExceeded", "NoProgressTimeout"})
 
 
+class DeadlineExceeded(FigarohError, TimeoutError):
+    """The batch's wall-time limit (``deadline_s``, ``--deadline``) came before the job finished."""
+
+
+class NoProgressTimeout(FigarohError, TimeoutError):
+    """No task of the batch finished for ``stall_timeout_s`` (``--stall-timeout``) seconds."""
+
+
 @dataclasses.dataclass(frozen=True)
 class JobFailure:
     """A job that did not give a run.
 
     Attributes:
         job: The job.
-        error_type: Name of the exception class (e.g. ``"CLIError"``, ``"KilledWorker"``).
+        error_type: Name of the exception class (e.g. ``"CLIError"``,
+            ``"InputMismatchError"``, ``"KilledWorker"``, ``"DeadlineExceeded"``).
         message: Its one-line message.
-        host: Host name of the worker (or driver) where the job failed last
-            (``""`` unknown).
-        attempts: Attempts made (worker crashes, retries, input re-routes included).
+        host: Host name of the worker (or driver) where the job failed last;
+            the worker's address for a ``KilledWorker``; ``""`` unknown (a
+            job cancelled by a time limit).
+        attempts: Attempts made: submissions to workers, input re-routes and
+            retries included, plus the worker deaths of a ``KilledWorker``;
+            0 when the job never reached a worker.
     """
 
     job: Job
@@ -119,7 +173,7 @@ class JobFailure:
 
     @classmethod
     def of(cls, job: Job, exc: BaseException, host: str = "", attempts: int = 1) -> JobFailure:
-        """The failure of ``job`` that raised ``exc`` (on ``host``, after ``attempts``)."""
+        """The failure of ``job`` that raised ``exc`` on ``host`` after ``attempts`` attempts."""
         message = " ".join(str(exc).split()) or type(exc).__name__
         return cls(job, type(exc).__name__, message, host, attempts)
 
@@ -166,18 +220,24 @@ class BatchResult:
         )
 
 
-def run_task(job: Job, thresholds: Mapping[str, Any] | None = None) -> JobOutput | JobFailure:
+def run_task(
+    job: Job, thresholds: Mapping[str, Any] | None = None, inputs: TaskInputs | None = None
+) -> JobOutput | JobFailure:
     """The task of one job: :func:`~figaroh.fleet.worker.run_job`, bad input returned as a failure.
 
     Bad input (a :class:`~figaroh.cli.common.CLIError` of the task's input
-    phase, a :class:`~figaroh.fleet.jobs.FleetConfigError`) gives the same
-    error on every attempt, so it is returned as a :class:`JobFailure` and
-    never retried; any other exception propagates (Dask retries the task).
+    phase, a :class:`~figaroh.fleet.jobs.FleetConfigError` such as
+    :class:`~figaroh.fleet.inputs.InputMismatchError`) gives the same error on
+    every attempt, so it is returned as a :class:`JobFailure` and never
+    retried; an :class:`~figaroh.fleet.inputs.InputUnavailableError` is
+    returned too (the driver tries another worker); any other exception
+    propagates (the driver retries the task). The failure's host is this
+    process's host name.
     """
     try:
-        return run_job(job, thresholds)
-    except (CLIError, FleetConfigError) as exc:
-        return JobFailure.of(job, exc)
+        return run_job(job, thresholds, inputs)
+    except (CLIError, FleetConfigError, InputUnavailableError) as exc:
+        return JobFailure.of(job, exc, host=getattr(exc, "host", "") or worker_host())
 
 
 def task_key(job: Job) -> str:
@@ -204,7 +264,7 @@ class _Batch:
             try:
                 job.job_id  # noqa: B018 - hashes the input files (may raise)
             except (OSError, ValueError) as exc:
-                self._record(JobFailure.of(job, exc, host=host_name()))
+                self._record(JobFailure.of(job, exc, host=worker_host()))
             else:
                 readable.append(job)
         unique, repeats = dedupe_jobs(readable)
@@ -231,7 +291,7 @@ class _Batch:
         try:
             written = write_fleet_run(self.root, output.files, record, self.index)
         except Exception as exc:  # noqa: BLE001 - a failed write is this job's failure
-            self._record(JobFailure.of(output.job, exc, host=host_name()))
+            self._record(JobFailure.of(output.job, exc, host=worker_host()))
         else:
             if written is None:
                 self.skipped.append(output.job.job_id)
@@ -371,12 +431,20 @@ def _drive(
             return batch.result(start, swept, recovered)
 
 
+def _deadline_message(deadline_s: float, unfinished: int, total: int) -> str:
+    return (
+        f"the batch deadline of {deadline_s:g} s (deadline_s, --deadline) was reached with "
+        f"{unfinished} of {total} jobs unfinished: they were cancelled"
+    )
+
+
 def run_serial(
     jobs: Sequence[Job],
     *,
     archive_root: str | os.PathLike = DEFAULT_ARCHIVE,
     progress: bool = True,
     thresholds: Mapping[str, Any] | None = None,
+    deadline_s: float | None = None,
 ) -> BatchResult:
     """Run the batch in this process, one job after the other, without Dask.
 
@@ -387,6 +455,10 @@ def run_serial(
         archive_root: Archive root (run folders, ``index.jsonl``, ``index.sqlite``).
         progress: Show a progress bar over jobs on stderr.
         thresholds: Verdict thresholds of every job (see :func:`figaroh.fleet.worker.run_job`).
+        deadline_s: Wall time of the batch [s] from this call (None: no
+            limit). Checked between jobs (a running job is not interrupted):
+            the jobs not started by then are recorded as
+            :class:`DeadlineExceeded` failures (0 attempts).
 
     Returns:
         The :class:`BatchResult`.
@@ -395,24 +467,266 @@ def run_serial(
         figaroh.fleet.archive_lock.ArchiveLockedError: another batch (or an
             index rebuild) holds the archive; nothing was run.
     """
+    start = time.monotonic()
 
     def execute(batch: _Batch, todo: List[Job]) -> None:
-        host = host_name()
-        for job in todo:
+        for k, job in enumerate(todo):
+            if deadline_s is not None and time.monotonic() - start >= deadline_s:
+                exc = DeadlineExceeded(_deadline_message(deadline_s, len(todo) - k, len(todo)))
+                logger.error("%s", exc)
+                for rest in todo[k:]:
+                    batch.handle(rest, JobFailure.of(rest, exc, attempts=0))
+                return
             try:
                 outcome = run_task(job, thresholds)
             except Exception as exc:  # noqa: BLE001 - collected, the batch goes on
-                outcome = JobFailure.of(job, exc, host=host)
-            if isinstance(outcome, JobFailure) and not outcome.host:
-                outcome = dataclasses.replace(outcome, host=host)
+                outcome = JobFailure.of(job, exc, host=worker_host())
             batch.handle(job, outcome)
 
     return _drive(jobs, archive_root, progress, execute)
 
 
-def _completed(futures: Sequence[Any]) -> Iterator[Any]:
-    """``futures`` in the order they finish."""
-    yield from require_distributed().as_completed(futures)
+@dataclasses.dataclass(frozen=True)
+class _Attempt:
+    """What one Dask task of a job gives back to the driver.
+
+    Attributes:
+        outcome: The job's output, or its failure on that worker.
+        worker: Address of the Dask worker that ran it.
+        retry: The computation raised (not bad input): another attempt may succeed.
+    """
+
+    outcome: JobOutput | JobFailure
+    worker: str
+    retry: bool
+
+
+def _dask_task(job: Job, thresholds: Mapping[str, Any] | None, inputs: TaskInputs) -> _Attempt:
+    """The Dask task of ``job``: :func:`run_task` on this worker, any exception returned."""
+    worker = require_distributed().get_worker().address
+    try:
+        return _Attempt(run_task(job, thresholds, inputs), worker, False)
+    except Exception as exc:  # noqa: BLE001 - the driver decides whether to retry
+        logger.warning("job %s failed on %s", job.job_id, worker, exc_info=True)
+        return _Attempt(JobFailure.of(job, exc, host=worker_host()), worker, True)
+
+
+#: Tasks in flight per worker when the input bytes travel with the tasks
+#: (bounds the bytes held by the scheduler).
+_SHIPPED_PER_WORKER = 2
+_POLL_S = 0.1
+
+
+class _DaskDispatch:
+    """Submits a batch's jobs to Dask, re-routes and retries them, collects them in time."""
+
+    def __init__(
+        self,
+        client: Any,
+        batch: _Batch,
+        *,
+        thresholds: Mapping[str, Any] | None,
+        retries: int,
+        ship_inputs: bool,
+        route_resources: bool,
+        deadline_s: float | None,
+        stall_timeout_s: float | None,
+        start: float,
+    ) -> None:
+        self.client, self.batch = client, batch
+        self.thresholds, self.retries = thresholds, int(retries)
+        self.ship, self.route = bool(ship_inputs), bool(route_resources)
+        self.deadline_s, self.stall_timeout_s = deadline_s, stall_timeout_s
+        self.start = start
+        self.finished = require_distributed().as_completed(loop=client.loop)
+        self.pending: Dict[str, Tuple[Any, Job]] = {}
+        self.queue: Deque[Job] = collections.deque()
+        self.tries: Dict[str, int] = {}
+        self.excluded: Dict[str, Set[str]] = {}
+        self.inputs: Dict[str, TaskInputs] = {}
+        self.total = 0
+        self.window: int | None = None
+
+    # -- submission ---------------------------------------------------------
+    def _resources(self, job: Job) -> Mapping[str, float] | None:
+        return JOB_RESOURCES.get(job.kind) if self.route else None
+
+    def _routable(self, todo: Sequence[Job]) -> List[Job]:
+        """The jobs some worker can run; the others fail at once (no capable worker)."""
+        if not self.route or not any(job.kind in JOB_RESOURCES for job in todo):
+            return list(todo)
+        if not workers_with(self.client):
+            logger.warning("no worker is connected yet: resource routing is not checked")
+            return list(todo)
+        capable = {kind: bool(workers_with(self.client, n)) for kind, n in JOB_RESOURCES.items()}
+        out = []
+        for job in todo:
+            if capable.get(job.kind, True):
+                out.append(job)
+                continue
+            need = ", ".join(f"{k}={v:g}" for k, v in JOB_RESOURCES[job.kind].items())
+            exc = MissingWorkerResourceError(
+                f"no worker of the cluster advertises the resource {need} that {job.kind} jobs "
+                f"need: start such workers with dask worker ... --resources {need.split(', ')[0]} "
+                "(with cyipopt installed), or pass route_resources=False"
+            )
+            self.batch.handle(job, JobFailure.of(job, exc, attempts=0))
+        return out
+
+    def _submit(self, job: Job) -> bool:
+        """Submit ``job`` (again) to the workers that did not fail to read it; False: none left."""
+        job_id = job.job_id
+        options: Dict[str, Any] = {}
+        resources = self._resources(job)
+        if resources:
+            options["resources"] = dict(resources)
+        excluded = self.excluded.get(job_id)
+        if excluded:
+            allowed = [w for w in workers_with(self.client, resources) if w not in excluded]
+            if not allowed:
+                return False
+            options.update(workers=allowed, allow_other_workers=False)
+        inputs = self.inputs.get(job_id)
+        if inputs is None:
+            try:
+                inputs = task_inputs(job, self.ship)
+            except (FleetConfigError, InputUnavailableError) as exc:  # read on the driver
+                self._final(job, JobFailure.of(job, exc, host=worker_host(), attempts=0))
+                return True
+            self.inputs[job_id] = inputs
+        n = self.tries[job_id] = self.tries.get(job_id, 0) + 1
+        key = task_key(job) if n == 1 else f"{task_key(job)}-{n}"
+        future = self.client.submit(
+            _dask_task, job, self.thresholds, inputs, key=key, pure=False, **options
+        )
+        self.pending[future.key] = (future, job)
+        self.finished.add(future)
+        return True
+
+    def _fill(self) -> None:
+        while self.queue and (self.window is None or len(self.pending) < self.window):
+            self._submit(self.queue.popleft())
+
+    # -- collection ---------------------------------------------------------
+    def _final(self, job: Job, outcome: JobOutput | JobFailure) -> None:
+        self.inputs.pop(job.job_id, None)
+        self.batch.handle(job, outcome)
+
+    def _collect(self, future: Any) -> None:
+        _, job = self.pending.pop(future.key)
+        job_id = job.job_id
+        n = self.tries[job_id]
+        try:
+            attempt = future.result()
+        except Exception as exc:  # noqa: BLE001 - collected, the batch goes on
+            host, attempts = "", n
+            last = getattr(exc, "last_worker", None)  # KilledWorker: its workers died
+            if last is not None:
+                host = str(getattr(last, "address", "") or "")
+                attempts = n + int(getattr(exc, "allowed_failures", 0))
+            self._final(job, JobFailure.of(job, exc, host=host, attempts=attempts))
+            return
+        finally:
+            future.release()
+        outcome = attempt.outcome
+        if isinstance(outcome, JobFailure):
+            if outcome.error_type == InputUnavailableError.__name__:
+                self.excluded.setdefault(job_id, set()).add(attempt.worker)
+                if self._submit(job):
+                    logger.warning(
+                        "job %s (%s, %s): %s; resubmitted to another worker than %s",
+                        job_id,
+                        job.robot_id,
+                        job.session,
+                        outcome.message,
+                        ", ".join(sorted(self.excluded[job_id])),
+                    )
+                    return
+            elif attempt.retry and n <= self.retries:
+                logger.warning(
+                    "job %s (%s, %s) failed on %s (attempt %d of %d): %s: %s; retrying",
+                    job_id,
+                    job.robot_id,
+                    job.session,
+                    attempt.worker,
+                    n,
+                    self.retries + 1,
+                    outcome.error_type,
+                    outcome.message,
+                )
+                self._submit(job)
+                return
+            outcome = dataclasses.replace(outcome, attempts=n)
+        self._final(job, outcome)
+
+    # -- time limits --------------------------------------------------------
+    def _limit(self, last: float) -> Tuple[float | None, str]:
+        """The time the batch ends unless a task finishes first, and which limit that is."""
+        limits = []
+        if self.deadline_s is not None:
+            limits.append((self.start + self.deadline_s, "deadline"))
+        if self.stall_timeout_s is not None:
+            limits.append((last + self.stall_timeout_s, "stall"))
+        return min(limits) if limits else (None, "")
+
+    def _wait(self, until: float | None) -> List[Any]:
+        """The finished futures, waiting until one finishes or ``until`` (then ``[]``)."""
+        while not self.finished.has_ready():
+            now = time.monotonic()
+            if until is not None and now >= until:
+                return []
+            timeout = _POLL_S if until is None else min(_POLL_S, until - now)
+            with self.finished.thread_condition:
+                self.finished.thread_condition.wait(timeout)
+        return self.finished.next_batch(block=False)
+
+    def _expire(self, which: str) -> None:
+        """Cancel every unfinished job and record it as failed by the limit ``which``."""
+        unfinished = [job for _, job in self.pending.values()] + list(self.queue)
+        exc: Exception
+        if which == "deadline":
+            assert self.deadline_s is not None
+            exc = DeadlineExceeded(_deadline_message(self.deadline_s, len(unfinished), self.total))
+        else:
+            exc = NoProgressTimeout(
+                f"no task finished for {self.stall_timeout_s:g} s (stall_timeout_s, "
+                f"--stall-timeout): {len(unfinished)} of {self.total} jobs unfinished were "
+                "cancelled; are the workers alive and able to run them?"
+            )
+        logger.error("%s", exc)
+        futures = [future for future, _ in self.pending.values()]
+        try:
+            self.client.cancel(futures, force=True)
+        except Exception as cancel_error:  # noqa: BLE001 - the scheduler may be gone
+            logger.warning("cancelling the unfinished tasks failed: %s", cancel_error)
+        for job in unfinished:
+            self._final(job, JobFailure.of(job, exc, attempts=self.tries.get(job.job_id, 0)))
+        self.pending.clear()
+        self.queue.clear()
+
+    def run(self, todo: Sequence[Job]) -> None:
+        """Submit ``todo`` and collect every job (a run, a failure, or cancelled by a limit)."""
+        self.total = len(todo)
+        self.queue.extend(self._routable(todo))
+        if self.ship:
+            self.window = max(4, _SHIPPED_PER_WORKER * len(workers_with(self.client)))
+        self._fill()
+        last = time.monotonic()
+        while self.pending:
+            if self.deadline_s is not None and time.monotonic() >= self.start + self.deadline_s:
+                for future in self.finished.next_batch(block=False):  # finished in time
+                    self._collect(future)
+                self._expire("deadline")
+                return
+            until, which = self._limit(last)
+            ready = self._wait(until)
+            if not ready:
+                self._expire(which)
+                return
+            last = time.monotonic()
+            for future in ready:
+                self._collect(future)
+            self._fill()
 
 
 def run_batch(
@@ -425,6 +739,10 @@ def run_batch(
     progress: bool = True,
     thresholds: Mapping[str, Any] | None = None,
     dashboard: bool = False,
+    ship_inputs: bool = False,
+    deadline_s: float | None = None,
+    stall_timeout_s: float | None = None,
+    route_resources: bool = True,
 ) -> BatchResult:
     """Run the batch on Dask distributed; archive and index every finished job.
 
@@ -438,10 +756,11 @@ def run_batch(
         archive_root: Archive root (run folders, ``index.jsonl``, ``index.sqlite``),
             on a file system the driver writes.
         n_workers: Worker processes of the embedded cluster (None: one per core).
-        retries: Times Dask re-runs a task that raised an error other than bad
-            input (see :func:`run_task`). A task whose worker died is
-            recomputed on another worker (up to the scheduler's
-            ``distributed.scheduler.allowed-failures``, 3 by default).
+        retries: Times the driver resubmits a job whose task raised an error
+            other than bad input (see :func:`run_task`). A task whose worker
+            died is recomputed on another worker by the scheduler (up to its
+            ``distributed.scheduler.allowed-failures``, 3 by default), then
+            fails with ``KilledWorker``.
         progress: Show a progress bar over jobs on stderr.
         thresholds: Verdict thresholds of every job (see :func:`figaroh.fleet.worker.run_job`).
             They are not part of the ``job_id``: a job already indexed is
@@ -449,6 +768,21 @@ def run_batch(
         dashboard: Serve the embedded cluster's Dask dashboard on
             ``127.0.0.1`` (off by default; see
             :func:`figaroh.fleet.cluster.dask_client`).
+        ship_inputs: Carry each job's input bytes with its task
+            (:func:`figaroh.fleet.inputs.task_inputs`): workers need no
+            access to the input paths. Tasks in flight are then limited to
+            ``max(4, 2 × workers)`` so that the scheduler holds few inputs.
+        deadline_s: Wall time of the whole batch [s] from this call (None: no
+            limit); then the unfinished jobs are cancelled and recorded as
+            :class:`DeadlineExceeded` failures.
+        stall_timeout_s: Longest time without a finished task [s] (None: no
+            limit), e.g. every worker gone; then the unfinished jobs are
+            cancelled and recorded as :class:`NoProgressTimeout` failures.
+        route_resources: Submit the job kinds of
+            :data:`figaroh.fleet.cluster.JOB_RESOURCES` with their Dask
+            resources (trajectory jobs to ``ipopt`` workers); such jobs fail
+            at once with :class:`~figaroh.fleet.cluster.MissingWorkerResourceError`
+            when no connected worker advertises the resource.
 
     Returns:
         The :class:`BatchResult`.
@@ -459,23 +793,21 @@ def run_batch(
         figaroh.fleet.archive_lock.ArchiveLockedError: another batch (or an
             index rebuild) holds the archive; nothing was run (no cluster started).
     """
+    start = time.monotonic()
     require_distributed()
 
     def execute(batch: _Batch, todo: List[Job]) -> None:
         with dask_client(scheduler, n_workers, dashboard=dashboard) as client:
-            futures = {}
-            for job in todo:
-                future = client.submit(
-                    run_task, job, thresholds, key=task_key(job), retries=retries, pure=False
-                )
-                futures[future.key] = (future, job)
-            for future in _completed([f for f, _ in futures.values()]):
-                _, job = futures.pop(future.key)
-                try:
-                    outcome = future.result()
-                except Exception as exc:  # noqa: BLE001 - collected, the batch goes on
-                    outcome = JobFailure.of(job, exc)
-                batch.handle(job, outcome)
-                future.release()
+            _DaskDispatch(
+                client,
+                batch,
+                thresholds=thresholds,
+                retries=retries,
+                ship_inputs=ship_inputs,
+                route_resources=route_resources,
+                deadline_s=deadline_s,
+                stall_timeout_s=stall_timeout_s,
+                start=start,
+            ).run(todo)
 
     return _drive(jobs, archive_root, progress, execute)

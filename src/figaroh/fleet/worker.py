@@ -1,7 +1,10 @@
 """What a Dask worker (or the driver, serially) computes for one fleet job.
 
-:func:`run_job` is pure computation: it reads the job's input files, runs
-the task in this process and returns a :class:`JobOutput` — plain picklable
+:func:`run_job` is pure computation: it reads the job's input files once,
+checks them against the job's hashes and copies them to a private folder
+(:func:`figaroh.fleet.inputs.local_inputs`; the bytes may also come with the
+task), runs the task on that copy in this process and returns a
+:class:`JobOutput` — plain picklable
 data holding the run's files as text (``{file name: text}``, what
 :func:`figaroh._run.archive.archive_files` serialises plus ``verdict.json``)
 and its :class:`~figaroh.fleet.record.RunRecord` (``run_dir`` empty). It
@@ -73,9 +76,11 @@ from figaroh._run.json_io import strict_json_text
 from figaroh._run.uncertainty import parameter_uncertainty
 from figaroh._run.verification_policy import config_policy
 from figaroh.calibration.settings import DEFAULT_SETTINGS as _CALIBRATION_DEFAULTS
+from figaroh.cli.common import CLIError
 from figaroh.cli.csv_identification import resolve_csv_path
 from figaroh.cli.workflows import load_robot_model, run_calibration, run_identification
-from figaroh.fleet.jobs import FleetConfigError, Job, input_hashes
+from figaroh.fleet.inputs import TaskInputs, local_inputs
+from figaroh.fleet.jobs import FleetConfigError, Job
 from figaroh.fleet.record import ParameterEstimate, RunRecord
 from figaroh.optimal.base_optimal_trajectory import BaseOptimalTrajectory
 from figaroh.optimal.config import load_param
@@ -181,6 +186,26 @@ def _required(value: _T | None, job: Job, field: str) -> _T:
 # ---------------------------------------------------------------------------
 # identification and Monte-Carlo
 # ---------------------------------------------------------------------------
+def _only_job_inputs(job: Job) -> Callable[[Any], None]:
+    """A ``run_identification`` check: the configuration names no held-out file of its own.
+
+    A fleet job reads only its inputs (hashed into its job id, verified and
+    copied by :func:`figaroh.fleet.inputs.local_inputs`); a
+    ``data.validation_data_file`` of the configuration is none of them.
+    """
+
+    def check(ident: Any) -> None:
+        source = ident.identif_config.get("validation_data_file") or ""
+        if source and job.validation is None:
+            raise CLIError(
+                f"the configuration names data.validation_data_file {source!r}, which a fleet "
+                "job does not read (its inputs are config, urdf, data and validation, hashed "
+                "into the job id): give the held-out log as the job's validation field"
+            )
+
+    return check
+
+
 def _identification_outcome(job: Job, data: Any, thresholds: Mapping[str, Any] | None) -> _Outcome:
     opts = job.options
     ident = run_identification(
@@ -192,6 +217,7 @@ def _identification_outcome(job: Job, data: Any, thresholds: Mapping[str, Any] |
         decimate=opts.get("decimate"),
         wls=opts.get("wls"),
         show_report=False,
+        check=_only_job_inputs(job),
     )
     files, verdict = _verdict_files(ident, thresholds, bool(opts.get("keep_series")))
     names = list(ident.params_base)
@@ -349,32 +375,44 @@ def _numeric_metrics(metrics: Any) -> Dict[str, float]:
     return out
 
 
-def _data_hashes(job: Job) -> Dict[str, str]:
-    hashes = input_hashes(job)
+def _data_hashes(hashes: Mapping[str, Mapping[str, str]]) -> Dict[str, str]:
     out = dict(hashes.get("data", {}))
     out.update({f"validation/{k}": v for k, v in hashes.get("validation", {}).items()})
     return out
 
 
-def run_job(job: Job, thresholds: Mapping[str, Any] | None = None) -> JobOutput:
+def run_job(
+    job: Job, thresholds: Mapping[str, Any] | None = None, inputs: TaskInputs | None = None
+) -> JobOutput:
     """Compute one job in this process (a Dask task, or one step of a serial batch).
+
+    The inputs are read once, checked against the job's hashes and computed
+    from a private copy (:func:`figaroh.fleet.inputs.local_inputs`); the
+    record's ``config_sha256`` and ``data_sha256`` are those verified hashes.
 
     Args:
         job: The job.
         thresholds: Verdict thresholds (as :func:`figaroh.cli.thresholds.build_thresholds`
             gives; None: the configuration's verification section, else the
             execution-scope verdict).
+        inputs: The task's inputs (:func:`figaroh.fleet.inputs.task_inputs`:
+            the driver's hashes, and the bytes when shipped); None: the job's
+            own hashes, its files read from their paths.
 
     Returns:
         The run files and record (nothing is written).
 
     Raises:
-        figaroh.cli.common.CLIError: bad input (missing or malformed file).
+        figaroh.fleet.inputs.InputMismatchError: an input differs from the job's hash.
+        figaroh.fleet.inputs.InputUnavailableError: an input cannot be read here.
+        figaroh.cli.common.CLIError: bad input (malformed file).
         Exception: a computation error of the task, unchanged.
     """
     started = _now()
-    hashes = input_hashes(job)
-    outcome = _COMPUTE[job.kind](job, thresholds)
+    with local_inputs(job, inputs) as local:
+        outcome = _COMPUTE[job.kind](local.job, thresholds)
+        files = local.restore_paths(outcome.files)
+        hashes = local.hashes
     finished = _now()
     verdict = outcome.verdict
     passed = verdict.get("passed")
@@ -388,11 +426,11 @@ def run_job(job: Job, thresholds: Mapping[str, Any] | None = None) -> JobOutput:
         started=started,
         finished=finished,
         config_sha256=next(iter(hashes["config"].values())),
-        data_sha256=_data_hashes(job),
+        data_sha256=_data_hashes(hashes),
         verdict_status=str(verdict.get("status", "not_evaluated")),
         passed=None if passed is None else bool(passed),
         metrics=_numeric_metrics(verdict.get("metrics")),
         parameters=outcome.parameters,
         figaroh_version=__version__,
     )
-    return JobOutput(job=job, record=record, files=outcome.files)
+    return JobOutput(job=job, record=record, files=files)

@@ -76,7 +76,6 @@ import os
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
 from typing import (
-    TYPE_CHECKING,
     Any,
     Dict,
     Iterator,
@@ -94,7 +93,7 @@ import numpy as np
 import figaroh.data as _data
 import figaroh.identification as _identification
 import figaroh.tools as _tools
-from figaroh._run.task_services import RunServices, figures_hidden, plot_into
+from figaroh._run.task_services import RunServices, TaskHooks, make_results_manager, report_solution
 from figaroh.data.adoption import (
     adopt_trajectory_for,
     data_stage_metrics,
@@ -198,9 +197,6 @@ from figaroh.tools.regressor import (
 )
 from figaroh.tools.solver import LinearSolver
 from figaroh.tools.stages import StageResult, drop_stage, record_stage, stages_as_dicts
-
-if TYPE_CHECKING:
-    from figaroh._run.verdict import VerificationVerdict
 from figaroh.utils.results_manager import plot_with_fallback
 from figaroh.utils.unified_config import (
     UnifiedConfigParser,
@@ -255,6 +251,60 @@ _DEFAULT_FILTER_CONFIG = {
 }
 
 
+# ---------------------------------------------------------------------- run-service hooks
+# The identification pieces of the shared run services (verify, the reports,
+# save, plot, repr: figaroh._run.task_services), as functions of the run.
+def _manager_plots(ident: BaseIdentification) -> Any:
+    """The results manager's measured-vs-identified effort plots of the fitted joints."""
+    folder = ident._plot_folder
+    return ident.results_manager.plot_identification_results(
+        n_joints=len(ident._fit_blocks()),
+        joint_names=ident.fit_joints(),
+        output_dir=folder,
+        show=None if folder is None else False,
+    )
+
+
+def _basic_plots(ident: BaseIdentification) -> Any:
+    """The basic effort plots (used when the results manager's fail)."""
+    return basic_identification_plot(ident, output_dir=ident._plot_folder or "results")
+
+
+def _repr_fields(ident: BaseIdentification) -> List[str]:
+    """Robot, active joints, samples and state (configured, initialized, solved)."""
+    state = (
+        "solved"
+        if ident.result is not None
+        else ("initialized" if ident.dynamic_regressor is not None else "configured")
+    )
+    return [
+        f"robot='{ident.model.name}'",
+        f"active_joints={len(ident.identif_config.get('active_joints', []))}",
+        f"samples={ident.num_samples}",
+        f"state={state}",
+    ]
+
+
+_RUN_HOOKS = TaskHooks(
+    task="identification",
+    is_solved=lambda ident: ident.result is not None,
+    results=lambda ident: ident.result,
+    verification=lambda ident, thresholds, scope: (
+        _identification._verification.verify_identification(ident, thresholds, scope)
+    ),
+    html_report=lambda ident, output_path, verdict: (
+        _tools.identification_report.generate_identification_report(
+            ident, output_path=output_path, verdict=verdict
+        )
+    ),
+    quality_report=format_quality_report,
+    plots=_manager_plots,
+    basic_plots=_basic_plots,
+    repr_fields=_repr_fields,
+    parameter_table=base_parameter_table,
+)
+
+
 class BaseIdentification(RunServices, ABC):
     """Base class for robot dynamic parameter identification.
 
@@ -301,6 +351,9 @@ class BaseIdentification(RunServices, ABC):
     _M_matrix: np.ndarray | None
     _params_r_for_recon: list[str] | None
     _run_finished_at: str | None
+
+    # verify, the reports, save_results, plot_results and repr (RunServices)
+    _hooks = _RUN_HOOKS
 
     def __init__(self, robot: Any, config_file: str = "config/robot_config.yaml") -> None:
         self.robot = robot
@@ -1018,7 +1071,7 @@ class BaseIdentification(RunServices, ABC):
             _required(self.result, "result")["wls_std_deviations"] = fitted.wls_std
         if fitted.at_rest is not None:
             _required(self.result, "result")["coulomb_at_rest"] = fitted.at_rest
-        _report_solution(self, verbose, plotting, save_plots, save_results, html_report)
+        report_solution(self, verbose, plotting, save_plots, save_results, html_report)
         return self.phi_base
 
     def solve_with_custom_solver(
@@ -1070,7 +1123,7 @@ class BaseIdentification(RunServices, ABC):
             }
         )
         self._store_results(fitted.results)
-        _report_solution(self, False, plotting, save_plots, save_results, False)
+        report_solution(self, False, plotting, save_plots, save_results, False)
         logger.info("  RMSE: %.6f", self.rms_error)
         logger.info("  Correlation: %.6f", self.correlation)
         return self.phi_base
@@ -1126,7 +1179,7 @@ class BaseIdentification(RunServices, ABC):
         _update_run(self, physical=_physical_outcome(self), validation=validation)
         self.result["stages"] = stages_as_dicts(self)
         self._run_provenance = collect_run_provenance(self, "identification")
-        self.results_manager = self._make_results_manager()
+        self.results_manager = make_results_manager(self)
 
     # ------------------------------------------------------------------ physical steps
     def _apply_physical_consistency_if_enabled(self, identif_results):
@@ -1361,63 +1414,6 @@ class BaseIdentification(RunServices, ABC):
             self, nominal_urdf, output_path, merged_bodies, joint_dynamics=joint_dynamics
         )
 
-    # ------------------------------------------------------------------ run-service hooks
-    # verify, export_html_report, export_verification_report, save_results,
-    # plot_results, print_quality_report, _make_results_manager and __repr__
-    # come from RunServices; these hooks give them the identification pieces.
-    _task = "identification"
-
-    def _is_solved(self) -> bool:
-        return self.result is not None
-
-    def _results_record(self) -> dict | None:
-        return self.result
-
-    def _run_verification(
-        self, thresholds: Mapping[str, Mapping[str, Any]] | None, scope: str
-    ) -> VerificationVerdict:
-        return _identification._verification.verify_identification(self, thresholds, scope)
-
-    def _generate_html_report(self, output_path: str, verdict: Any = None) -> Any:
-        return _tools.identification_report.generate_identification_report(
-            self, output_path=output_path, verdict=verdict
-        )
-
-    def _quality_report_text(self) -> str:
-        return format_quality_report(self)
-
-    def _parameter_table(self) -> Any:
-        return base_parameter_table(self)
-
-    def _plot_primary(self) -> Any:
-        if figures_hidden(self):
-            return []
-        folder = self._plot_folder
-        return self.results_manager.plot_identification_results(
-            n_joints=len(self._fit_blocks()),
-            joint_names=self.fit_joints(),
-            output_dir=folder,
-            show=None if folder is None else False,
-        )
-
-    def _plot_fallback(self) -> Any:
-        if figures_hidden(self):
-            return None
-        return basic_identification_plot(self, output_dir=self._plot_folder or "results")
-
-    def _repr_fields(self) -> list:
-        state = (
-            "solved"
-            if self.result is not None
-            else ("initialized" if self.dynamic_regressor is not None else "configured")
-        )
-        return [
-            f"robot='{self.model.name}'",
-            f"active_joints={len(self.identif_config.get('active_joints', []))}",
-            f"samples={self.num_samples}",
-            f"state={state}",
-        ]
-
 
 # ---------------------------------------------------------------------- solve glue
 # Plain functions that sequence the hooks of one ``BaseIdentification`` (they
@@ -1561,25 +1557,6 @@ def _solver_fit(
     _publish_fit(ident, fit)
     ident._compute_quality_metrics()
     return _Fitted(fit_results(fit), None, None)
-
-
-def _report_solution(
-    ident: BaseIdentification,
-    verbose: bool,
-    plotting: bool,
-    save_plots: str | os.PathLike | None,
-    save_results: bool,
-    html_report: bool,
-) -> None:
-    """The side effects a solve was asked for, through the overridable report methods."""
-    if verbose:
-        ident.print_quality_report()
-    if plotting:
-        plot_into(ident, save_plots)
-    if save_results:
-        ident.save_results()
-    if html_report:
-        ident.export_html_report()
 
 
 # ---------------------------------------------------------------------- _store_results glue
