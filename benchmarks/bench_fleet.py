@@ -192,8 +192,9 @@ def driver_only(args) -> None:
         outputs = _copies(template, args.runs)
         jobs = [o.job for o in outputs]
         by_id = {o.job.job_id: o for o in outputs}
-        for job in jobs:
-            job.__dict__.pop("_job_id", None)  # the plan hashes the inputs again, as in a batch
+        for job in jobs:  # the plan hashes the inputs again, as in a batch
+            job.__dict__.pop("_job_id", None)
+            job.__dict__.pop("_input_hashes", None)
         per_run: list[float] = []
         marks: dict[str, float] = {}
 

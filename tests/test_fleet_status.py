@@ -26,7 +26,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -34,6 +37,7 @@ import yaml
 from conftest import load_example
 from figaroh.cli.main import main
 from figaroh.fleet.jobs import Job
+from figaroh.fleet.record import RunRecord
 from figaroh.fleet.run_index import (
     FAILURES_FILE,
     BatchInfo,
@@ -42,9 +46,13 @@ from figaroh.fleet.run_index import (
     index_path,
     rebuild_index,
 )
-from figaroh.fleet.runner import JobFailure, _Batch
+from figaroh.fleet.runner import JobFailure, _Batch, run_batch
 from figaroh.fleet.status import failure_summary
+from figaroh.tools.robot_paths import resolve_robot_urdf
 from figaroh.utils.fileio import host_name
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fleet_cluster import WorkerSpec, subprocess_cluster  # noqa: E402
 
 fleet_example = load_example("ur10/fleet.py", "ur10_fleet_example")
 
@@ -186,10 +194,10 @@ def test_a_rebuild_restores_the_failures_and_the_summary(nights, tmp_path):
     with RunIndex(index_path(archive)) as index:
         assert index.failures() == rows
     after = failure_summary(archive)
-    assert dataclasses_equal(before, after)
+    assert _same_summary(before, after)
 
 
-def dataclasses_equal(a, b) -> bool:
+def _same_summary(a, b) -> bool:
     da, db = a.to_json_data(), b.to_json_data()
     da.pop("archive"), db.pop("archive")
     return da == db
@@ -216,9 +224,27 @@ def _fail(batch: str, seq: int, robot: str, error: str = "CLIError") -> FailureR
     )
 
 
-def test_streaks_count_the_batches_a_robot_was_part_of(tmp_path):
-    from test_fleet_index import _record  # noqa: PLC0415 - the index tests' record maker
+def _run(robot: str, batch: str) -> RunRecord:
+    return RunRecord(
+        run_id=f"{robot}{batch}",
+        job_id=f"{robot}{batch}",
+        robot_id=robot,
+        task="identification",
+        session=batch,
+        session_time="2026-12-06T02:00:00+00:00",
+        started="2026-12-06T02:00:00+00:00",
+        finished="2026-12-06T02:00:01+00:00",
+        config_sha256="c" * 64,
+        data_sha256={},
+        verdict_status="pass",
+        passed=True,
+        metrics={},
+        parameters=(),
+        batch_id=batch,
+    )
 
+
+def test_streaks_count_the_batches_a_robot_was_part_of(tmp_path):
     batches = ["b1", "b2", "b3", "b4"]
     failures = {
         "b1": ["A", "B", "C", "D"],
@@ -235,8 +261,7 @@ def test_streaks_count_the_batches_a_robot_was_part_of(tmp_path):
                     _fail(b, seq, robot, "InputMismatchError" if b == "b4" else "CLIError")
                 )
             for robot in runs.get(b, []):
-                rec = _record(0, 0, job=f"{robot}{b}", robot_id=robot, batch_id=b)
-                index.add(rec)
+                index.add(_run(robot, b))
         summary = failure_summary(index)
         assert {s.robot_id: s.batches for s in summary.streaks} == {"A": 4, "B": 2, "C": 2}
         a = next(s for s in summary.streaks if s.robot_id == "A")
@@ -261,3 +286,71 @@ def test_a_job_a_deadline_cancelled_is_recorded_unfinished(tmp_path):
         assert (row.status, row.job_id, row.tags) == ("unfinished", "", {"a": "b"})
         row = batch._failure_row(JobFailure(job, "KilledWorker", "died", "h", 3), 1)
         assert (row.status, row.attempts) == ("failed", 3)
+
+
+# --------------------------------------------------------------------------- #
+# on a real local cluster: a scheduler and two worker processes
+# --------------------------------------------------------------------------- #
+def test_jobs_failing_on_a_real_cluster_appear_in_fleet_status(tmp_path, monkeypatch):
+    """A job whose inputs only the driver can read fails on both workers, two batches running."""
+    pytest.importorskip("distributed")
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    driver = tmp_path / "driver"
+    paths = fleet_example.write_fleet(driver / "fleet", robots=2, sessions=1, n_samples=300)
+    urdf = str(resolve_robot_urdf("ur10"))
+    readable = Job(  # absolute paths: every worker of this machine reads them
+        "identification",
+        "robot_01",
+        str(paths.config),
+        data=str(paths.logs[("robot_01", "s00")]),
+        urdf=urdf,
+        session="s00",
+        tags={"site": "lab"},
+    )
+    only_here = Job(  # relative to the driver's folder: no worker's working directory has it
+        "identification",
+        "robot_00",
+        "fleet/ur10_fleet.yaml",
+        data="fleet/logs/robot_00/s00",
+        urdf=urdf,
+        session="s00",
+        tags={"site": "lab"},
+    )
+    archive = tmp_path / "archive"
+    workers = [WorkerSpec("A", tmp_path / "a"), WorkerSpec("B", tmp_path / "b")]
+    for spec in workers:
+        spec.cwd.mkdir()
+    monkeypatch.chdir(driver)
+    with subprocess_cluster(tmp_path / "cluster", workers) as cluster:
+        results = [
+            run_batch([readable, only_here], cluster.address, archive_root=archive, progress=False)
+            for _ in range(2)
+        ]
+    assert [len(r.runs) for r in results] == [1, 0] and results[1].skipped == (readable.job_id,)
+    for result in results:
+        (failure,) = result.failures
+        assert failure.job == only_here and failure.error_type == "InputUnavailableError"
+        assert (failure.host, failure.attempts) == (host_name(), 2)  # tried on A and on B
+    code, text = _cli("fleet", "status", "--archive", str(archive), "--json")
+    data = json.loads(text)
+    assert code == 1 and data["failures"] == 2
+    assert [b["batch_id"] for b in data["batches"]] == [r.batch_id for r in results][::-1]
+    (group,) = data["groups"]
+    assert (group["robot_id"], group["error_type"], group["failures"], group["batches"]) == (
+        "robot_00",
+        "InputUnavailableError",
+        2,
+        2,
+    )
+    assert group["attempts"] == 4 and group["hosts"] == [host_name()]
+    assert "cannot read the config fleet/ur10_fleet.yaml" in group["last_message"]
+    (streak,) = data["streaks"]
+    assert (streak["robot_id"], streak["batches"]) == ("robot_00", 2)
+    code, text = _cli("fleet", "status", "--archive", str(archive))
+    assert code == 1 and "robot_00 failed 2 batches running" in text
+    with RunIndex(index_path(archive)) as index:
+        rows = index.failures()
+        (run,) = index.runs()
+    assert [r.batch_id for r in rows] == [r.batch_id for r in results]
+    assert {r.tags["site"] for r in rows} == {"lab"} and run.tags == {"site": "lab"}
+    assert run.batch_id == results[0].batch_id

@@ -422,6 +422,14 @@ def _strict_json(data: Any, **kwargs: Any) -> str:
     return json.dumps(verification_json_data(data), allow_nan=False, ensure_ascii=False, **kwargs)
 
 
+def _line_json(entry: Mapping[str, Any]) -> str:
+    """An index line: plain JSON data (text, numbers, parsed JSON) dumped as is, else sanitised."""
+    try:
+        return json.dumps(entry, allow_nan=False, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):  # numpy values, non-finite numbers
+        return _strict_json(entry, sort_keys=True)
+
+
 def _read_verdict(run_dir: Path) -> Dict[str, Any]:
     path = run_dir / "verdict.json"
     if not path.is_file():
@@ -891,7 +899,7 @@ def write_unsealed_run(
         hashes = _write_new_files(run_dir, files)
         verdict = _verdict_fields(files.get("verdict.json"))
         entry = _index_entry(provenance, run_id, run_dir, root, hashes, verdict)
-        append_line(index_file, _strict_json(entry, sort_keys=True) + "\n", sync=False)
+        append_line(index_file, _line_json(entry) + "\n", sync=False)
     except BaseException:
         _abandon(run_dir, "claimed", [])
         raise

@@ -68,6 +68,14 @@ class RunRecordError(FigarohError, ValueError):
     """A run record (or its ``run_record.json`` data) is malformed; the message names the field."""
 
 
+_ENCODER = json.JSONEncoder(allow_nan=False, sort_keys=True)
+
+
+def _strict(value: Any) -> str:
+    """``value`` as strict JSON on one line, keys sorted."""
+    return _ENCODER.encode(value)
+
+
 def _finite_or_none(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
@@ -261,8 +269,23 @@ class RunRecord:
         return data
 
     def to_json(self) -> str:
-        """The ``run_record.json`` text: strict JSON (``allow_nan=False``), sorted keys."""
-        return json.dumps(self.to_json_data(), allow_nan=False, indent=2, sort_keys=True) + "\n"
+        """The ``run_record.json`` text: strict JSON (``allow_nan=False``), sorted keys.
+
+        One line per field and one line per parameter (each value written by
+        the C JSON encoder: ``indent`` would select the slower pure-Python one,
+        and the driver writes this text for every run).
+        """
+        data = self.to_json_data()
+        fields = []
+        for key in sorted(data):
+            value = data[key]
+            if key == "parameters" and value:
+                items = ",\n".join(f"    {_strict(p)}" for p in value)
+                text = f"[\n{items}\n  ]"
+            else:
+                text = _strict(value)
+            fields.append(f"  {_strict(key)}: {text}")
+        return "{\n" + ",\n".join(fields) + "\n}\n"
 
     @classmethod
     def from_json_data(cls, data: Mapping[str, Any]) -> RunRecord:

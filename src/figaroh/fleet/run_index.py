@@ -245,6 +245,8 @@ _RUN_COLUMNS = (
     "batch_id",
     "tags",
 )
+#: The ids of the newest batches (one ``?``: how many), as :meth:`RunIndex.batches` orders them.
+_LAST_BATCHES = "SELECT batch_id FROM batches ORDER BY started DESC, batch_id DESC LIMIT ?"
 _FAILURE_COLUMNS = (
     "batch_id",
     "seq",
@@ -930,19 +932,27 @@ class RunIndex:
         return int(self._query("SELECT COUNT(*) FROM runs")[0][0])
 
     def failures(
-        self, batch_ids: Sequence[str] | None = None, robot_id: str | None = None
+        self,
+        batch_ids: Sequence[str] | None = None,
+        robot_id: str | None = None,
+        last_batches: int | None = None,
     ) -> List[FailureRow]:
         """Failed jobs, in the order they were recorded (``time``, batch, ``seq``).
 
         Args:
             batch_ids: Only failures of these batches (None: every batch).
             robot_id: Only this robot's failures.
+            last_batches: Only failures of the ``last_batches`` newest batches
+                (the window of :meth:`batches` with ``last``), selected in SQL.
         """
         clauses: List[str] = []
         args: List[Any] = []
         if batch_ids is not None:
             clauses.append(f"batch_id IN ({', '.join('?' * len(batch_ids))})")
             args.extend(batch_ids)
+        if last_batches is not None:
+            clauses.append(f"batch_id IN ({_LAST_BATCHES})")
+            args.append(int(last_batches))
         if robot_id is not None:
             clauses.append("robot_id = ?")
             args.append(robot_id)
@@ -975,20 +985,15 @@ class RunIndex:
         )
         return [BatchInfo(*row) for row in rows]
 
-    def robots_in_batches(self, batch_ids: Sequence[str]) -> List[Tuple[str, str]]:
-        """``(batch_id, robot_id)`` of every robot with a run or a failure in those batches."""
-        if not batch_ids:
-            return []
-        marks = ", ".join("?" * len(batch_ids))
-        return [
-            (batch, robot)
-            for batch, robot in self._query(
-                f"SELECT DISTINCT batch_id, robot_id FROM runs WHERE batch_id IN ({marks}) "
-                f"UNION SELECT DISTINCT batch_id, robot_id FROM failures "
-                f"WHERE batch_id IN ({marks})",
-                [*batch_ids, *batch_ids],
-            )
-        ]
+    def robots_in_batches(self, last_batches: int) -> List[Tuple[str, str]]:
+        """``(batch_id, robot_id)`` of every robot with a run or a failure in the newest batches."""
+        window = f"batch_id IN ({_LAST_BATCHES})"
+        rows = self._query(
+            f"SELECT DISTINCT batch_id, robot_id FROM runs WHERE {window} "
+            f"UNION SELECT DISTINCT batch_id, robot_id FROM failures WHERE {window}",
+            [int(last_batches), int(last_batches)],
+        )
+        return [(batch, robot) for batch, robot in rows]
 
     # -- lifetime ------------------------------------------------------------
     def close(self) -> None:

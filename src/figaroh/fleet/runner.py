@@ -287,8 +287,8 @@ class _Batch:
 
     def write(self, output: JobOutput) -> None:
         """Archive and index one finished job (the driver's only write)."""
-        record = output.record.in_batch(self.batch_id, output.job.tags)
         try:
+            record = output.record.in_batch(self.batch_id, output.job.tags)
             written = write_fleet_run(self.root, output.files, record, self.index)
         except Exception as exc:  # noqa: BLE001 - a failed write is this job's failure
             self._record(JobFailure.of(output.job, exc, host=worker_host()))

@@ -253,12 +253,13 @@ def _streaks(
 def _summary(index: RunIndex, last_batches: int, robots: Tuple[str, ...]) -> FailureSummary:
     batches = tuple(index.batches(last=last_batches))
     ids = [b.batch_id for b in batches]
+    one_robot = robots[0] if len(robots) == 1 else None
     rows = [
         row
-        for row in index.failures(batch_ids=ids, robot_id=robots[0] if len(robots) == 1 else None)
+        for row in index.failures(robot_id=one_robot, last_batches=last_batches)
         if not robots or row.robot_id in robots
     ]
-    present = index.robots_in_batches(ids) if rows else []
+    present = index.robots_in_batches(last_batches) if rows else []
     return FailureSummary(
         archive=str(index.path),
         last_batches=last_batches,
