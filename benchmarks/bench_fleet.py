@@ -23,6 +23,17 @@ index. These are the inputs of the cost model in ``docs/fleet.md``. No
 asserts; on a shared machine, run it alone.
 
     .venv/bin/python benchmarks/bench_fleet.py [--robots 8] [--sessions 2] [--samples 2000]
+
+``--driver-only [--runs 2000]`` measures the driver alone: one identification
+job is computed once, then ``--runs`` copies of its output (each its own job:
+another robot id and session, so its own job id) go through the driver's
+real path — :func:`figaroh.fleet.runner.run_serial`'s ``_drive`` (archive lock,
+sweep, plan with the input hashing, grouped index transactions) and
+``_Batch.handle`` (sealed run folder, ``index.jsonl`` line, index row) —
+without computing anything. Printed: the time of each ``handle`` call per run
+(median, p90, max, mean: the group commits, with their one sync and the seals
+of the group's folders, land in some calls), the plan time per job and the
+wall time per run of the whole batch.
 """
 
 from __future__ import annotations
@@ -47,11 +58,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "ur10"
 
 import fleet as fleet_example  # noqa: E402
 
+from figaroh.fleet import runner as fleet_runner  # noqa: E402
 from figaroh.fleet.cluster import dask_client  # noqa: E402
-from figaroh.fleet.jobs import load_batch  # noqa: E402
+from figaroh.fleet.jobs import Job, load_batch  # noqa: E402
 from figaroh.fleet.run_index import INDEX_DB, RunIndex, index_path, write_fleet_run  # noqa: E402
 from figaroh.fleet.runner import run_batch  # noqa: E402
-from figaroh.fleet.worker import run_job  # noqa: E402
+from figaroh.fleet.worker import JobOutput, run_job  # noqa: E402
 
 
 def _warm_worker() -> int:
@@ -148,14 +160,87 @@ def _insert_rate(template, folder: Path, n: int = 2000) -> tuple[float, float]:
     return rate, size / n
 
 
+def _copies(template: JobOutput, n: int) -> list[JobOutput]:
+    """``n`` outputs of distinct jobs (robot ``robot_<k % 200>``, session ``<k // 200>``)."""
+    outputs = []
+    for k in range(n):
+        fields = {**template.job.fields(), "robot_id": f"robot_{k % 200:03d}"}
+        job = Job(**{**fields, "session": f"s{k // 200:03d}"})
+        record = dataclasses.replace(
+            template.record,
+            run_id=job.job_id,
+            job_id=job.job_id,
+            robot_id=job.robot_id,
+            session=job.session,
+        )
+        outputs.append(JobOutput(job=job, record=record, files=template.files))
+    return outputs
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
+def driver_only(args) -> None:
+    """The driver's own time per run over ``args.runs`` synthetic outputs (see the docstring)."""
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        paths = fleet_example.write_fleet(tmp / "fleet", 1, 1, n_samples=args.samples)
+        with contextlib.redirect_stdout(io.StringIO()):
+            template = run_job(load_batch(paths.batch)[0])
+        outputs = _copies(template, args.runs)
+        jobs = [o.job for o in outputs]
+        by_id = {o.job.job_id: o for o in outputs}
+        for job in jobs:  # the plan hashes the inputs again, as in a batch
+            job.__dict__.pop("_job_id", None)
+            job.__dict__.pop("_input_hashes", None)
+        per_run: list[float] = []
+        marks: dict[str, float] = {}
+
+        def execute(batch, todo) -> None:
+            marks["planned"] = time.perf_counter()
+            for job in todo:
+                start = time.perf_counter()
+                batch.handle(job, by_id[job.job_id])
+                per_run.append(time.perf_counter() - start)
+
+        begin = time.perf_counter()
+        result = fleet_runner._drive(jobs, tmp / "archive", False, execute)
+        wall = time.perf_counter() - begin
+        sqlite_bytes = sum(p.stat().st_size for p in (tmp / "archive").glob(INDEX_DB + "*"))
+    if len(result.runs) != args.runs:
+        raise RuntimeError(f"{len(result.runs)} of {args.runs} runs written: {result.failures[:1]}")
+    ms = sorted(1e3 * t for t in per_run)
+    kib = sum(map(len, template.files.values())) / 1024
+    print(
+        f"driver only: {args.runs} runs of one UR10 identification ({args.samples} samples, "
+        f"{len(template.record.parameters)} parameters, {kib:.1f} KiB of files), "
+        f"{os.cpu_count()} cores, load average {load:.1f} at start"
+    )
+    print(
+        f"  per run (handle: folder + line + row)  median {ms[len(ms) // 2]:.2f} ms, "
+        f"p90 {_percentile(ms, 0.9):.2f} ms, max {ms[-1]:.1f} ms, mean {sum(ms) / len(ms):.2f} ms"
+    )
+    plan = marks["planned"] - begin
+    print(f"  plan (lock, sweep, hash inputs, look-ups) {1e3 * plan / args.runs:.2f} ms per job")
+    print(f"  whole batch                            {1e3 * wall / args.runs:.2f} ms per run")
+    print(f"  index.sqlite                           {sqlite_bytes / args.runs / 1024:.2f} KiB/run")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", type=int, default=8)
     parser.add_argument("--sessions", type=int, default=2)
     parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument("--driver-only", action="store_true", help="time the driver alone")
+    parser.add_argument("--runs", type=int, default=2000, help="runs of --driver-only")
     args = parser.parse_args()
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
     logging.getLogger("figaroh").setLevel(logging.ERROR)
+    if args.driver_only:
+        driver_only(args)
+        return
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -16,12 +16,14 @@ Truths checked (each able to fail):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import multiprocessing
 import os
 import pickle
 import sqlite3
+import time
 import types
 from pathlib import Path
 
@@ -161,7 +163,7 @@ def test_schema_version_wal_and_foreign_keys(tmp_path):
     path = tmp_path / "i.sqlite"
     with RunIndex(path) as index:
         conn = index._conn
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         with pytest.raises(sqlite3.IntegrityError):  # a parameter needs its run
@@ -250,7 +252,7 @@ def test_newer_schema_is_refused(tmp_path):
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA user_version = 7")
     conn.close()
-    with pytest.raises(RunIndexError, match=r"version 7.*version 1.*upgrade figaroh"):
+    with pytest.raises(RunIndexError, match=r"version 7.*version 2.*upgrade figaroh"):
         RunIndex(path)
 
 
@@ -260,19 +262,20 @@ def test_migrations_apply_in_order_in_one_transaction(tmp_path, monkeypatch):
         index.add(_record())
     extra = "CREATE TABLE notes (run_id TEXT);\nCREATE INDEX notes_run ON notes(run_id);\n"
     broken = "CREATE TABLE half (x);\nTHIS IS NOT SQL;\n"
+    version = SCHEMA_VERSION
     monkeypatch.setattr(ri, "MIGRATIONS", (*ri.MIGRATIONS, extra, broken))
-    monkeypatch.setattr(ri, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(ri, "SCHEMA_VERSION", version + 2)
     with pytest.raises(RunIndexError):
         RunIndex(path)
     conn = sqlite3.connect(path)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1  # all or nothing
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == version  # all or nothing
     assert "notes" not in tables and "half" not in tables
     conn.close()
-    monkeypatch.setattr(ri, "MIGRATIONS", (*ri.MIGRATIONS[:2],))
-    monkeypatch.setattr(ri, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(ri, "MIGRATIONS", (*ri.MIGRATIONS[: version + 1],))
+    monkeypatch.setattr(ri, "SCHEMA_VERSION", version + 1)
     with RunIndex(path) as index:
-        assert index._conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert index._conn.execute("PRAGMA user_version").fetchone()[0] == version + 1
         assert index._conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0] == 0
         assert len(index) == 1  # the data survived the migration
 
@@ -334,7 +337,10 @@ def test_write_archived_run_extras_before_seal_and_sealed_goes_to_sibling(tmp_pa
     claimed = claim_run_dir(tmp_path / "a" / "t", "run")
     assert claimed.name == "run-r3"
     write_archived_run(files, claimed, tmp_path, run_id="mine", claimed=True)
-    assert (claimed / SEAL_MARKER).read_text() == "mine\n"
+    # a claimed folder's seal is its archiving marker renamed: the writer's pid, host tag, how
+    assert (claimed / SEAL_MARKER).read_text().split()[::2] == [str(os.getpid()), "claimed"]
+    assert not (claimed / archive_mod.ARCHIVING_MARKER).exists()
+    assert read_index(tmp_path)[-1]["run_id"] == "mine"
     with pytest.raises(FileExistsError, match="claim_run_dir"):
         write_archived_run(files, claimed, tmp_path, claimed=True)
     for bad in ("../x", "a/b", SEAL_MARKER, ""):
@@ -485,15 +491,15 @@ def test_a_write_failing_anywhere_leaves_no_sealed_partial_run(tmp_path, monkeyp
     root = tmp_path / "fleet"
     rec = _record(6, 0)
     calls = []
-    real = archive_mod.atomic_write_text
+    real = archive_mod.write_new_file
 
-    def flaky(path, text, *args, **kwargs):
+    def flaky(path, data, *args, **kwargs):
         calls.append(Path(path).name)
         if len(calls) == fail_at + 1:
             raise OSError(28, "No space left on device")
-        return real(path, text, *args, **kwargs)
+        return real(path, data, *args, **kwargs)
 
-    monkeypatch.setattr(archive_mod, "atomic_write_text", flaky)
+    monkeypatch.setattr(archive_mod, "write_new_file", flaky)
     with RunIndex(index_path(root)) as index:
         if fail_at < len(_files(rec)) + 1:
             with pytest.raises(OSError, match="No space"):
@@ -501,7 +507,7 @@ def test_a_write_failing_anywhere_leaves_no_sealed_partial_run(tmp_path, monkeyp
             folder = run_folder(root, rec)
             assert not is_sealed_dir(folder) and len(index) == 0 and read_index(root) == []
             assert calls == [*_files(rec), RECORD_FILE][: fail_at + 1]  # record last
-        monkeypatch.setattr(archive_mod, "atomic_write_text", real)
+        monkeypatch.setattr(archive_mod, "write_new_file", real)
         done = write_fleet_run(root, _files(rec), rec, index)
     assert done is not None and is_sealed_dir(root / done.run_dir)
     summary = rebuild_index(root, tmp_path / "re.sqlite")
@@ -527,3 +533,210 @@ def test_rebuild_replaces_a_damaged_index_and_its_stale_side_files(tmp_path):
     assert rebuild_index(root).runs == 2
     assert not Path(f"{index_path(root)}-wal").exists()
     assert _rows(index_path(root)) == good
+
+
+# --------------------------------------------------------------------------- #
+# schema version 2: batch ids, tags, failures, batches; grouped transactions
+# --------------------------------------------------------------------------- #
+def test_record_batch_id_and_tags_round_trip_and_old_records_read_back(tmp_path):
+    rec = _record(2, 1, batch_id="20261206T101500Z-3f9a", tags={"site": "lyon", "line": "L4"})
+    assert list(rec.tags) == ["line", "site"]
+    assert RunRecord.from_json(rec.to_json()) == rec
+    old = {k: v for k, v in rec.to_json_data().items() if k not in ("batch_id", "tags")}
+    back = RunRecord.from_json_data(old)  # a run_record.json written before batch ids existed
+    assert back.batch_id == "" and back.tags == {}
+    assert back == rec.in_batch("", {})
+    with RunIndex(tmp_path / "i.sqlite") as index:
+        index.add(rec)
+        assert index.get(rec.run_id) == rec
+    with pytest.raises(RunRecordError, match="tag 'fw' must be a text"):
+        _record(tags={"fw": 3.1})
+
+
+def _v1_index(path: Path, records: list[RunRecord]) -> None:
+    """An index file as the version-1 figaroh wrote it (its schema, its rows)."""
+    conn = sqlite3.connect(path)
+    conn.executescript(ri.MIGRATIONS[0])
+    for rec in records:
+        conn.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                rec.run_id,
+                rec.job_id,
+                rec.robot_id,
+                rec.task,
+                rec.session,
+                rec.session_time,
+                rec.started,
+                rec.finished,
+                rec.config_sha256,
+                json.dumps(dict(rec.data_sha256), sort_keys=True),
+                rec.verdict_status,
+                None if rec.passed is None else int(rec.passed),
+                rec.run_dir,
+                rec.figaroh_version,
+            ),
+        )
+        for k, p in enumerate(rec.parameters):
+            value = p.value if math.isfinite(p.value) else None
+            conn.execute(
+                "INSERT INTO parameters VALUES (?, ?, ?, ?, ?)",
+                (rec.run_id, p.name, k, value, p.sigma),
+            )
+        for name, value in rec.metrics.items():
+            conn.execute(
+                "INSERT INTO metrics VALUES (?, ?, ?)",
+                (rec.run_id, name, value if math.isfinite(value) else None),
+            )
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+
+
+def test_a_version_1_index_upgrades_in_place_and_keeps_its_runs(tmp_path):
+    path = tmp_path / INDEX_DB
+    old = [_record(1, 0, run_dir="a/b/c"), _record(2, 1, nan_metric=True, run_dir="a/b/d")]
+    _v1_index(path, old)
+    with RunIndex(path) as index:
+        assert index._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert index.runs() == old  # every field, batch_id "" and tags {} included
+        assert (
+            index.parameter_history("fs2", robot_id="ur10-01")[0].value
+            == old[0].parameters[0].value
+        )
+        new = _record(3, 0, batch_id="20261206T101500Z-aaaa", tags={"site": "s"})
+        assert index.add(new) and index.get(new.run_id) == new
+        row = _failure_row("20261206T101500Z-aaaa", 0, "robot_9")
+        assert index.add_failure(row) and index.failures() == [row]
+        assert index.batches() == []
+    with RunIndex(path) as index:  # reopening does not migrate again
+        assert len(index) == 3
+    conn = sqlite3.connect(path)
+    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    conn.close()
+    assert {"runs_batch_robot", "failures_robot_batch"} <= indexes
+
+
+def _failure_row(batch_id: str, seq: int, robot: str, **over) -> ri.FailureRow:
+    fields = dict(
+        batch_id=batch_id,
+        seq=seq,
+        job_id=f"job-{robot}-{seq}",
+        robot_id=robot,
+        task="identification",
+        session="s0",
+        status="failed",
+        error_type="CLIError",
+        message="invalid trajectory data",
+        host="node-a",
+        attempts=1,
+        tags={"line": "L4"},
+        time="2026-12-06T10:15:00.000+00:00",
+    )
+    fields.update(over)
+    return ri.FailureRow(**fields)
+
+
+def test_grouped_writes_commit_every_n_rows_and_at_the_end(tmp_path):
+    path = tmp_path / "i.sqlite"
+    reader = sqlite3.connect(path)  # another process's view: committed rows only
+    with RunIndex(path) as index:
+        with index.grouped(every=3, interval_s=60):
+            for robot in range(4):
+                index.add(_record(robot, 0))
+                assert index.has_job(f"job{robot:03d}s0")  # the writer sees its own rows
+            committed = reader.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+            assert committed == 3  # the 4th waits for its group
+            bad = _record(9, 0)
+            object.__setattr__(bad, "parameters", (*bad.parameters, ParameterEstimate("fs2", 1)))
+            with pytest.raises(RunIndexError, match="nothing of the run was written"):
+                index.add(bad)  # its savepoint rolls back; the group's rows stay
+            index.add_failure(_failure_row("b1", 0, "ur10-05"))
+        assert reader.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 4
+        assert reader.execute("SELECT COUNT(*) FROM failures").fetchone()[0] == 1
+        assert not index.has_job(bad.job_id) and index.commit_errors == 0
+    reader.close()
+
+
+def test_an_idle_group_is_committed_by_its_timer(tmp_path):
+    path = tmp_path / "i.sqlite"
+    reader = sqlite3.connect(path)
+    with RunIndex(path) as index, index.grouped(every=100, interval_s=0.2):
+        index.add(_record(1, 0))
+        assert reader.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+        deadline = time.monotonic() + 10
+        while reader.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0:
+            assert time.monotonic() < deadline, "the idle group was never committed"
+            time.sleep(0.05)
+    reader.close()
+
+
+def test_a_group_seals_its_folders_just_before_it_commits(tmp_path):
+    root = tmp_path / "fleet"
+    with RunIndex(index_path(root)) as index:
+        with index.grouped(every=2, interval_s=60):
+            first = write_fleet_run(root, _files(_record(1, 0)), _record(1, 0), index)
+            folder = root / first.run_dir
+            assert not is_sealed_dir(folder) and read_index(root) == []  # complete, not sealed
+            assert (folder / RECORD_FILE).is_file()
+            second = write_fleet_run(root, _files(_record(2, 0)), _record(2, 0), index)
+            assert is_sealed_dir(folder) and is_sealed_dir(root / second.run_dir)
+        assert all(verify_archived_run(root / r.run_dir, root).ok for r in (first, second))
+
+
+def test_rebuild_restores_batch_ids_tags_failures_and_batches(tmp_path):
+    root = tmp_path / "fleet"
+    batch = ri.BatchInfo(
+        "20261206T101500Z-0001", host="node-a", pid=42, started="2026-12-06T10:15:00+00:00"
+    )
+    with RunIndex(index_path(root)) as index:
+        index.record_batch(batch)
+        for robot in range(3):
+            rec = _record(robot, 0, batch_id=batch.batch_id, tags={"line": f"L{robot}"})
+            write_fleet_run(root, _files(rec), rec, index)
+        rec = _record(7, 0, batch_id="20261207T101500Z-0002")  # a batch the index never recorded
+        write_fleet_run(root, _files(rec), rec, index)
+        for seq, robot in enumerate(("robot_x", "robot_y")):
+            ri.append_failure(root, _failure_row(batch.batch_id, seq, robot), index)
+        index.record_batch(dataclasses.replace(batch, status="finished", runs=3, failures=2))
+    live = _rows(index_path(root))
+    with RunIndex(index_path(root)) as index:
+        live_failures, live_batches = index.failures(), index.batches()
+    summary = rebuild_index(root)
+    assert (summary.runs, summary.failures, summary.skipped) == (4, 2, ())
+    assert _rows(index_path(root)) == live
+    with RunIndex(index_path(root)) as index:
+        assert index.failures() == live_failures
+        assert index.get("job000s0").tags == {"line": "L0"}
+        batches = index.batches()
+        assert batches[1:] == live_batches  # the recorded batch kept as it was
+        assert batches[0] == ri.BatchInfo(
+            "20261207T101500Z-0002",
+            host="",
+            pid=None,
+            started="2026-12-07T10:15:00+00:00",
+            status="rebuilt",
+            runs=1,
+            failures=0,
+        )
+
+
+def test_a_torn_failure_line_is_skipped_by_the_rebuild(tmp_path):
+    root = tmp_path / "fleet"
+    with RunIndex(index_path(root)) as index:
+        ri.append_failure(root, _failure_row("b1", 0, "r"), index)
+    with open(root / ri.FAILURES_FILE, "a") as fh:
+        fh.write('{"batch_id": "b1", "seq": 1, "job_')  # a writer killed mid-line
+    assert rebuild_index(root).failures == 1
+    with RunIndex(index_path(root)) as index:
+        ri.append_failure(root, _failure_row("b1", 1, "r"), index)  # starts on a new line
+    assert rebuild_index(root).failures == 2
+
+
+def test_new_batch_ids_sort_by_time():
+    from datetime import datetime, timezone
+
+    early = ri.new_batch_id(datetime(2026, 12, 6, 10, 15, tzinfo=timezone.utc))
+    late = ri.new_batch_id(datetime(2026, 12, 7, 1, 0, tzinfo=timezone.utc))
+    assert early.startswith("20261206T101500Z-") and len(early) == len("20261206T101500Z-3f9a")
+    assert early < late and ri._batch_time(early) == "2026-12-06T10:15:00+00:00"

@@ -139,6 +139,54 @@ def test_a_matrix_expands_every_job(small_fleet, tmp_path):
     assert jobs[0].urdf.endswith(".urdf")  # a robot name is resolved to its URDF
 
 
+def test_tags_merge_batch_defaults_and_job_and_stay_out_of_the_job_id(small_fleet, tmp_path):
+    log = small_fleet.logs[("robot_00", "s00")]
+    entry = {"robot_id": "robot_00", "data": str(log), "urdf": "ur10"}
+    batch = tmp_path / "tagged.yaml"
+    batch.write_text(
+        yaml.safe_dump(
+            {
+                "tags": {"site": "lyon", "line": "L1"},
+                "defaults": {
+                    "kind": "identification",
+                    "config": str(small_fleet.config),
+                    "tags": {"line": "L2", "firmware": "3.10"},
+                },
+                "jobs": [
+                    {**entry, "tags": {"line": 4}},  # an integer value is kept as its text
+                    {**entry, "session": "other"},
+                ],
+            }
+        )
+    )
+    tagged, plain_tags = load_batch(batch)
+    # the job's own keys win over the defaults', which win over the batch's
+    assert tagged.tags == {"firmware": "3.10", "line": "4", "site": "lyon"}
+    assert plain_tags.tags == {"firmware": "3.10", "line": "L2", "site": "lyon"}
+    untagged = Job(**{**tagged.fields(), "tags": {}})
+    assert untagged.job_id == tagged.job_id and untagged != tagged  # tags: not the computation
+    back = pickle.loads(pickle.dumps(tagged))
+    assert back.tags == tagged.tags and back.job_id == tagged.job_id
+
+
+@pytest.mark.parametrize(
+    ("tags", "match"),
+    [
+        ({"firmware": 3.1}, r"tag 'firmware' must be a text.*quote it"),
+        ({"": "x"}, "tag name '' must be a non-empty text"),
+        (["line"], "tags must map a tag name"),
+    ],
+)
+def test_a_bad_tag_is_named(job, tags, match):
+    with pytest.raises(FleetConfigError, match=match):
+        Job(**{**job.fields(), "tags": tags})
+
+
+def test_batch_tags_must_be_a_mapping(tmp_path):
+    with pytest.raises(FleetConfigError, match="tags must map a tag name"):
+        load_batch(_batch(tmp_path, {"tags": ["a"], "jobs": [{}]}))
+
+
 def _batch(tmp_path, content) -> str:
     path = tmp_path / "batch.yaml"
     path.write_text(content if isinstance(content, str) else yaml.safe_dump(content))

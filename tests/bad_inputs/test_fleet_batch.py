@@ -92,7 +92,7 @@ CASES: list[BadInput] = [
         "batch_unknown_top_level_key",
         lambda t: _batch(t, {"jobs": [], "job": []}),
         FleetConfigError,
-        "unknown top-level key.*use jobs, defaults and matrix",
+        "unknown top-level key.*use jobs, defaults, matrix and tags",
     ),
     BadInput("batch_without_jobs", lambda t: _batch(t, {"jobs": []}), FleetConfigError, "no job"),
     BadInput(

@@ -111,7 +111,7 @@ CASES: list[BadInput] = [
         "index of a newer schema version",
         _newer_schema,
         RunIndexError,
-        r"schema version 42.*version 1 this figaroh knows; upgrade figaroh",
+        r"schema version 42.*version 2 this figaroh knows; upgrade figaroh",
     ),
     BadInput(
         "index file is not an sqlite database",

@@ -57,22 +57,39 @@ Guarantees:
   index line.
 * **Strict JSON** (``allow_nan=False``): non-finite floats are stored as
   ``null`` (see :func:`figaroh._run.json_io.verification_json_data`).
+
+Durability of a claimed folder (:func:`claim_run_dir`, then
+:func:`write_unsealed_run` and :func:`seal_runs` — what
+:func:`write_archived_run` with ``claimed=True`` does, the fleet driver's
+path): the folder belongs to one writer and is unsealed until complete, so
+its files are created in place (no temporary file each, no ``fsync`` each)
+and the index line is appended; then **one** file-system sync makes the
+folder, its files and the line durable together (``syncfs`` of the archive's
+file system on Linux; elsewhere an ``fsync`` of every file, the folder, its
+parent and the index), and only then is the seal created, itself without a
+sync — a seal lost in a power failure is restored by
+:func:`sweep_interrupted_runs` (the line is there and the files match it).
+:func:`seal_runs` takes several folders: one sync for them all. The order of
+steps 1–4 is unchanged, so a process killed at any moment leaves what the
+sweep finishes or removes.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import json
 import logging
 import os
 import re
 import shutil
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -98,6 +115,7 @@ from figaroh.utils.fileio import (
     make_folder,
     refuse_sealed,
     remove_stale_temps,
+    write_new_file,
     writer_gone,
     writer_tag,
 )
@@ -109,14 +127,18 @@ __all__ = [
     "INDEX_FILE",
     "ArchiveFileNameError",
     "RunCheck",
+    "UnsealedRun",
+    "append_line",
     "archive_files",
     "archive_run",
     "claim_run_dir",
     "compute_run_dir",
     "read_index",
+    "seal_runs",
     "sweep_interrupted_runs",
     "verify_archived_run",
     "write_archived_run",
+    "write_unsealed_run",
 ]
 
 #: Name of the run index at the archive root.
@@ -219,13 +241,38 @@ def _mark_claimed(run_dir: Path) -> bool:
 
 
 def _mark_archiving(run_dir: Path, how: str) -> bool:
-    """Take ``run_dir`` for one archive (:data:`ARCHIVING_MARKER`); False when taken already."""
-    return create_exclusive(run_dir / ARCHIVING_MARKER, f"{os.getpid()} {writer_tag()} {how}\n")
+    """Take ``run_dir`` for one archive (:data:`ARCHIVING_MARKER`); False when taken already.
+
+    A ``claimed`` marker goes into the folder the caller has just created:
+    no seal check, and no sync of its own (the folder's one sync,
+    :func:`_make_durable`, covers it).
+    """
+    claimed = how == "claimed"
+    return create_exclusive(
+        run_dir / ARCHIVING_MARKER,
+        f"{os.getpid()} {writer_tag()} {how}\n",
+        sync=not claimed,
+        check=not claimed,
+    )
 
 
-def _seal(run_dir: Path, run_id: str) -> bool:
-    """Exclusively create the seal marker; False when the directory is already sealed."""
-    if not create_exclusive(run_dir / _SEAL_FILE, f"{run_id}\n"):
+def _seal(run_dir: Path, run_id: str, owned: bool = False) -> bool:
+    """Exclusively create the seal marker; False when the directory is already sealed.
+
+    ``owned``: the folder is this writer's claimed folder, already synced
+    (:func:`seal_runs`): its :data:`ARCHIVING_MARKER` is renamed into the
+    seal (one atomic step, no sync of its own; the seal then holds the
+    writer's pid and host tag instead of the run id). Removing a synced
+    marker would free its block, which is slow where the file system
+    discards freed blocks at once.
+    """
+    path = run_dir / _SEAL_FILE
+    if owned:
+        if path.exists():
+            return False
+        os.rename(run_dir / ARCHIVING_MARKER, path)
+        return True
+    if not create_exclusive(path, f"{run_id}\n"):
         return False
     try:
         os.unlink(run_dir / ARCHIVING_MARKER)
@@ -375,27 +422,41 @@ def _strict_json(data: Any, **kwargs: Any) -> str:
     return json.dumps(verification_json_data(data), allow_nan=False, ensure_ascii=False, **kwargs)
 
 
+def _line_json(entry: Mapping[str, Any]) -> str:
+    """An index line: plain JSON data (text, numbers, parsed JSON) dumped as is, else sanitised."""
+    try:
+        return json.dumps(entry, allow_nan=False, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):  # numpy values, non-finite numbers
+        return _strict_json(entry, sort_keys=True)
+
+
 def _read_verdict(run_dir: Path) -> Dict[str, Any]:
     path = run_dir / "verdict.json"
     if not path.is_file():
-        return {"status": None, "passed": None, "scope": None, "metrics": None}
+        return _verdict_fields(None)
     try:
-        verdict = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
         logger.warning("archive_run: cannot read %s (%s)", path, exc)
-        return {
-            "status": f"unavailable: unreadable verdict.json ({exc})",
-            "passed": None,
-            "scope": None,
-            "metrics": None,
-        }
+        return _no_verdict(f"unavailable: unreadable verdict.json ({exc})")
+    return _verdict_fields(text, str(path))
+
+
+def _no_verdict(status: str | None = None) -> Dict[str, Any]:
+    return {"status": status, "passed": None, "scope": None, "metrics": None}
+
+
+def _verdict_fields(text: str | None, where: str = "verdict.json") -> Dict[str, Any]:
+    """The index line's verdict fields from the text of ``verdict.json`` (None: no verdict)."""
+    if text is None:
+        return _no_verdict()
+    try:
+        verdict = json.loads(text)
+    except ValueError as exc:
+        logger.warning("archive_run: cannot read %s (%s)", where, exc)
+        return _no_verdict(f"unavailable: unreadable verdict.json ({exc})")
     if not isinstance(verdict, Mapping):
-        return {
-            "status": "unavailable: verdict.json is not an object",
-            "passed": None,
-            "scope": None,
-            "metrics": None,
-        }
+        return _no_verdict("unavailable: verdict.json is not an object")
     return {
         "status": verdict.get("status"),
         "passed": verdict.get("passed"),
@@ -404,13 +465,16 @@ def _read_verdict(run_dir: Path) -> Dict[str, Any]:
     }
 
 
-def _append_line(index_path: Path, line: str) -> None:
-    """Append one line to the index, safe against concurrent writers and torn lines.
+def append_line(index_path: Union[str, os.PathLike], line: str, *, sync: bool = True) -> int:
+    """Append one line to an index file, safe against concurrent writers and torn lines.
 
     The file is opened with ``O_APPEND`` and locked (``flock``, exclusive)
     while the last byte is checked — a line torn by a killed writer gets a
     newline first — and the line is written with one ``write``, then
-    ``fsync``.
+    ``fsync`` (unless ``sync`` is False: the caller syncs later).
+
+    Returns:
+        The size of the file after the line [bytes].
     """
     data = line.encode("utf-8")
     fd = os.open(index_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
@@ -424,7 +488,9 @@ def _append_line(index_path: Path, line: str) -> None:
         while view:
             written = os.write(fd, view)
             view = view[written:]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
+        return os.fstat(fd).st_size
     finally:
         os.close(fd)  # releases the lock
 
@@ -488,8 +554,12 @@ def _index_entry(
     target: Path,
     root: Path,
     hashes: Mapping[str, str],
+    verdict: Mapping[str, Any] | None = None,
 ) -> Dict[str, Any]:
-    """The ``index.jsonl`` record of a run archived in ``target``."""
+    """The ``index.jsonl`` record of a run archived in ``target``.
+
+    ``verdict``: its fields from the text written (default: read ``verdict.json``).
+    """
     try:
         rel_dir = target.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -508,7 +578,7 @@ def _index_entry(
         "config_sha256": _section(provenance, "config").get("sha256"),
         "files": sorted(hashes),
         "sha256": dict(sorted(hashes.items())),
-        **_read_verdict(target),
+        **(_read_verdict(target) if verdict is None else verdict),
     }
 
 
@@ -543,6 +613,81 @@ def _provenance_of(files: Mapping[str, str]) -> Mapping[str, Any]:
 def _write_all(target: Path, files: Mapping[str, str]) -> None:
     for name, text in files.items():
         atomic_write_text(target / name, text)
+
+
+def _write_new_files(target: Path, files: Mapping[str, str]) -> Dict[str, str]:
+    """Create every file in the claimed ``target`` (no sync); sha256 of each, by name."""
+    import hashlib  # stdlib, loads OpenSSL: paid by the first archive, not the import
+
+    hashes = {}
+    for name, text in files.items():
+        data = text.encode("utf-8")
+        write_new_file(target / name, data)
+        hashes[name] = hashlib.sha256(data).hexdigest()
+    return hashes
+
+
+@functools.cache
+def _syncfs() -> Callable[[int], int] | None:
+    """Linux ``syncfs(2)`` through the C library, or None where it is missing."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # stdlib; only the first durable archive loads it
+
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):  # pragma: no cover - a C library without syncfs
+        return None
+    call.argtypes = [ctypes.c_int]
+    call.restype = ctypes.c_int
+    return call
+
+
+def _fsync_path(path: Path, flags: int = os.O_RDWR) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _syncfs_all(call: Callable[[int], int], paths: Iterable[Path]) -> bool:
+    """``syncfs`` once per file system holding one of ``paths``; False when one fails."""
+    by_device: Dict[int, Path] = {}
+    for path in paths:
+        by_device.setdefault(os.stat(path).st_dev, path)
+    for path in by_device.values():
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if call(fd) != 0:
+                logger.debug("syncfs of %s failed; syncing each file instead", path)
+                return False
+        finally:
+            os.close(fd)
+    return True
+
+
+def _make_durable(runs: Sequence[UnsealedRun]) -> None:
+    """One sync for claimed run folders: their files, themselves and their index lines.
+
+    Linux: ``syncfs`` once per file system holding a folder or an index.
+    Elsewhere, or when ``syncfs`` fails: an ``fsync`` of every file, of each
+    folder and its parent, and of each index.
+    """
+    call = _syncfs()
+    index_files = sorted({run.index_file for run in runs})
+    if call is not None and _syncfs_all(call, [*(r.run_dir for r in runs), *index_files]):
+        return
+    for run in runs:
+        for name in run.files:
+            _fsync_path(run.run_dir / name)
+    for path in index_files:
+        _fsync_path(path)
+    for folder in sorted({f for r in runs for f in (r.run_dir, r.run_dir.parent)}):
+        try:
+            _fsync_path(folder, os.O_RDONLY)
+        except OSError:  # pragma: no cover - folders cannot be synced on Windows
+            pass
 
 
 def _run_hashes(target: Path) -> Dict[str, str]:
@@ -667,23 +812,16 @@ def write_archived_run(
         run_id = str(provenance.get("run_id", "unknown"))
     run_dir = Path(run_dir)
     root = Path(root)
-    refuse_sealed(root)
     if claimed:
-        if is_sealed_dir(run_dir):
-            raise FileExistsError(
-                f"run directory {str(run_dir)!r} is already sealed; claim a fresh one "
-                "with claim_run_dir()"
-            )
-        make_folder(run_dir)
-        _mark_archiving(run_dir, "claimed")  # claim_run_dir() made it already
-        target, how = run_dir, "claimed"
-    else:
-        target, how = _take_target(run_dir)
+        seal_runs([write_unsealed_run(files, run_dir, root, run_id=run_id)])
+        return str(run_dir)
+    refuse_sealed(root)
+    target, how = _take_target(run_dir)
     try:
         _write_all(target, files)
         entry = _index_entry(provenance, run_id, target, root, _run_hashes(target))
         make_folder(root)
-        _append_line(root / INDEX_FILE, _strict_json(entry, sort_keys=True) + "\n")
+        append_line(root / INDEX_FILE, _strict_json(entry, sort_keys=True) + "\n")
     except BaseException:
         _abandon(target, how, [n for n in files if n in _ARCHIVE_FILES])
         raise
@@ -691,6 +829,103 @@ def write_archived_run(
         raise FileExistsError(f"run directory {str(target)!r} was sealed concurrently")
     logger.info("Run archived to %s", target)
     return str(target)
+
+
+@dataclasses.dataclass(frozen=True)
+class UnsealedRun:
+    """A claimed run folder whose files and index line are written, not yet synced nor sealed.
+
+    Attributes:
+        run_dir: The folder.
+        run_id: Run id for its seal.
+        files: Names of its files.
+        index_file: The ``index.jsonl`` holding its line.
+    """
+
+    run_dir: Path
+    run_id: str
+    files: Tuple[str, ...]
+    index_file: Path
+
+
+def write_unsealed_run(
+    files: Mapping[str, str],
+    run_dir: Union[str, os.PathLike],
+    root: Union[str, os.PathLike],
+    *,
+    run_id: str | None = None,
+) -> UnsealedRun:
+    """Steps 2–3 of an archive into a folder this writer claimed: files and index line, no sync.
+
+    The files are created in place (the folder is the caller's alone and
+    unsealed: :func:`claim_run_dir`), their sha256 taken from the bytes
+    written, then the index line is appended. Nothing is synced or sealed:
+    pass the result, alone or with others, to :func:`seal_runs`. Until then a
+    killed process leaves a folder :func:`sweep_interrupted_runs` finishes
+    (line written, files match) or removes (no line).
+
+    Args:
+        files: File name → text.
+        run_dir: The claimed folder (from :func:`claim_run_dir`).
+        root: Archive root holding ``index.jsonl``.
+        run_id: Run id for the seal and the index line; default the
+            ``run_id`` of ``files["provenance.json"]``.
+
+    Returns:
+        What :func:`seal_runs` needs.
+
+    Raises:
+        ArchiveFileNameError: a file name is not one plain path component
+            (nothing is written).
+        FileExistsError: ``run_dir`` is already sealed.
+        OSError: a write failed (the folder is removed).
+    """
+    _check_file_names(files)
+    provenance = _provenance_of(files)
+    if run_id is None:
+        run_id = str(provenance.get("run_id", "unknown"))
+    run_dir, root = Path(run_dir), Path(root)
+    if is_sealed_dir(run_dir):
+        raise FileExistsError(
+            f"run directory {str(run_dir)!r} is already sealed; claim a fresh one "
+            "with claim_run_dir()"
+        )
+    if not (run_dir / ARCHIVING_MARKER).is_file():  # claim_run_dir() makes it
+        refuse_sealed(root)
+        make_folder(run_dir)
+        _mark_archiving(run_dir, "claimed")
+    index_file = root / INDEX_FILE
+    try:
+        hashes = _write_new_files(run_dir, files)
+        verdict = _verdict_fields(files.get("verdict.json"))
+        entry = _index_entry(provenance, run_id, run_dir, root, hashes, verdict)
+        append_line(index_file, _line_json(entry) + "\n", sync=False)
+    except BaseException:
+        _abandon(run_dir, "claimed", [])
+        raise
+    return UnsealedRun(run_dir, run_id, tuple(files), index_file)
+
+
+def seal_runs(runs: Sequence[UnsealedRun]) -> None:
+    """Step 4 for many claimed folders at once: one sync for them all, then each seal.
+
+    The sync (:func:`_make_durable`: one ``syncfs`` per file system on Linux)
+    makes every file, folder and index line durable; only then are the seals
+    created, without a sync of their own (a seal lost in a power failure is
+    restored by :func:`sweep_interrupted_runs`: the line is there and the files
+    match it).
+
+    Raises:
+        OSError: the sync or a seal failed (the folders left unsealed are
+            finished by the next sweep).
+    """
+    if not runs:
+        return
+    _make_durable(runs)
+    for run in runs:
+        if not _seal(run.run_dir, run.run_id, owned=True):  # pragma: no cover - owned folders
+            raise FileExistsError(f"run directory {str(run.run_dir)!r} was sealed concurrently")
+        logger.debug("Run archived to %s", run.run_dir)
 
 
 def archive_run(obj: Any, run_dir: Union[str, os.PathLike]) -> str:
@@ -912,9 +1147,11 @@ def _sweep_one(folder: Path, entries: Dict[Path, Dict[str, Any]]) -> str:
     if entry is not None and isinstance(hashes, Mapping) and dict(hashes) == _run_hashes(folder):
         _seal(folder, str(entry.get("run_id", "unknown")))
         return "sealed (its archive was interrupted after its index line, the files match it)"
-    if how == "claimed" and entry is None:
+    if how == "claimed":
         shutil.rmtree(folder)
-        return "removed (its archive was interrupted before its index line)"
+        if entry is None:
+            return "removed (its archive was interrupted before its index line)"
+        return "removed (its files do not match its index line: a write lost in a crash)"
     if entry is None:
         marker.unlink(missing_ok=True)
     return (

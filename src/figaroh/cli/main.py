@@ -773,9 +773,10 @@ def _add_fleet(sub: Any) -> None:
     fleet = _command_parser(
         sub,
         "fleet",
-        help="run a batch of jobs on Dask; report parameter drift",
+        help="run a batch of jobs on Dask; report parameter drift and failures",
         description="Run a batch of identification / calibration / trajectory / "
-        "Monte-Carlo jobs (fleet run) and write the parameter drift report (fleet report).",
+        "Monte-Carlo jobs (fleet run), write the parameter drift report (fleet report) and "
+        "list the failed jobs (fleet status).",
     )
     actions = fleet.add_subparsers(dest="fleet_command", metavar="ACTION")
     actions.required = True
@@ -786,7 +787,7 @@ def _add_fleet(sub: Any) -> None:
         description="Run every job of a batch YAML on Dask distributed (an embedded "
         "LocalCluster, or --scheduler), archive each run and record it in the run index. "
         "Exit 0 when every job ran and passed its verdict, 1 when a job failed or a "
-        "verdict did not pass, 2 bad input.",
+        "verdict did not pass, 2 bad input or an archive held by another batch.",
     )
     run.add_argument("batch", metavar="BATCH.yaml", help="the batch of jobs (YAML)")
     run.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://host:8786")
@@ -847,6 +848,28 @@ def _add_fleet(sub: Any) -> None:
     report.add_argument("--k", type=positive_float, default=3.0, help="threshold [σ]")
     _add_output(report, "drift.html", "the page")
     _add_verbosity(report, suppress=True)
+    status = _command_parser(
+        actions,
+        "status",
+        help="what failed, where, how often in the last batches of an archive",
+        description="List the failed jobs of the last N batches: per robot and error class "
+        "the failures, batches, attempts, hosts and last message, and the robots that failed "
+        "several batches running. Exit 0 when no job failed in those batches, 1 when one "
+        "did, 2 bad input.",
+    )
+    _add_archive_option(
+        status, "the fleet archive to read (default results/fleet)", default="results/fleet"
+    )
+    status.add_argument(
+        "--last",
+        type=int_at_least(1),
+        default=10,
+        metavar="N",
+        help="the last N batches (default 10)",
+    )
+    status.add_argument("--robot", action="append", default=None, help="robot id (repeatable)")
+    status.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_verbosity(status, suppress=True)
 
 
 def _add_bag(sub: Any) -> None:
@@ -890,8 +913,9 @@ def _add_index(sub: Any) -> None:
         "rebuild",
         help="rebuild index.sqlite from the sealed run folders",
         description="Rebuild the run index from the run_record.json of every sealed run "
-        "folder (atomic replace). Exit 0 when every folder was indexed, 1 when some were "
-        "skipped (named on stderr), 2 bad input.",
+        "folder and failures.jsonl (atomic replace). Exit 0 when every folder was indexed, "
+        "1 when some were skipped (named on stderr), 2 bad input or an archive held by a "
+        "batch.",
     )
     _add_archive_option(
         rebuild,

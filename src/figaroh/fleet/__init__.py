@@ -24,8 +24,12 @@ Modules (one concept each):
 * :mod:`figaroh.fleet.runner` — :func:`run_batch` (Dask) and
   :func:`run_serial` (this process): the driver writes every run once.
 * :mod:`figaroh.fleet.record` — :class:`RunRecord`, :class:`ParameterEstimate`.
-* :mod:`figaroh.fleet.run_index` — :class:`RunIndex` (SQLite),
-  :func:`write_fleet_run`, :func:`rebuild_index`.
+* :mod:`figaroh.fleet.run_index` — :class:`RunIndex` (SQLite: runs,
+  failures, batches), :func:`write_fleet_run`, :func:`rebuild_index`.
+* :mod:`figaroh.fleet.archive_lock` — one writer per archive:
+  :class:`~figaroh.fleet.archive_lock.ArchiveLock`, :class:`ArchiveLockedError`.
+* :mod:`figaroh.fleet.status` — :func:`failure_summary`: what failed, where,
+  how often in the last batches.
 * :mod:`figaroh.fleet.drift`, :mod:`figaroh.fleet.drift_html` —
   :func:`drift_report` and the self-contained HTML page :func:`write_drift_html`.
 

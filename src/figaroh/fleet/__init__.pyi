@@ -1,6 +1,9 @@
 """Lazy names of :mod:`figaroh.fleet` (read by ``lazy_loader.attach_stub``)."""
 
 from . import (
+    archive_lock as archive_lock,
+)
+from . import (
     cluster as cluster,
 )
 from . import (
@@ -25,7 +28,13 @@ from . import (
     runner as runner,
 )
 from . import (
+    status as status,
+)
+from . import (
     worker as worker,
+)
+from .archive_lock import (
+    ArchiveLockedError as ArchiveLockedError,
 )
 from .drift import (
     drift_report as drift_report,
@@ -71,6 +80,9 @@ from .runner import (
 )
 from .runner import (
     run_serial as run_serial,
+)
+from .status import (
+    failure_summary as failure_summary,
 )
 from .worker import (
     JobOutput as JobOutput,

@@ -17,10 +17,13 @@ file's bytes (a folder: of every file in it, by sorted relative path). The
 same inputs give the same id, a changed byte of the data a new one; the run
 index keeps one run per id, so re-running a batch skips what already ran.
 ``session_time`` is metadata of the run (the time axis of the drift report)
-and not part of the id.
+and not part of the id; nor are ``tags``, free-form text labels of the robot
+(production line, firmware, site ...) that the run index stores with every run
+and every failure of the job.
 
 Batch YAML (read by :func:`load_batch`; relative paths resolve beside it)::
 
+    tags: {site: lyon}        # optional, merged under every job's tags
     defaults:                 # optional, merged under every job
       kind: identification
       config: ur10_fleet.yaml
@@ -32,6 +35,7 @@ Batch YAML (read by :func:`load_batch`; relative paths resolve beside it)::
         session: s00
         session_time: "2026-03-01T02:00:00Z"
         data: logs/robot_00/s00
+        tags: {line: L4, firmware: "3.10"}   # a job's tags win over the batch's
       - {kind: monte_carlo, robot_id: robot_00, data: logs/robot_00/s00,
          seed: 7, options: {noise_std: 0.5}}
 
@@ -57,6 +61,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Sequence, Tuple
 
 from figaroh.errors import FigarohError
+from figaroh.fleet.record import RunRecordError, check_tags
 from figaroh.tools._timestamps import parse_time
 from figaroh.tools.robot_paths import resolve_robot_urdf
 from figaroh.utils.fileio import file_sha256
@@ -88,6 +93,7 @@ JOB_FIELDS = (
     "seed",
     "validation",
     "options",
+    "tags",
 )
 _PATH_FIELDS = ("config", "data", "urdf", "validation")
 _NEEDS_DATA = ("identification", "calibration", "monte_carlo")
@@ -111,6 +117,19 @@ def _canonical_options(options: Any) -> Dict[str, Any]:
             f"options must hold JSON values (numbers, text, lists, mappings): {exc}"
         ) from None
     return json.loads(text)
+
+
+def _canonical_tags(tags: Any) -> Dict[str, str]:
+    """``tags`` as a sorted dict of text; an integer value (``line: 4``) becomes its text."""
+    if isinstance(tags, Mapping):
+        tags = {
+            k: str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+            for k, v in tags.items()
+        }
+    try:
+        return check_tags(tags)
+    except RunRecordError as exc:
+        raise FleetConfigError(str(exc)) from None
 
 
 def _check_text(name: str, value: Any, required: bool) -> None:
@@ -144,9 +163,12 @@ class Job:
         validation: Held-out data (CSV file or folder).
         options: Kind-specific settings (JSON values), e.g. ``noise_std`` [N·m]
             of a Monte-Carlo replicate. Stored as a plain dict; do not mutate.
+        tags: Free-form labels of the robot (``{"line": "L4", "firmware": "3.10"}``),
+            text → text; stored with the job's run or failure, not part of
+            :attr:`job_id`.
 
     Two jobs are equal when their fields are; :attr:`job_id` also hashes the
-    files' bytes.
+    files' bytes (not the tags).
     """
 
     kind: str
@@ -159,6 +181,7 @@ class Job:
     seed: int | None = None
     validation: str | None = None
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    tags: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in JOB_KINDS:
@@ -187,6 +210,7 @@ class Job:
                 f"got {self.session_time!r}"
             )
         object.__setattr__(self, "options", _canonical_options(self.options))
+        object.__setattr__(self, "tags", _canonical_tags(self.tags))
         if self.kind == "monte_carlo":
             _check_monte_carlo(self)
 
@@ -204,6 +228,7 @@ class Job:
         """Every field as a plain dict (the keyword arguments that rebuild the job)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["options"] = dict(self.options)
+        out["tags"] = dict(self.tags)
         return out
 
     @property
@@ -387,14 +412,19 @@ def _entries(data: Any, source: Path) -> Iterator[Dict[str, Any]]:
             f"{source}: a batch YAML is a mapping with a 'jobs' list (and optional "
             "'defaults' and 'matrix' mappings)"
         )
-    unknown = sorted(set(data) - {"jobs", "defaults", "matrix"})
+    unknown = sorted(set(data) - {"jobs", "defaults", "matrix", "tags"})
     if unknown:
         raise FleetConfigError(
-            f"{source}: unknown top-level key(s) {unknown}; use jobs, defaults and matrix"
+            f"{source}: unknown top-level key(s) {unknown}; use jobs, defaults, matrix and tags"
         )
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, Mapping):
         raise FleetConfigError(f"{source}: defaults must be a mapping of job fields")
+    batch_tags = data.get("tags") or {}
+    if not isinstance(batch_tags, Mapping):
+        raise FleetConfigError(
+            f"{source}: tags must map a tag name to a text value, e.g. tags: {{site: lyon}}"
+        )
     for k, entry in enumerate(data["jobs"]):
         if not isinstance(entry, Mapping):
             raise FleetConfigError(f"{source}: job {k} must be a mapping of job fields")
@@ -402,6 +432,9 @@ def _entries(data: Any, source: Path) -> Iterator[Dict[str, Any]]:
         base_options, options = defaults.get("options"), entry.get("options")
         if isinstance(base_options, Mapping) and isinstance(options, Mapping):
             merged["options"] = {**base_options, **options}
+        tags = [batch_tags, defaults.get("tags") or {}, entry.get("tags") or {}]
+        if all(isinstance(t, Mapping) for t in tags):
+            merged["tags"] = {key: value for t in tags for key, value in t.items()}
         merged["_index"] = k
         yield merged
 
@@ -448,7 +481,8 @@ def _job_of(entry: Dict[str, Any], base: Path, source: Path) -> Job:
 def load_batch(path: str | os.PathLike) -> List[Job]:
     """The jobs of a batch YAML (see the module docstring for the layout).
 
-    Each job entry is merged over ``defaults`` (``options`` merged key by key)
+    Each job entry is merged over ``defaults`` (``options`` merged key by key;
+    ``tags`` key by key over the batch's top-level ``tags``, then the defaults')
     and expanded over every combination of ``matrix``; relative paths resolve
     beside the YAML file, a ``urdf`` that is no file there may be a robot name.
 

@@ -16,7 +16,11 @@ hold the same rows):
   read back as ``math.nan``), so a record equals its JSON and index round trips;
 * a parameter ``sigma`` that is ``None`` or non-finite becomes ``None``
   (unknown uncertainty);
-* ``metrics`` and ``data_sha256`` are copied into plain dicts sorted by key.
+* ``metrics``, ``data_sha256`` and ``tags`` are copied into plain dicts sorted by key.
+
+``batch_id`` and ``tags`` are recorded by the batch driver (the batch that
+archived the run, and the free-form tags of its job); a ``run_record.json``
+written before they existed reads back with ``""`` and ``{}``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,14 @@ from typing import Any, Dict, Mapping, Tuple
 
 from figaroh.errors import FigarohError
 
-__all__ = ["RECORD_FILE", "TASKS", "ParameterEstimate", "RunRecord", "RunRecordError"]
+__all__ = [
+    "RECORD_FILE",
+    "TASKS",
+    "ParameterEstimate",
+    "RunRecord",
+    "RunRecordError",
+    "check_tags",
+]
 
 #: File name of the record inside a fleet run folder.
 RECORD_FILE = "run_record.json"
@@ -48,12 +59,21 @@ _TEXT_FIELDS = (
     "verdict_status",
     "run_dir",
     "figaroh_version",
+    "batch_id",
 )
 _REQUIRED = ("run_id", "job_id", "robot_id", "task", "session", "session_time")
 
 
 class RunRecordError(FigarohError, ValueError):
     """A run record (or its ``run_record.json`` data) is malformed; the message names the field."""
+
+
+_ENCODER = json.JSONEncoder(allow_nan=False, sort_keys=True)
+
+
+def _strict(value: Any) -> str:
+    """``value`` as strict JSON on one line, keys sorted."""
+    return _ENCODER.encode(value)
 
 
 def _finite_or_none(value: float | None) -> float | None:
@@ -116,6 +136,33 @@ def _check_text(record: RunRecord) -> None:
             raise RunRecordError(f"RunRecord.{name} is empty; every run needs a {name}")
 
 
+def check_tags(tags: Any, where: str = "tags") -> Dict[str, str]:
+    """``tags`` as a plain dict of text to text, sorted by key.
+
+    Args:
+        tags: A mapping of tag name to value (e.g. ``{"line": "4", "site": "lyon"}``).
+        where: What the tags belong to, for the error message.
+
+    Raises:
+        RunRecordError: ``tags`` is not a mapping, or a name or value is not a
+            non-empty name / a text (the message names it).
+    """
+    if not isinstance(tags, Mapping):
+        raise RunRecordError(
+            f"{where} must map a tag name to a text value (e.g. line: L4), "
+            f"got {type(tags).__name__}"
+        )
+    for name, value in tags.items():
+        if not isinstance(name, str) or not name.strip():
+            raise RunRecordError(f"{where}: tag name {name!r} must be a non-empty text")
+        if not isinstance(value, str):
+            raise RunRecordError(
+                f"{where}: tag {name!r} must be a text, got {value!r}; quote it in YAML "
+                f'({name}: "{value}")'
+            )
+    return dict(sorted(tags.items()))
+
+
 def _parameters(values: Any) -> Tuple[ParameterEstimate, ...]:
     params = tuple(p if isinstance(p, ParameterEstimate) else ParameterEstimate(*p) for p in values)
     seen: set[str] = set()
@@ -149,6 +196,9 @@ class RunRecord:
         parameters: Every identified / calibrated parameter with its σ.
         run_dir: The run folder relative to the archive root (POSIX separators).
         figaroh_version: figaroh version that computed the run.
+        batch_id: The batch that archived the run (``""``: archived outside a batch,
+            or before batch ids existed).
+        tags: Free-form tags of the run's job (line, firmware, site ...): text → text.
     """
 
     run_id: str
@@ -167,6 +217,8 @@ class RunRecord:
     parameters: Tuple[ParameterEstimate, ...]
     run_dir: str = ""
     figaroh_version: str = ""
+    batch_id: str = ""
+    tags: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_text(self)
@@ -186,6 +238,7 @@ class RunRecord:
         object.__setattr__(self, "data_sha256", dict(sorted(self.data_sha256.items())))
         object.__setattr__(self, "metrics", metrics)
         object.__setattr__(self, "parameters", _parameters(self.parameters))
+        object.__setattr__(self, "tags", check_tags(self.tags, "RunRecord.tags"))
 
     def __hash__(self) -> int:
         return hash((self.run_id, self.job_id))
@@ -198,10 +251,15 @@ class RunRecord:
         """This record with ``run_dir`` set (relative to the archive root, POSIX)."""
         return dataclasses.replace(self, run_dir=str(run_dir))
 
+    def in_batch(self, batch_id: str, tags: Mapping[str, str]) -> RunRecord:
+        """This record with the batch that archives it and its job's tags set."""
+        return dataclasses.replace(self, batch_id=str(batch_id), tags=dict(tags))
+
     def to_json_data(self) -> Dict[str, Any]:
         """Strict-JSON-ready dict (non-finite floats → None); inverse of :meth:`from_json_data`."""
         data: Dict[str, Any] = {name: getattr(self, name) for name in _TEXT_FIELDS}
         data["data_sha256"] = dict(self.data_sha256)
+        data["tags"] = dict(self.tags)
         data["passed"] = self.passed
         data["metrics"] = {k: _finite_or_none(v) for k, v in self.metrics.items()}
         data["parameters"] = [
@@ -211,8 +269,23 @@ class RunRecord:
         return data
 
     def to_json(self) -> str:
-        """The ``run_record.json`` text: strict JSON (``allow_nan=False``), sorted keys."""
-        return json.dumps(self.to_json_data(), allow_nan=False, indent=2, sort_keys=True) + "\n"
+        """The ``run_record.json`` text: strict JSON (``allow_nan=False``), sorted keys.
+
+        One line per field and one line per parameter (each value written by
+        the C JSON encoder: ``indent`` would select the slower pure-Python one,
+        and the driver writes this text for every run).
+        """
+        data = self.to_json_data()
+        fields = []
+        for key in sorted(data):
+            value = data[key]
+            if key == "parameters" and value:
+                items = ",\n".join(f"    {_strict(p)}" for p in value)
+                text = f"[\n{items}\n  ]"
+            else:
+                text = _strict(value)
+            fields.append(f"  {_strict(key)}: {text}")
+        return "{\n" + ",\n".join(fields) + "\n}\n"
 
     @classmethod
     def from_json_data(cls, data: Mapping[str, Any]) -> RunRecord:
@@ -242,6 +315,7 @@ class RunRecord:
             passed=data.get("passed"),
             metrics=data["metrics"],
             parameters=estimates,
+            tags=data.get("tags") or {},
         )
 
     @classmethod

@@ -37,6 +37,27 @@ that needs a worker resource (:data:`figaroh.fleet.cluster.JOB_RESOURCES`,
 trajectory jobs need ``ipopt``) is submitted with it, and fails at once with
 :class:`~figaroh.fleet.cluster.MissingWorkerResourceError` when no worker of
 the cluster advertises it.
+Every failure is also recorded in the archive (a line of ``failures.jsonl``
+and a row of the index's ``failures`` table, with the batch id, host and
+attempts: :func:`figaroh.fleet.status.failure_summary` reads them back).
+
+One batch, one writer: the driver holds the archive's lock
+(:class:`figaroh.fleet.archive_lock.ArchiveLock`) for the whole batch, so a
+second driver on the same archive is refused at once
+(:class:`~figaroh.fleet.archive_lock.ArchiveLockedError`, naming the holder)
+before it computes anything. Every batch gets an id (:attr:`BatchResult.batch_id`,
+:func:`figaroh.fleet.run_index.new_batch_id`) stored on each of its runs and
+failures, with the job's tags. Before planning, the driver finishes what an
+interrupted earlier batch left (:func:`figaroh._run.archive.sweep_interrupted_runs`,
+then :func:`figaroh.fleet.run_index.recover_interrupted_batches`), so jobs
+that batch archived are skipped, not computed again.
+
+Driver throughput: each run folder is made durable with one sync
+(:func:`figaroh.fleet.run_index.write_fleet_run`), and the index rows are
+committed in groups (:meth:`figaroh.fleet.run_index.RunIndex.grouped`: every
+:data:`~figaroh.fleet.run_index.COMMIT_EVERY` runs or
+:data:`~figaroh.fleet.run_index.COMMIT_INTERVAL_S` seconds, at each failure and
+at the end).
 :func:`run_serial` does the same in this process, without Dask (the
 reference the distributed results are compared against, and the way to run a
 batch without the ``fleet`` extra).
@@ -69,9 +90,10 @@ from typing import (
     Tuple,
 )
 
-from figaroh._run.archive import sweep_interrupted_runs
+from figaroh._run.archive import INDEX_FILE, sweep_interrupted_runs
 from figaroh.cli.common import CLIError
 from figaroh.errors import FigarohError
+from figaroh.fleet.archive_lock import ArchiveLock
 from figaroh.fleet.cluster import (
     JOB_RESOURCES,
     MissingWorkerResourceError,
@@ -82,14 +104,26 @@ from figaroh.fleet.cluster import (
 from figaroh.fleet.inputs import InputUnavailableError, TaskInputs, task_inputs, worker_host
 from figaroh.fleet.jobs import FleetConfigError, Job, dedupe_jobs
 from figaroh.fleet.record import RunRecord
-from figaroh.fleet.run_index import RunIndex, index_path, write_fleet_run
+from figaroh.fleet.run_index import (
+    FAILURES_FILE,
+    BatchInfo,
+    FailureRow,
+    RunIndex,
+    append_failure,
+    index_path,
+    new_batch_id,
+    recover_interrupted_batches,
+    utc_now,
+    write_fleet_run,
+)
 from figaroh.fleet.worker import JobOutput, run_job
-from figaroh.utils.fileio import make_folder
+from figaroh.utils.fileio import host_name, make_folder
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_ARCHIVE",
+    "UNFINISHED_ERRORS",
     "BatchResult",
     "DeadlineExceeded",
     "JobFailure",
@@ -102,6 +136,8 @@ __all__ = [
 
 #: Default archive root of a batch.
 DEFAULT_ARCHIVE = "results/fleet"
+#: Error types of jobs a batch limit cancelled: recorded with status ``unfinished``.
+UNFINISHED_ERRORS = frozenset({"DeadlineExceeded", "NoProgressTimeout"})
 
 
 class DeadlineExceeded(FigarohError, TimeoutError):
@@ -155,6 +191,10 @@ class BatchResult:
         swept: Unsealed folders of interrupted archives the batch found
             first, ``"<folder>: <what was done>"``
             (:func:`figaroh._run.archive.sweep_interrupted_runs`).
+        batch_id: The batch's id, stored on each of its runs and failures.
+        recovered: One line per interrupted earlier batch whose archived
+            runs and failures were indexed first
+            (:func:`figaroh.fleet.run_index.recover_interrupted_batches`).
     """
 
     runs: Tuple[RunRecord, ...]
@@ -163,6 +203,8 @@ class BatchResult:
     archive_root: str
     seconds: float
     swept: Tuple[str, ...] = ()
+    batch_id: str = ""
+    recovered: Tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -210,6 +252,7 @@ class _Batch:
     root: Path
     index: RunIndex
     bar: Any
+    batch_id: str = ""
     runs: List[RunRecord] = dataclasses.field(default_factory=list)
     failures: List[JobFailure] = dataclasses.field(default_factory=list)
     skipped: List[str] = dataclasses.field(default_factory=list)
@@ -221,7 +264,7 @@ class _Batch:
             try:
                 job.job_id  # noqa: B018 - hashes the input files (may raise)
             except (OSError, ValueError) as exc:
-                self.failures.append(JobFailure.of(job, exc))
+                self._record(JobFailure.of(job, exc, host=worker_host()))
             else:
                 readable.append(job)
         unique, repeats = dedupe_jobs(readable)
@@ -245,28 +288,62 @@ class _Batch:
     def write(self, output: JobOutput) -> None:
         """Archive and index one finished job (the driver's only write)."""
         try:
-            record = write_fleet_run(self.root, output.files, output.record, self.index)
+            record = output.record.in_batch(self.batch_id, output.job.tags)
+            written = write_fleet_run(self.root, output.files, record, self.index)
         except Exception as exc:  # noqa: BLE001 - a failed write is this job's failure
-            self.failures.append(JobFailure.of(output.job, exc))
+            self._record(JobFailure.of(output.job, exc, host=worker_host()))
         else:
-            if record is None:
+            if written is None:
                 self.skipped.append(output.job.job_id)
             else:
-                self.runs.append(record)
+                self.runs.append(written)
         self.bar.update(1)
 
     def fail(self, failure: JobFailure) -> None:
         job = failure.job
         logger.warning(
-            "job %s (%s, %s) failed: %s: %s",
+            "job %s (%s, %s) failed%s: %s: %s",
             job.job_id,
             job.robot_id,
             job.session,
+            f" on {failure.host}" if failure.host else "",
             failure.error_type,
             failure.message,
         )
-        self.failures.append(failure)
+        self._record(failure)
         self.bar.update(1)
+
+    def _record(self, failure: JobFailure) -> None:
+        """Keep ``failure`` for the result and record it in the archive (committed at once)."""
+        row = self._failure_row(failure, seq=len(self.failures))
+        self.failures.append(failure)
+        try:
+            append_failure(self.root, row, self.index)
+            self.index.commit()
+        except Exception as exc:  # noqa: BLE001 - the batch goes on; the failure is in the result
+            logger.error("cannot record the failure of job %s: %s", row.job_id or "?", exc)
+
+    def _failure_row(self, failure: JobFailure, seq: int) -> FailureRow:
+        job = failure.job
+        try:
+            job_id = job.job_id
+        except (OSError, ValueError):  # its inputs cannot be hashed
+            job_id = ""
+        return FailureRow(
+            batch_id=self.batch_id,
+            seq=seq,
+            job_id=job_id,
+            robot_id=job.robot_id,
+            task=job.kind,
+            session=job.session,
+            status="unfinished" if failure.error_type in UNFINISHED_ERRORS else "failed",
+            error_type=failure.error_type,
+            message=failure.message,
+            host=failure.host,
+            attempts=int(failure.attempts),
+            tags=job.tags,
+            time=utc_now(),
+        )
 
     def handle(self, job: Job, outcome: JobOutput | JobFailure) -> None:
         if isinstance(outcome, JobFailure):
@@ -274,7 +351,9 @@ class _Batch:
         else:
             self.write(outcome)
 
-    def result(self, start: float, swept: Sequence[str] = ()) -> BatchResult:
+    def result(
+        self, start: float, swept: Sequence[str] = (), recovered: Sequence[str] = ()
+    ) -> BatchResult:
         return BatchResult(
             tuple(self.runs),
             tuple(self.failures),
@@ -282,6 +361,8 @@ class _Batch:
             str(self.root),
             time.perf_counter() - start,
             tuple(swept),
+            self.batch_id,
+            tuple(recovered),
         )
 
 
@@ -291,23 +372,63 @@ def _progress_bar(total: int, enabled: bool) -> Any:
     return tqdm(total=total, desc="fleet", unit="job", file=sys.stderr, disable=not enabled)
 
 
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 def _drive(
     jobs: Sequence[Job],
     archive_root: str | os.PathLike,
     progress: bool,
     execute: Callable[[_Batch, List[Job]], None],
+    command: str = "fleet run",
 ) -> BatchResult:
+    """Lock the archive, finish what an interrupted batch left, plan, ``execute``, record it."""
     start = time.perf_counter()
     root = make_folder(archive_root)
-    swept = sweep_interrupted_runs(root)  # torn folders of an earlier, killed batch
-    with RunIndex(index_path(root)) as index:
-        batch = _Batch(root, index, bar=None)
-        todo = batch.plan(jobs)
-        with _progress_bar(len(todo), progress) as bar:
-            batch.bar = bar
-            if todo:
-                execute(batch, todo)
-        return batch.result(start, swept)
+    batch_id = new_batch_id()
+    with ArchiveLock(root, batch_id, command):
+        swept = sweep_interrupted_runs(root)  # torn folders of an earlier, killed batch
+        with RunIndex(index_path(root)) as index:
+            recovered = recover_interrupted_batches(root, index, batch_id)
+            info = BatchInfo(
+                batch_id,
+                host=host_name(),
+                pid=os.getpid(),
+                started=utc_now(),
+                command=command,
+                jsonl_offset=_file_size(root / INDEX_FILE),
+                failures_offset=_file_size(root / FAILURES_FILE),
+            )
+            index.record_batch(info)
+            batch = _Batch(root, index, bar=None, batch_id=batch_id)
+            status = "interrupted"
+            try:
+                with index.grouped():
+                    todo = batch.plan(jobs)
+                    with _progress_bar(len(todo), progress) as bar:
+                        batch.bar = bar
+                        if todo:
+                            execute(batch, todo)
+                status = "finished"
+            finally:
+                # a lost group commit leaves the batch "running": the next batch recovers it
+                if index.commit_errors == 0:
+                    index.record_batch(
+                        dataclasses.replace(
+                            info,
+                            finished=utc_now(),
+                            status=status,
+                            jobs=len(jobs),
+                            runs=len(batch.runs),
+                            failures=len(batch.failures),
+                            skipped=len(batch.skipped),
+                        )
+                    )
+            return batch.result(start, swept, recovered)
 
 
 def _deadline_message(deadline_s: float, unfinished: int, total: int) -> str:
@@ -327,7 +448,7 @@ def run_serial(
 ) -> BatchResult:
     """Run the batch in this process, one job after the other, without Dask.
 
-    Same archive, index, skipping and failure collection as :func:`run_batch`.
+    Same archive, lock, index, skipping and failure collection as :func:`run_batch`.
 
     Args:
         jobs: The jobs (e.g. :func:`figaroh.fleet.jobs.load_batch`).
@@ -341,6 +462,10 @@ def run_serial(
 
     Returns:
         The :class:`BatchResult`.
+
+    Raises:
+        figaroh.fleet.archive_lock.ArchiveLockedError: another batch (or an
+            index rebuild) holds the archive; nothing was run.
     """
     start = time.monotonic()
 
@@ -665,6 +790,8 @@ def run_batch(
     Raises:
         figaroh.errors.MissingDependencyError: ``distributed`` is not installed
             (install ``figaroh[fleet]``, or use :func:`run_serial`).
+        figaroh.fleet.archive_lock.ArchiveLockedError: another batch (or an
+            index rebuild) holds the archive; nothing was run (no cluster started).
     """
     start = time.monotonic()
     require_distributed()

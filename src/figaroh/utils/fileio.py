@@ -53,6 +53,7 @@ __all__ = [
     "refuse_sealed",
     "remove_stale_temps",
     "sealed_run_of",
+    "write_new_file",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -437,7 +438,7 @@ def atomic_write(
     return str(dest)
 
 
-def create_exclusive(path: PathLike, text: str) -> bool:
+def create_exclusive(path: PathLike, text: str, *, sync: bool = True, check: bool = True) -> bool:
     """Create ``path`` holding ``text``, unless it exists; it appears whole or not at all.
 
     The text is written and flushed to a temporary sibling file, which is then
@@ -450,19 +451,27 @@ def create_exclusive(path: PathLike, text: str) -> bool:
     Args:
         path: File to create (its folder must exist).
         text: Its content (UTF-8).
+        sync: ``fsync`` the content before the file appears (durable across a
+            power failure); without it the file is still whole for every
+            reader and after a killed process, and the caller makes it
+            durable later (e.g. one file-system sync for many files).
+        check: Refuse a path inside a sealed archived run (:func:`refuse_sealed`);
+            False for a folder the caller has just created and owns.
 
     Returns:
         True when created, False when ``path`` already existed.
     """
     dest = Path(path)
-    refuse_sealed(dest)
+    if check:
+        refuse_sealed(dest)
     data = text.encode("utf-8")
     fd, tmp = _create_temp(dest.parent, dest.name, ".tmp")
     try:
         with os.fdopen(fd, "wb") as stream:
             stream.write(data)
             stream.flush()
-            os.fsync(stream.fileno())
+            if sync:
+                os.fsync(stream.fileno())
         try:
             os.link(tmp, dest)
         except FileExistsError:
@@ -470,7 +479,7 @@ def create_exclusive(path: PathLike, text: str) -> bool:
         except OSError as exc:
             if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
                 raise
-            return _create_exclusive_direct(dest, data)
+            return _create_exclusive_direct(dest, data, sync)
         return True
     finally:
         try:
@@ -479,7 +488,7 @@ def create_exclusive(path: PathLike, text: str) -> bool:
             pass
 
 
-def _create_exclusive_direct(dest: Path, data: bytes) -> bool:
+def _create_exclusive_direct(dest: Path, data: bytes, sync: bool = True) -> bool:
     """``O_EXCL`` create and one write (no hard links on this file system)."""
     try:
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -487,10 +496,46 @@ def _create_exclusive_direct(dest: Path, data: bytes) -> bool:
         return False
     try:
         os.write(fd, data)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
     return True
+
+
+def write_new_file(path: PathLike, data: bytes) -> None:
+    """Create ``path``, which must not exist, and write ``data`` to it (no ``fsync``).
+
+    For the files of a folder the caller alone owns and publishes only once
+    complete (a claimed, unsealed run folder): no temporary file, no rename,
+    no seal check; the caller makes the folder durable (one sync for all its
+    files) before publishing it. A partly written file is removed before the
+    error is raised.
+
+    Raises:
+        FileExistsError: ``path`` exists (nothing is written).
+        OSError: the write failed: the same subclass and ``errno``, its
+            message naming ``path``, the cause and the fix.
+    """
+    dest = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(dest, flags, 0o666)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise _named_os_error(exc, dest, "create file") from exc
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except BaseException as exc:
+        os.close(fd)
+        dest.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _named_os_error(exc, dest, "create file") from exc
+        raise
+    os.close(fd)
 
 
 def atomic_write_text(path: PathLike, text: str, encoding: str = "utf-8") -> str:
