@@ -10,7 +10,9 @@
   when every job ran and passed its verdict, 1 when a job failed or a verdict
   did not pass, 2 bad input (batch YAML, missing file, missing extra).
 * ``fleet report --archive DIR`` — the drift analysis of the archive's run
-  index (:func:`figaroh.fleet.drift.drift_report`) written as a
+  index (:func:`figaroh.fleet.drift.drift_report`: false-discovery rate
+  ``--q``, default 0.05, or the threshold rule ``--k``; the window
+  ``--since TIME`` / ``--last N`` sessions is read with SQL) written as a
   self-contained HTML page; exit 0 when no robot is flagged, 1 when one is.
 * ``index rebuild [--archive DIR]`` — rebuilds ``index.sqlite`` from the sealed run
   folders (:func:`figaroh.fleet.run_index.rebuild_index`), after finishing or
@@ -93,14 +95,22 @@ def _report(args: argparse.Namespace) -> int:
         )
     with RunIndex(db) as run_index:
         report = drift_report(
-            run_index, names=args.param, robots=args.robot, task=args.task, k=args.k
+            run_index,
+            names=args.param,
+            robots=args.robot,
+            task=args.task,
+            k=args.k,
+            q=args.q,
+            since=args.since,
+            last=args.last,
         )
     path = write_drift_html(report, args.output)
     flagged = list(report.flagged_robots)
+    rule = f"k = {report.k:g}" if report.k is not None else f"false-discovery rate {report.q:g}"
     say(
         args,
-        f"{len(report.parameters)} parameters, {len(report.flags)} flags (k = {report.k:g}); "
-        f"flagged robots: {', '.join(flagged) if flagged else 'none'}",
+        f"{len(report.parameters)} parameters, {len(report.flags)} flags ({rule}; "
+        f"{report.window}); flagged robots: {', '.join(flagged) if flagged else 'none'}",
     )
     say(args, f"wrote {path}")
     return EXIT_FAILED if flagged else EXIT_OK
