@@ -207,9 +207,11 @@ def test_fdr_decision_is_simes_within_cells_and_bh_across():
         d.cell_q[:64], stats.false_discovery_control(d.cell_p[:64], method="bh")
     )  # across cells the adjustment is SciPy's own
     assert set(np.flatnonzero(d.cell_flagged)) == set(range(60, 64))
-    assert d.cutoff == d.cell_p[d.cell_flagged].max()
+    assert d.cutoff == 0.05 * 4 / 64  # q·R/N within the flagged cells
+    assert d.cell_p[d.cell_flagged].max() <= d.cutoff
     assert set(cell[d.flagged]) == set(range(60, 64))  # every flagged cell has a flagged run
-    assert np.all(d.within[d.flagged] <= d.cutoff)
+    inside = d.cell_flagged[cell]
+    np.testing.assert_array_equal(d.flagged, inside & (d.within <= d.cutoff))
     empty = fdr_decision(np.zeros(0), np.zeros(0, dtype=int), 3, 0.05)
     assert empty.cutoff == 0.0 and not empty.cell_flagged.any()
 
@@ -395,11 +397,13 @@ def test_the_default_rule_finds_the_drifts_of_the_k_rule_fleet_and_nothing_else(
         ("robot_17", "fs_shoulder_lift_joint"),
         ("robot_21", "Ixx_elbow_joint"),
     }
-    # the drift starts at session 5 (6 for robot_21): that run opens the moved level
-    first: dict[str, str] = {}
-    for f in report.flags:
-        first[f.robot_id] = min(first.get(f.robot_id, f.session), f.session)
-    assert first == {"robot_03": "s5", "robot_17": "s5", "robot_21": "s6"}
+    # one history flag per robot: the change point, inside the drift (a ramp from
+    # session 5, a step at session 6 for robot_21), with the mean of the runs after it
+    points = {(f.robot_id, f.session): f for f in report.flags}
+    assert all(f.against == "history" for f in report.flags) and len(points) == 3
+    assert {r: s for r, s in points} == {"robot_03": "s6", "robot_17": "s5", "robot_21": "s6"}
+    step = points[("robot_21", "s6")]
+    assert step.runs == 2 and step.difference == pytest.approx(6 * 0.01, rel=0.5)
 
 
 # --------------------------------------------------------------------------- #

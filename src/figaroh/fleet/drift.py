@@ -40,16 +40,17 @@ ones, ``m ≥ min_history``):
   robots of the quantity (over every structure-dependent cell for an
   inertial base parameter, which each robot often has alone), so a minority
   of drifting robots does not move it; with fewer than
-  :data:`SIGMA_POOL_MIN` such cells ``λ = 1``. The report gives
-  ``√λ`` per quantity (:attr:`ParameterDrift.sigma_scale`). When a run of the
-  robot has no σ, the scale is the pooled
-  two-sample one instead, ``s_p·√(1/m + 1/(n−i))`` with
+  :data:`SIGMA_POOL_MIN` such cells ``λ = 1``. The report gives ``√λ`` per
+  quantity (:attr:`ParameterDrift.sigma_scale`). When a run of the robot has
+  no σ, the scale is the pooled two-sample one instead, ``s_p·√(1/m + 1/(n−i))`` with
   ``s_p² = (Σ_{j<i}(x_j − reference)² + Σ_{j≥i}(x_j − level)²)/(n − 2)``,
   and ``z`` follows Student's t with ``n − 2`` degrees of freedom (no
   comparison below 3 runs). For the latest run (``i = n−1``) this is the run
   against the mean of all earlier runs; for an earlier ``i`` it pools the
   runs after a change, so a persistent step or a trend is judged on every run
-  that shows it, not on one run at a time.
+  that shows it, not on one run at a time. Of a flagged robot's history
+  comparisons the report keeps the one of largest ``|z|``: the run where the
+  level changed (every split before it differs too).
 * *against the fleet* — the other robots' values ``x_o`` in the session of
   run ``i`` (each other robot's latest run of the session; at least
   ``min_fleet`` of them, ``n_o``)::
@@ -69,10 +70,11 @@ ones, ``m ≥ min_history``):
   of freedom (its asymptotic efficiency).
 
 Each comparison gets its two-sided p-value; the comparisons of one (robot,
-quantity) cell are combined with Simes's method, and the cells of the report
-are tested together with Benjamini–Hochberg at level ``q``
-(:mod:`figaroh.fleet.drift_fdr`). When no robot drifts, at most a fraction
-``q`` of reports flag any robot at all.
+quantity) cell are combined with Simes's method, the cells of the report
+are tested together with Benjamini–Hochberg at level ``q``, and the
+comparisons of a flagged cell at level ``q·R/N`` (``R`` flagged of ``N``
+cells; :mod:`figaroh.fleet.drift_fdr`). When no robot drifts, at most a
+fraction ``q`` of reports flag any robot at all.
 
 **Threshold rule** (``k`` given: the rule of earlier figaroh versions, kept
 for comparison). A comparison flags when ``|z| > k`` with, against the
@@ -103,10 +105,13 @@ itself included).
 
 Cost: the history comparisons of a robot are ``O(n)`` (cumulative sums;
 ``O(n²)`` for the threshold rule); the fleet comparison sorts each session
-once (median, median σ, exact leave-one-out) and, for fleets of at most
-:data:`EXACT_LOO_MAD_MAX` robots, builds an ``R × R`` table per session for
-the leave-one-out MAD; larger fleets use the MAD of the whole session (one
-robot more among thousands moves it by at most one order statistic).
+once for the exact leave-one-out median and median σ, and once per distinct
+leave-one-out centre (at most four) for the exact leave-one-out MAD, for
+fleets of at most :data:`EXACT_LOO_MAD_MAX` robots; larger fleets use the
+MAD of the whole session (one robot more among thousands moves it by at most
+one order statistic). A quantity with at most ``min_fleet`` robots (an
+inertial base parameter of a robot with its own structure) skips the fleet
+comparison.
 """
 
 from __future__ import annotations
@@ -114,7 +119,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -279,7 +283,9 @@ class DriftReport:
         min_history: Earlier runs a history comparison needs.
         min_fleet: Other robots of the session a fleet comparison needs.
         q: False-discovery-rate level of the default rule (None under the ``k`` rule).
-        cutoff: The default rule's p-value cut-off ``t*`` (0 when nothing is flagged).
+        cutoff: The default rule's level within a flagged cell, ``q·R/N`` for ``R``
+            flagged of ``N`` cells (0 when nothing is flagged): a comparison of a
+            flagged cell is a flag when its within-cell adjusted p-value is at most this.
         cells: (robot, quantity) cells with at least one comparison: the tests
             the false-discovery rate is controlled over.
         window: The history window read (``"all sessions"``, ``"last 30
@@ -545,20 +551,20 @@ def _loo_median(v: np.ndarray) -> np.ndarray:
     return np.where(m >= 1, med, np.nan).reshape(np.shape(v))
 
 
-#: Most entries of one ``R × R × sessions`` block of the leave-one-out MAD.
-_LOO_BLOCK = 4_000_000
-
-
 def _loo_mad(v: np.ndarray, centre: np.ndarray) -> np.ndarray:
     """For each entry ``i`` of each column, ``median_{j ≠ i} |v_j − centre_i|`` over finite ``v_j``.
 
     Args:
         v: Shape (R,) or (R, S).
-        centre: Same shape.
+        centre: Same shape (the leave-one-out medians: a column holds at most
+            three distinct centres).
 
     Returns:
-        Same shape. Above :data:`EXACT_LOO_MAD_MAX` robots, the MAD of the
-        whole column (:func:`scipy.stats.median_abs_deviation`) for every entry.
+        Same shape. Exact, ``O(R log R)`` per distinct centre: with
+        ``d = |v − c|``, the leave-one-out median of ``d``
+        (:func:`_loo_median`). Above :data:`EXACT_LOO_MAD_MAX` robots, the MAD
+        of the whole column (:func:`scipy.stats.median_abs_deviation`) for
+        every entry.
     """
     a, c = _columns(v), _columns(centre)
     n, n_cols = a.shape
@@ -567,15 +573,20 @@ def _loo_mad(v: np.ndarray, centre: np.ndarray) -> np.ndarray:
 
         mad = median_abs_deviation(a, axis=0, nan_policy="omit")
         return np.broadcast_to(np.asarray(mad, dtype=float), a.shape).reshape(np.shape(v)).copy()
-    out = np.empty(a.shape)
-    step = max(1, _LOO_BLOCK // max(1, n * n))
-    eye = np.eye(n, dtype=bool)[:, :, None]
-    for j in range(0, n_cols, step):
-        dev = np.abs(a[None, :, j : j + step] - c[:, None, j : j + step])
-        dev = np.where(eye, np.nan, dev)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # "All-NaN slice": NaN there
-            out[:, j : j + step] = np.nanmedian(dev, axis=1)
+    out = np.full(a.shape, np.nan)
+    # the distinct centres of each column, as slots: slot k holds each column's k-th one
+    ordered = np.sort(c, axis=0)
+    finite = np.isfinite(ordered)
+    distinct = finite.copy()
+    distinct[1:] &= ordered[1:] != ordered[:-1]
+    slot = np.cumsum(distinct, axis=0) - 1
+    rows, cols = np.nonzero(distinct)
+    slots = np.full((int(distinct.sum(axis=0).max(initial=0)), n_cols), np.nan)
+    slots[slot[rows, cols], cols] = ordered[rows, cols]
+    for centre_k in slots:
+        hit = c == centre_k[None, :]
+        if hit.any():
+            out = np.where(hit, _loo_median(np.abs(a - centre_k[None, :])), out)
     return out.reshape(np.shape(v))
 
 
@@ -903,7 +914,34 @@ def _decide(
     assert q is not None
     p = two_sided_p(z, comp.dof)
     decision = fdr_decision(p, comp_cell, n_cells, q)
-    return _Decision(decision.flagged, z, p, decision.cell_q, decision.cutoff, tested)
+    return _Decision(
+        _one_change_point(decision.flagged, z, comp.against, comp_cell),
+        z,
+        p,
+        decision.cell_q,
+        decision.cutoff,
+        tested,
+    )
+
+
+def _one_change_point(
+    flagged: np.ndarray, z: np.ndarray, against: np.ndarray, cell: np.ndarray
+) -> np.ndarray:
+    """Keep, of each cell's flagged history comparisons, the one with the largest ``|z|``.
+
+    Every split before a change also differs (its later runs hold the changed
+    ones); the split of largest ``|z|`` is where the level changed (the
+    likelihood-ratio estimate of a single change point). Fleet flags are kept.
+    """
+    history = np.flatnonzero(flagged & (against == 0))
+    if history.size == 0:
+        return flagged
+    order = history[np.lexsort((-np.abs(z[history]), cell[history]))]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = cell[order][1:] != cell[order][:-1]
+    out = flagged & (against != 0)
+    out[order[first]] = True
+    return out
 
 
 def _optional(value: float) -> float | None:

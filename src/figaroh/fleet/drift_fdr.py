@@ -32,10 +32,13 @@ flagged when one of its cells is: on a fleet where nothing drifts, at most a
 fraction ``q`` of reports flag any robot, so the expected fraction of robots
 flagged per report is far below ``q``.
 
-**Which runs.** In a flagged cell, comparison ``j`` is flagged when its
-within-cell adjusted ``p̃_cj`` is at most the report's cut-off
-``t* = max{P_c : Q_c ≤ q}`` (so each flagged cell has at least one flagged
-comparison: the one that gave its ``P_c``).
+**Which runs.** Within the ``R`` flagged cells of ``N`` tested ones, the
+comparisons are tested with Benjamini–Hochberg at level ``q·R/N``
+(Benjamini and Bogomolov's selective inference on families: the average
+false-discovery rate over the selected cells stays at most ``q``):
+comparison ``j`` of a flagged cell is flagged when ``p̃_cj ≤ q·R/N``. Every
+flagged cell has at least one flagged comparison (its ``P_c ≤ q·R/N`` by
+the step-up rule).
 
 Cost: one sort of the report's comparisons (by cell, then p) and one sort of
 the cells; ``O(N log N)`` for ``N`` comparisons.
@@ -159,7 +162,7 @@ class FdrDecision:
         cell_p: Simes p-value ``P_c`` of each cell, shape (C,).
         cell_q: Benjamini–Hochberg q-value ``Q_c`` of each cell, shape (C,).
         cell_flagged: ``Q_c ≤ q``, shape (C,).
-        cutoff: ``t*`` (0 when no cell is flagged).
+        cutoff: The within-cell level ``q·R/N`` (0 when no cell is flagged).
         q: The level.
     """
 
@@ -196,7 +199,7 @@ def fdr_decision(p: np.ndarray, cell: np.ndarray, n_cells: int, q: float) -> Fdr
     cell_q = np.ones(n_cells)
     cell_q[tested] = bh_adjust(cell_p[tested])
     cell_flagged = cell_q <= q
-    cutoff = float(cell_p[cell_flagged].max()) if cell_flagged.any() else 0.0
+    cutoff = q * int(cell_flagged.sum()) / max(1, int(tested.sum()))
     flagged = cell_flagged[cell] & (within <= cutoff) if p.size else np.zeros(0, dtype=bool)
     return FdrDecision(
         flagged=flagged,
