@@ -44,10 +44,11 @@ import dataclasses
 import io
 import logging
 import os
+import sqlite3
 import sys
 import tempfile
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 # one BLAS thread in this process too, as on the workers (figaroh.fleet.cluster.WORKER_ENV)
@@ -290,6 +291,174 @@ def _print(args, n: int, serial: tuple, write_s: float, clusters: dict, load: fl
         )
     ratio = clusters[1]["wall"] / clusters[2]["wall"]
     print(f"  2 workers / 1 worker throughput    {ratio:9.2f} x  (ideal 2.00 on 2 idle cores)")
+
+
+# ---------------------------------------------------------------------------
+# Report cost: the drift report over a window of a large index
+# ---------------------------------------------------------------------------
+#: Per-joint terms (stable quantities) and per-robot inertial base parameters of a simulated run.
+_REPORT_JOINTS = ("j1", "j2", "j3", "j4", "j5", "j6")
+
+
+def _simulated_index(path: Path, robots: int, sessions: int) -> tuple[int, float]:
+    """An index of ``robots × sessions`` runs of 48 parameters each, written in one transaction.
+
+    24 per-joint terms (``fv_``, ``fs_``, ``Ia_``, ``off_`` of 6 joints) and 24
+    inertial base parameters whose names carry the robot's own trajectory-dependent
+    coefficients (each robot its own base-parameter structure). Returns the runs
+    written and the seconds it took.
+    """
+    import numpy as np
+
+    from figaroh.fleet.record import ParameterEstimate, RunRecord
+
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    with RunIndex(path) as index:
+        index.add(  # creates the schema; the rest goes in one transaction below
+            RunRecord(
+                run_id="seed",
+                job_id="seed",
+                robot_id="seed",
+                task="calibration",
+                session="seed",
+                session_time="2000-01-01T00:00:00+00:00",
+                started="",
+                finished="",
+                config_sha256="",
+                data_sha256={},
+                verdict_status="pass",
+                passed=True,
+                metrics={},
+                parameters=(ParameterEstimate("d_px_1", 0.0, None),),
+            )
+        )
+    conn = sqlite3.connect(path)
+    stable = [f"{p}_{j}" for p in ("fv", "fs", "Ia", "off") for j in _REPORT_JOINTS]
+    runs, params = [], []
+    for r in range(robots):
+        inertial = [
+            f"{key}_{j} - 0.{r:04d}{k}*mz_{j}"
+            for k, key in enumerate(("Ixx", "Iyy", "Izz", "mx"))
+            for j in _REPORT_JOINTS
+        ]
+        truth = 1.0 + 0.1 * rng.standard_normal(48)
+        for s in range(sessions):
+            run = f"r{r:05d}-s{s:04d}"
+            when = (datetime(2026, 1, 1) + timedelta(days=s)).isoformat() + "+00:00"
+            runs.append(
+                (
+                    run,
+                    run,
+                    f"robot_{r:05d}",
+                    "identification",
+                    f"s{s:04d}",
+                    when,
+                    when,
+                    when,
+                    "0" * 64,
+                    "{}",
+                    "pass",
+                    1,
+                    f"robot_{r:05d}/identification/{run}",
+                    "bench",
+                )
+            )
+            values = truth + 0.01 * rng.standard_normal(48)
+            for i, name in enumerate(stable + inertial):
+                params.append((run, name, i, float(values[i]), 0.01))
+    with conn:
+        conn.executemany(f"INSERT INTO runs VALUES ({', '.join('?' * 14)})", runs)
+        conn.executemany("INSERT INTO parameters VALUES (?, ?, ?, ?, ?)", params)
+    conn.close()
+    return len(runs), time.perf_counter() - start
+
+
+def _report_cost(db: Path, html: Path, **window) -> dict[str, float]:
+    """Seconds, peak traced memory and HTML bytes of one drift report over ``window``.
+
+    Timed once as is, then run again under :mod:`tracemalloc` for the peak
+    memory (tracing slows the allocations down, so that run is not timed).
+    """
+    import resource
+    import tracemalloc
+
+    from figaroh.fleet.drift import drift_report
+    from figaroh.fleet.drift_html import write_drift_html
+
+    def report_and_page():
+        begin = time.perf_counter()
+        with RunIndex(db) as index:
+            report = drift_report(index, task="identification", **window)
+        analysed = time.perf_counter()
+        write_drift_html(report, html)
+        return report, analysed - begin, time.perf_counter() - analysed
+
+    report, seconds, page_seconds = report_and_page()
+    tracemalloc.start()
+    report_and_page()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    points = sum(len(v) for p in report.parameters for v in p.robots.values())
+    return {
+        "report": seconds,
+        "html": page_seconds,
+        "peak_mib": peak / 2**20,
+        "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "html_kib": html.stat().st_size / 1024,
+        "points": points,
+        "quantities": len(report.parameters),
+        "flagged": len(report.flagged_robots),
+    }
+
+
+def _warm_up_report() -> None:
+    """Import and run the analysis and the page once (SciPy, templates) before timing."""
+    from figaroh.fleet.drift import analyse_drift
+    from figaroh.fleet.drift_html import drift_html
+    from figaroh.fleet.run_index import HistoryPoint
+
+    points = [
+        HistoryPoint(f"r{r}", f"r{r}-s{s}", f"s{s}", f"2026-01-0{s + 1}", "fs_j1", 1.0 + r, 0.1)
+        for r in range(4)
+        for s in range(3)
+    ]
+    drift_html(analyse_drift(points))
+
+
+def bench_report_window(robots: int = 100, sessions: int = 100, last: int = 30) -> dict:
+    """Drift report cost over an index of ``robots × sessions`` runs, windowed and whole.
+
+    Builds the simulated index (:func:`_simulated_index`: 10 000 runs of 48
+    parameters by default), then times ``drift_report(index, last=last)`` and
+    its HTML page, and the same over the whole history: seconds of the query
+    and analysis, seconds of the page, peak memory traced by :mod:`tracemalloc`
+    (Python and NumPy allocations) and the process's maximum resident set, the
+    page's size. Prints one line per report and returns the figures.
+
+        .venv/bin/python -c "import sys; sys.path.insert(0, 'benchmarks'); \\
+            import bench_fleet; bench_fleet.bench_report_window()"
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / INDEX_DB
+        n_runs, build = _simulated_index(db, robots, sessions)
+        size = sum(p.stat().st_size for p in Path(tmp).glob(INDEX_DB + "*"))
+        print(
+            f"report cost: index of {n_runs} runs ({robots} robots x {sessions} sessions, "
+            f"48 parameters) {size / 2**20:.0f} MiB, built in {build:.1f} s"
+        )
+        _warm_up_report()
+        out = {}
+        for label, window in ((f"last {last} sessions", {"last": last}), ("whole history", {})):
+            cost = _report_cost(db, Path(tmp) / "drift.html", **window)
+            out[label] = cost
+            print(
+                f"  {label:20s} {cost['points']:8d} points, {cost['quantities']} quantities: "
+                f"report {cost['report']:.2f} s, page {cost['html']:.2f} s, "
+                f"peak traced {cost['peak_mib']:.0f} MiB (max RSS {cost['maxrss_mib']:.0f} MiB), "
+                f"page {cost['html_kib']:.0f} KiB, {cost['flagged']} robots flagged"
+            )
+    return out
 
 
 if __name__ == "__main__":

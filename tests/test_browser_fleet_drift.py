@@ -186,3 +186,63 @@ def test_long_base_parameter_names_stay_inside_the_page(browser, tmp_path):  # n
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_225_distinct_long_base_parameter_names(browser, tmp_path):  # noqa: F811
+    """15 robots, each with its own trajectory: 225 structure-dependent quantities, all charted.
+
+    The legend (parameter index) lists every one with its full name, every chart is
+    drawn, and nothing pushes the page sideways.
+    """
+    rng = np.random.default_rng(3)
+    points = []
+    for r in range(15):
+        robot = f"robot-{r:02d}"
+        names = [
+            f"Iyz_elbow_joint - 0.{r:02d}{k:02d}*my_wrist_1_joint + 0.1134*mx_wrist_2_joint"
+            f" - 0.003121*Ixx_wrist_3_joint + 0.25{k:02d}*Izz_wrist_2_joint - 0.87*mz_wrist_3_joint"
+            for k in range(15)
+        ]
+        for s in range(4):
+            for k, name in enumerate(names):
+                jump = 0.2 if (r == 6 and k == 3 and s >= 2) else 0.0
+                points.append(
+                    HistoryPoint(
+                        robot_id=robot,
+                        run_id=f"{robot}-night{s}",
+                        session=f"night{s}",
+                        session_time=f"2026-03-{1 + 7 * s:02d}T22:00:00+00:00",
+                        name=name,
+                        value=0.3 + 0.001 * rng.standard_normal() + jump,
+                        sigma=0.001,
+                    )
+                )
+    report = analyse_drift(points)
+    assert len({p.name for p in report.parameters}) == 225
+    assert report.flagged_robots == ("robot-06",)
+    browser.set_window_size(1000, 900)
+    try:
+        url = open_page(browser, write_drift_html(report, tmp_path / "drift.html", all_charts=True))
+        assert_clean(browser, url)
+        state = browser.execute_script(
+            """
+            const right = sel => Array.from(document.querySelectorAll(sel))
+                .map(e => e.getBoundingClientRect().right);
+            return {page: document.documentElement.scrollWidth, view: window.innerWidth,
+                    ready: document.querySelectorAll('svg.drift-chart[data-drift-ready="true"]')
+                        .length,
+                    index: Array.from(document.querySelectorAll('#drift-parameters tr.param-row'))
+                        .map(r => r.dataset.param),
+                    structures: document.querySelectorAll('#drift-structures tr.structure-row')
+                        .length,
+                    titles: right('.drift-param h3'), charts: right('svg.drift-chart'),
+                    tables: right('.table-scroll')};
+            """
+        )
+    finally:
+        browser.set_window_size(1200, 1000)
+    assert state["ready"] == 225
+    assert sorted(state["index"]) == sorted(p.name for p in report.parameters)
+    assert state["structures"] == 15
+    assert state["page"] <= state["view"], state["page"]  # no sideways scroll of the page
+    assert max(state["titles"] + state["charts"] + state["tables"]) <= state["view"]

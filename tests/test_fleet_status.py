@@ -27,6 +27,7 @@ import contextlib
 import io
 import json
 import logging
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -354,3 +355,15 @@ def test_jobs_failing_on_a_real_cluster_appear_in_fleet_status(tmp_path, monkeyp
     assert [r.batch_id for r in rows] == [r.batch_id for r in results]
     assert {r.tags["site"] for r in rows} == {"lab"} and run.tags == {"site": "lab"}
     assert run.batch_id == results[0].batch_id
+
+
+def test_the_drift_report_shows_the_repeated_failures(nights, tmp_path):
+    """``fleet report`` puts the archive's failures into its page: robot_bad's 3, robot_fix's 1."""
+    out = tmp_path / "drift.html"
+    code, text = _cli("fleet", "report", "--archive", str(nights["archive"]), "-o", str(out))
+    assert code in (0, 1), text
+    page = out.read_text()
+    row = r'<tr class="failure-row"[^>]*data-robot="([^"]+)"[^>]*data-count="(\d+)"'
+    rows = re.findall(row, page)
+    assert sorted(rows) == [("robot_bad", "3"), ("robot_fix", "1")], rows
+    assert 'data-repeated="true"' in page

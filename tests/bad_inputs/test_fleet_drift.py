@@ -1,7 +1,9 @@
 """Bad inputs of the fleet drift analysis and its report.
 
 A NaN/infinite value, a bad σ, an unreadable session time, a repeated point, a
-bad threshold and unknown parameter or robot names raise
+bad threshold ``k`` or false-discovery rate ``q`` (or both given), a bad
+window (``last`` not a positive integer, ``since`` not a time) and unknown
+parameter or robot names raise
 :class:`figaroh.fleet.drift.DriftInputError` (``FigarohError`` and
 ``ValueError``) naming the field and the fix. A run index holding a
 non-finite estimate still gives a report (the estimate is left out with a
@@ -32,9 +34,11 @@ def _history(**bad):
     return [_point(run="r0-base", time="2026-02-01T08:00:00+00:00"), _point(**bad)]
 
 
-def _analyse(k=3.0, min_history=1, min_fleet=2, **bad):
+def _analyse(k=3.0, min_history=1, min_fleet=2, q=None, **bad):
     def call(tmp_path: Path):
-        return analyse_drift(_history(**bad), k=k, min_history=min_history, min_fleet=min_fleet)
+        return analyse_drift(
+            _history(**bad), k=k, q=q, min_history=min_history, min_fleet=min_fleet
+        )
 
     return call
 
@@ -89,7 +93,11 @@ def _sigma_none(tmp_path: Path):
     base = _point(sigma=None, run="r0-base", time="2026-02-01T08:00:00+00:00")
     report = analyse_drift([base, _point(sigma=None, value=5.0)])
     assert report.flags == ()  # no σ, one previous run: nothing says how much matters
-    assert analyse_drift(_history(sigma=None, value=5.0)).flagged_robots == ("r0",)
+    # threshold rule: the missing σ counts as 0, the earlier run's σ = 0.1 is the scale
+    assert analyse_drift(_history(sigma=None, value=5.0), k=3.0).flagged_robots == ("r0",)
+    # default rule: a robot with a run without σ is judged on the scatter of its values
+    # (pooled two-sample t), which two runs do not give
+    assert analyse_drift(_history(sigma=None, value=5.0)).flags == ()
     return None
 
 
@@ -110,12 +118,18 @@ CASES: list[BadInput] = [
     BadInput("k_zero", _analyse(k=0), NAMED, r"k must be a finite number > 0"),
     BadInput("k_nan", _analyse(k=float("nan")), NAMED, r"k must be .*k=3\.0"),
     BadInput("k_text", _analyse(k="three"), NAMED, r"k must be a finite number"),
+    BadInput("q_one", _analyse(k=None, q=1.0), NAMED, r"q must be .* in \(0, 1\)"),
+    BadInput("q_text", _analyse(k=None, q="five percent"), NAMED, r"q must be .*q=0\.05"),
+    BadInput("k_and_q", _analyse(k=3.0, q=0.05), NAMED, r"give k .* or q .* not both"),
     BadInput("min_history_zero", _analyse(min_history=0), NAMED, r"min_history must be .*>= 1"),
     BadInput("min_fleet_float", _analyse(min_fleet=1.5), NAMED, r"min_fleet must be an integer"),
     BadInput("unknown_parameter", _report(names=["fs9"]), NAMED, r"parameter 'fs9'.*known"),
     BadInput("unknown_robot", _report(robots=["r9"]), NAMED, r"robot 'r9' not in the run index"),
     BadInput("names_as_one_string", _report(names="fs1"), NAMED, r"lists of strings"),
     BadInput("report_k_negative", _report(k=-1), NAMED, r"k must be a finite number > 0"),
+    BadInput("report_last_zero", _report(last=0), NAMED, r"last must be .*>= 1"),
+    BadInput("report_last_float", _report(last=2.5), NAMED, r"last must be a number of sessions"),
+    BadInput("report_since_text", _report(since="yesterday"), NAMED, r"since 'yesterday'.*ISO"),
     BadInput("nan_estimate_in_index", _nan_in_index, None, r"non-finite estimate.*run3"),
     BadInput("empty_history", _empty_history, already_good=True),
     BadInput("sigma_none", _sigma_none, already_good=True),

@@ -15,7 +15,9 @@
   missing extra) or an archive held by another batch (the message names it:
   :class:`figaroh.fleet.archive_lock.ArchiveLockedError`; nothing was run).
 * ``fleet report --archive DIR`` — the drift analysis of the archive's run
-  index (:func:`figaroh.fleet.drift.drift_report`) written as a
+  index (:func:`figaroh.fleet.drift.drift_report`: false-discovery rate
+  ``--q``, default 0.05, or the threshold rule ``--k``; the window
+  ``--since TIME`` / ``--last N`` sessions is read with SQL) written as a
   self-contained HTML page; exit 0 when no robot is flagged, 1 when one is.
 * ``fleet status --archive DIR [--last N] [--robot R] [--json]`` — what
   failed, where, how often in the last ``N`` batches
@@ -40,6 +42,7 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 
 from figaroh.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, CLIError, require_file, say
 from figaroh.errors import MissingDependencyError
@@ -117,7 +120,8 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_FAILED
 
 
-def _report(args: argparse.Namespace) -> int:
+def _existing_index(args: argparse.Namespace) -> Path:
+    """The run index of ``--archive``; a named error when the archive has none."""
     db = index_path(args.archive)
     if not db.is_file():
         raise CLIError(
@@ -125,29 +129,37 @@ def _report(args: argparse.Namespace) -> int:
             f"(or rebuild its {INDEX_DB} with figaroh index rebuild --archive DIR)",
             EXIT_BAD_INPUT,
         )
+    return db
+
+
+def _report(args: argparse.Namespace) -> int:
+    db = _existing_index(args)
     with RunIndex(db) as run_index:
         report = drift_report(
-            run_index, names=args.param, robots=args.robot, task=args.task, k=args.k
+            run_index,
+            names=args.param,
+            robots=args.robot,
+            task=args.task,
+            k=args.k,
+            q=args.q,
+            since=args.since,
+            last=args.last,
         )
-    path = write_drift_html(report, args.output)
+        failures = failure_summary(run_index, robots=args.robot).report_rows()
+    path = write_drift_html(report, args.output, failures=failures)
     flagged = list(report.flagged_robots)
+    rule = f"k = {report.k:g}" if report.k is not None else f"false-discovery rate {report.q:g}"
     say(
         args,
-        f"{len(report.parameters)} parameters, {len(report.flags)} flags (k = {report.k:g}); "
-        f"flagged robots: {', '.join(flagged) if flagged else 'none'}",
+        f"{len(report.parameters)} parameters, {len(report.flags)} flags ({rule}; "
+        f"{report.window}); flagged robots: {', '.join(flagged) if flagged else 'none'}",
     )
     say(args, f"wrote {path}")
     return EXIT_FAILED if flagged else EXIT_OK
 
 
 def _status(args: argparse.Namespace) -> int:
-    db = index_path(args.archive)
-    if not db.is_file():
-        raise CLIError(
-            f"no run index {db}: pass the archive of a fleet run with --archive "
-            f"(or rebuild its {INDEX_DB} with figaroh index rebuild --archive DIR)",
-            EXIT_BAD_INPUT,
-        )
+    db = _existing_index(args)
     summary = failure_summary(db, last_batches=args.last, robots=args.robot)
     if args.json:
         print(json.dumps(summary.to_json_data(), indent=2, sort_keys=True))

@@ -832,8 +832,10 @@ def _add_fleet(sub: Any) -> None:
         "report",
         help="write the self-contained HTML drift report of an archive",
         description="Write the parameter drift report (value ± σ over time per robot, the "
-        "fleet's spread, runs that moved more than k σ). Exit 0 when nothing is flagged, "
-        "1 when a robot is flagged.",
+        "fleet's spread, the runs that moved). A run is flagged when its parameter moved "
+        "against its history or the fleet, at a false-discovery rate --q over the report's "
+        "robots × parameters (default 0.05), or with --k when |z| > k. Exit 0 when nothing is "
+        "flagged, 1 when a robot is flagged.",
     )
     _add_archive_option(
         report, "the fleet archive to read (default results/fleet)", default="results/fleet"
@@ -845,7 +847,33 @@ def _add_fleet(sub: Any) -> None:
         default=None,
         help=shared_help("--task", "the runs of this task (identification, calibration...)"),
     )
-    report.add_argument("--k", type=positive_float, default=3.0, help="threshold [σ]")
+    rule = report.add_mutually_exclusive_group()
+    rule.add_argument(
+        "--q",
+        type=positive_float,
+        default=None,
+        help="false-discovery rate of the report, in (0, 1) (default 0.05)",
+    )
+    rule.add_argument(
+        "--k",
+        type=positive_float,
+        default=None,
+        help="threshold rule instead: flag every comparison with |z| > k [σ] (no "
+        "multiple-testing control; the rule of earlier versions, e.g. --k 3)",
+    )
+    report.add_argument(
+        "--since",
+        default=None,
+        metavar="TIME",
+        help="only the runs with a session time at or after TIME (ISO-8601, e.g. 2026-03-01)",
+    )
+    report.add_argument(
+        "--last",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
+        help="only the runs of the N most recent sessions",
+    )
     _add_output(report, "drift.html", "the page")
     _add_verbosity(report, suppress=True)
     status = _command_parser(

@@ -31,7 +31,11 @@ Modules (one concept each):
 * :mod:`figaroh.fleet.status` — :func:`failure_summary`: what failed, where,
   how often in the last batches.
 * :mod:`figaroh.fleet.drift`, :mod:`figaroh.fleet.drift_html` —
-  :func:`drift_report` and the self-contained HTML page :func:`write_drift_html`.
+  :func:`drift_report` and the self-contained HTML page :func:`write_drift_html`;
+  :mod:`figaroh.fleet.parameter_identity` (which parameters are the same
+  quantity across runs), :mod:`figaroh.fleet.drift_fdr` (the
+  false-discovery-rate decision) and :mod:`figaroh.fleet.history_window`
+  (the ``since`` / ``last N`` sessions window, read with SQL).
 
 Example:
     ```python

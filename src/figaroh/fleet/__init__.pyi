@@ -10,13 +10,22 @@ from . import (
     drift as drift,
 )
 from . import (
+    drift_fdr as drift_fdr,
+)
+from . import (
     drift_html as drift_html,
+)
+from . import (
+    history_window as history_window,
 )
 from . import (
     inputs as inputs,
 )
 from . import (
     jobs as jobs,
+)
+from . import (
+    parameter_identity as parameter_identity,
 )
 from . import (
     record as record,

@@ -129,6 +129,25 @@ class FailureSummary:
         """The streaks of at least ``at_least`` batches (repeated failures)."""
         return tuple(s for s in self.streaks if s.batches >= at_least)
 
+    def report_rows(self) -> List[Dict[str, Any]]:
+        """One row per robot × error class for the drift report's failed-runs section.
+
+        The keys are those :func:`figaroh.fleet.drift_html.failure_rows` reads:
+        ``robot_id``, ``error_type``, ``count`` (failed jobs in the window),
+        ``last_time``, ``hosts`` and ``message`` (the last error message).
+        """
+        return [
+            {
+                "robot_id": g.robot_id,
+                "error_type": g.error_type,
+                "count": g.failures,
+                "last_time": g.last_time,
+                "hosts": g.hosts,
+                "message": g.last_message,
+            }
+            for g in self.groups
+        ]
+
     def to_json_data(self) -> Dict[str, Any]:
         """Plain JSON-ready data (``figaroh fleet status --json``)."""
         return {
