@@ -68,16 +68,28 @@ RESULTS = {
 
 
 def _kill_loop(loop, seconds: float, seed: int) -> list[float]:
-    """Fork ``loop()`` ``KILLS`` times, SIGKILL each after a random delay; yield after each."""
+    """Fork ``loop()`` ``KILLS`` times, SIGKILL each after a random delay; yield after each.
+
+    The delay starts when the child says it is running (a byte on a pipe), not
+    at the fork: on a loaded machine a child can wait longer for its first
+    time slice than the whole delay, and a kill before the first write hits
+    nothing.
+    """
     rng = random.Random(seed)
     for trial in range(KILLS):
+        ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # child: write until killed
             try:
+                os.close(ready_r)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                os.write(ready_w, b"1")
                 loop(trial)
             finally:
                 os._exit(0)
+        os.close(ready_w)
+        os.read(ready_r, 1)
+        os.close(ready_r)
         time.sleep(rng.uniform(0.0, seconds))
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)

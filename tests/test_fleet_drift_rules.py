@@ -32,7 +32,6 @@ from figaroh.fleet.drift import (
     MAD_DOF_PER_ROBOT,
     MAD_TO_SIGMA,
     SIGMA_POOL_MIN,
-    _split_scores,
     analyse_drift,
 )
 from figaroh.fleet.drift_fdr import (
@@ -42,6 +41,7 @@ from figaroh.fleet.drift_fdr import (
     grouped_bh_adjust,
     two_sided_p,
 )
+from figaroh.fleet.drift_scores import _split_scores
 from figaroh.fleet.parameter_identity import (
     STABLE,
     is_joint_term,

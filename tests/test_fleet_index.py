@@ -40,6 +40,7 @@ from figaroh._run.archive import (
     verify_archived_run,
     write_archived_run,
 )
+from figaroh.fleet import index_rebuild, index_store
 from figaroh.fleet import run_index as ri
 from figaroh.fleet.record import RECORD_FILE, ParameterEstimate, RunRecord, RunRecordError
 from figaroh.fleet.run_index import (
@@ -263,8 +264,9 @@ def test_migrations_apply_in_order_in_one_transaction(tmp_path, monkeypatch):
     extra = "CREATE TABLE notes (run_id TEXT);\nCREATE INDEX notes_run ON notes(run_id);\n"
     broken = "CREATE TABLE half (x);\nTHIS IS NOT SQL;\n"
     version = SCHEMA_VERSION
-    monkeypatch.setattr(ri, "MIGRATIONS", (*ri.MIGRATIONS, extra, broken))
-    monkeypatch.setattr(ri, "SCHEMA_VERSION", version + 2)
+    # RunIndex looks its migrations up in figaroh.fleet.index_store
+    monkeypatch.setattr(index_store, "MIGRATIONS", (*ri.MIGRATIONS, extra, broken))
+    monkeypatch.setattr(index_store, "SCHEMA_VERSION", version + 2)
     with pytest.raises(RunIndexError):
         RunIndex(path)
     conn = sqlite3.connect(path)
@@ -272,8 +274,8 @@ def test_migrations_apply_in_order_in_one_transaction(tmp_path, monkeypatch):
     assert conn.execute("PRAGMA user_version").fetchone()[0] == version  # all or nothing
     assert "notes" not in tables and "half" not in tables
     conn.close()
-    monkeypatch.setattr(ri, "MIGRATIONS", (*ri.MIGRATIONS[: version + 1],))
-    monkeypatch.setattr(ri, "SCHEMA_VERSION", version + 1)
+    monkeypatch.setattr(index_store, "MIGRATIONS", (*index_store.MIGRATIONS[: version + 1],))
+    monkeypatch.setattr(index_store, "SCHEMA_VERSION", version + 1)
     with RunIndex(path) as index:
         assert index._conn.execute("PRAGMA user_version").fetchone()[0] == version + 1
         assert index._conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0] == 0
@@ -739,4 +741,4 @@ def test_new_batch_ids_sort_by_time():
     early = ri.new_batch_id(datetime(2026, 12, 6, 10, 15, tzinfo=timezone.utc))
     late = ri.new_batch_id(datetime(2026, 12, 7, 1, 0, tzinfo=timezone.utc))
     assert early.startswith("20261206T101500Z-") and len(early) == len("20261206T101500Z-3f9a")
-    assert early < late and ri._batch_time(early) == "2026-12-06T10:15:00+00:00"
+    assert early < late and index_rebuild._batch_time(early) == "2026-12-06T10:15:00+00:00"

@@ -36,8 +36,7 @@ import yaml
 from conftest import load_example
 from figaroh._run.archive import INDEX_FILE
 from figaroh.cli.main import main
-from figaroh.fleet import run_index as ri
-from figaroh.fleet import runner
+from figaroh.fleet import index_store, runner
 from figaroh.fleet.archive_lock import LOCK_FILE, ArchiveLock, ArchiveLockedError, lock_path
 from figaroh.fleet.jobs import Job
 from figaroh.fleet.record import RECORD_FILE, ParameterEstimate, RunRecord
@@ -318,8 +317,8 @@ def _kill_after_writing(jobs: list[Job], archive: Path) -> None:
 def test_the_rows_of_an_uncommitted_group_come_back(tmp_path, monkeypatch):
     jobs = _tiny_jobs(tmp_path / "in", 5)
     archive = tmp_path / "archive"
-    monkeypatch.setattr(ri, "COMMIT_EVERY", 1000)
-    monkeypatch.setattr(ri, "COMMIT_INTERVAL_S", 1000.0)
+    monkeypatch.setattr(index_store, "COMMIT_EVERY", 1000)  # read by RunIndex.grouped
+    monkeypatch.setattr(index_store, "COMMIT_INTERVAL_S", 1000.0)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child dies by SIGKILL
         try:

@@ -840,7 +840,9 @@ def _add_fleet(sub: Any) -> None:
     _add_archive_option(
         report, "the fleet archive to read (default results/fleet)", default="results/fleet"
     )
-    report.add_argument("--robot", action="append", default=None, help="robot id (repeatable)")
+    report.add_argument(
+        "--robot", action="append", default=None, help="only this robot id (repeatable)"
+    )
     report.add_argument("--param", action="append", default=None, help="parameter (repeatable)")
     report.add_argument(
         "--task",
@@ -872,7 +874,7 @@ def _add_fleet(sub: Any) -> None:
         type=int_at_least(1),
         default=None,
         metavar="N",
-        help="only the runs of the N most recent sessions",
+        help="only the last N (sessions: the runs of the N most recent sessions)",
     )
     _add_output(report, "drift.html", "the page")
     _add_verbosity(report, suppress=True)
@@ -893,10 +895,12 @@ def _add_fleet(sub: Any) -> None:
         type=int_at_least(1),
         default=10,
         metavar="N",
-        help="the last N batches (default 10)",
+        help="only the last N (batches; default 10)",
     )
-    status.add_argument("--robot", action="append", default=None, help="robot id (repeatable)")
-    status.add_argument("--json", action="store_true", help="print the summary as JSON")
+    status.add_argument(
+        "--robot", action="append", default=None, help="only this robot id (repeatable)"
+    )
+    status.add_argument("--json", action="store_true", help="print JSON (the summary)")
     _add_verbosity(status, suppress=True)
 
 
@@ -919,7 +923,7 @@ def _add_bag(sub: Any) -> None:
         "path is not a bag.",
     )
     info.add_argument("path", metavar="PATH", help="ROS 1 .bag, ROS 2 bag folder or .mcap file")
-    info.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    info.add_argument("--json", action="store_true", help="print JSON (instead of a table)")
     _add_verbosity(info, suppress=True)
 
 

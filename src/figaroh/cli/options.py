@@ -105,6 +105,9 @@ SHARED_OPTIONS: Mapping[str, str] = MappingProxyType(
         "--robot-name": "robot.name to write",
         "--seed": "seed of the random generator",
         "--task": "only this task",
+        "--robot": "only this robot id (repeatable)",
+        "--last": "only the last N",
+        "--json": "print JSON",
         "--accept-fallback": "exit 0 even when the optimiser fell back to its initial guess or "
         "stopped early",
     }

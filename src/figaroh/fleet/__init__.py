@@ -25,13 +25,20 @@ Modules (one concept each):
   :func:`run_serial` (this process): the driver writes every run once.
 * :mod:`figaroh.fleet.record` — :class:`RunRecord`, :class:`ParameterEstimate`.
 * :mod:`figaroh.fleet.run_index` — :class:`RunIndex` (SQLite: runs,
-  failures, batches), :func:`write_fleet_run`, :func:`rebuild_index`.
+  failures, batches), :func:`write_fleet_run`, :func:`rebuild_index`; it
+  re-exports :mod:`figaroh.fleet.index_schema` (tables, migrations, row
+  records), :mod:`figaroh.fleet.index_store` (the database),
+  :mod:`figaroh.fleet.run_writer` (the driver's write path) and
+  :mod:`figaroh.fleet.index_rebuild`.
 * :mod:`figaroh.fleet.archive_lock` — one writer per archive:
   :class:`~figaroh.fleet.archive_lock.ArchiveLock`, :class:`ArchiveLockedError`.
 * :mod:`figaroh.fleet.status` — :func:`failure_summary`: what failed, where,
   how often in the last batches.
 * :mod:`figaroh.fleet.drift`, :mod:`figaroh.fleet.drift_html` —
   :func:`drift_report` and the self-contained HTML page :func:`write_drift_html`;
+  :mod:`figaroh.fleet.drift_records` (the report's records),
+  :mod:`figaroh.fleet.drift_comparisons` (the comparisons and flags of one
+  quantity), :mod:`figaroh.fleet.drift_scores` (their vectorised statistics),
   :mod:`figaroh.fleet.parameter_identity` (which parameters are the same
   quantity across runs), :mod:`figaroh.fleet.drift_fdr` (the
   false-discovery-rate decision) and :mod:`figaroh.fleet.history_window`

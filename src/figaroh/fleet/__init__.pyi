@@ -10,13 +10,31 @@ from . import (
     drift as drift,
 )
 from . import (
+    drift_comparisons as drift_comparisons,
+)
+from . import (
     drift_fdr as drift_fdr,
 )
 from . import (
     drift_html as drift_html,
 )
 from . import (
+    drift_records as drift_records,
+)
+from . import (
+    drift_scores as drift_scores,
+)
+from . import (
     history_window as history_window,
+)
+from . import (
+    index_rebuild as index_rebuild,
+)
+from . import (
+    index_schema as index_schema,
+)
+from . import (
+    index_store as index_store,
 )
 from . import (
     inputs as inputs,
@@ -32,6 +50,9 @@ from . import (
 )
 from . import (
     run_index as run_index,
+)
+from . import (
+    run_writer as run_writer,
 )
 from . import (
     runner as runner,
