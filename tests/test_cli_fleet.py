@@ -75,6 +75,25 @@ def test_fleet_run_exit_2_on_a_bad_batch(tmp_path, capsys, content, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--stall-timeout", "5"],
+        ["--ship-inputs"],
+        ["--dashboard"],
+        ["--ship-inputs", "--dashboard"],
+    ],
+)
+def test_fleet_run_serial_refuses_the_dask_only_options(small_fleet, tmp_path, capsys, extra):
+    archive = tmp_path / "archive"
+    args = ["fleet", "run", str(small_fleet.batch), "--archive", str(archive), "--serial", *extra]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    named = [a for a in extra if a.startswith("--")]
+    assert f"{', '.join(named)} apply to Dask workers and do nothing with --serial" in err
+    assert not archive.exists()  # refused before any work
+
+
 def test_fleet_report_writes_the_drift_page(archive, tmp_path, capsys):
     page = tmp_path / "drift.html"
     code = main(

@@ -93,6 +93,23 @@ def _print_result(args: argparse.Namespace, result: BatchResult) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     require_file(args.batch, "batch YAML")
+    if args.serial:
+        dask_only = [
+            option
+            for option, given in (
+                ("--stall-timeout", args.stall_timeout is not None),
+                ("--ship-inputs", args.ship_inputs),
+                ("--dashboard", args.dashboard),
+            )
+            if given
+        ]
+        if dask_only:
+            raise CLIError(
+                f"{', '.join(dask_only)} apply to Dask workers and do nothing with --serial: "
+                "drop them, or run on Dask (--workers N or --scheduler ADDR); "
+                "--deadline limits a serial batch",
+                EXIT_BAD_INPUT,
+            )
     jobs = load_batch(args.batch)
     progress = _progress(args)
     try:
