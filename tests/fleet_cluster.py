@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Sequence
 
 import figaroh
+from figaroh.fleet.archive_lock import lock_path
 
 #: The ``src`` folder of the figaroh the tests import (first on the workers' path).
 FIGAROH_SRC = Path(figaroh.__file__).resolve().parents[1]
@@ -202,6 +203,38 @@ def subprocess_cluster(folder: Path, workers: Sequence[WorkerSpec]) -> Iterator[
     """:class:`SubprocessCluster` as a ``with`` block."""
     with SubprocessCluster(folder, workers) as cluster:
         yield cluster
+
+
+def start_driver(batch: Path, archive: Path, *extra: str) -> subprocess.Popen:
+    """``figaroh fleet run BATCH --archive ARCHIVE --no-progress EXTRA…`` as a subprocess.
+
+    It imports the figaroh the tests import, with one BLAS thread; stdout and
+    stderr are one text pipe.
+    """
+    command = [sys.executable, "-m", "figaroh.cli.main", "fleet", "run", str(batch)]
+    return subprocess.Popen(
+        [*command, "--archive", str(archive), "--no-progress", *extra],
+        env=_environment({}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def wait_for(condition: Any, seconds: float, what: str) -> None:
+    """Poll ``condition()`` every 50 ms; fail the test after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def lock_holder_pid(archive: Path) -> int:
+    """The pid recorded in the archive's lock file (0 when none is readable)."""
+    try:
+        return int(json.loads(lock_path(archive).read_text() or "{}").get("pid", 0))
+    except (OSError, ValueError):
+        return 0
 
 
 def executed_keys(folder: Path) -> Dict[str, List[str]]:

@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
-import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -32,11 +29,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import load_example, run_cli  # noqa: E402
 from figaroh._run.archive import INDEX_FILE  # noqa: E402
-from figaroh.fleet.archive_lock import ArchiveLock, lock_path  # noqa: E402
+from figaroh.fleet.archive_lock import ArchiveLock  # noqa: E402
 from figaroh.fleet.record import RECORD_FILE  # noqa: E402
 from figaroh.fleet.run_index import RunIndex, index_path  # noqa: E402
 from figaroh.utils.fileio import SEAL_MARKER, is_sealed_dir  # noqa: E402
-from fleet_cluster import FIGAROH_SRC, ONE_THREAD, WorkerSpec, subprocess_cluster  # noqa: E402
+from fleet_cluster import (  # noqa: E402
+    WorkerSpec,
+    lock_holder_pid,
+    start_driver,
+    subprocess_cluster,
+    wait_for,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
 
@@ -60,34 +63,6 @@ def batch(tmp_path_factory):
     folder = tmp_path_factory.mktemp("fleet_drivers_batch")
     paths = fleet_example.write_fleet(folder, robots=6, sessions=2, n_samples=3000, seed=41)
     return paths.batch, len(paths.logs)
-
-
-def _driver(batch: Path, archive: Path, address: str) -> subprocess.Popen:
-    env = dict(os.environ)
-    env.update(ONE_THREAD)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(FIGAROH_SRC), env.get("PYTHONPATH")) if p)
-    command = [sys.executable, "-m", "figaroh.cli.main", "fleet", "run", str(batch)]
-    return subprocess.Popen(
-        [*command, "--archive", str(archive), "--scheduler", address, "--no-progress"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def _wait_for(condition, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-def _holder_pid(archive: Path) -> int:
-    try:
-        return int(json.loads(lock_path(archive).read_text() or "{}").get("pid", 0))
-    except (OSError, ValueError):
-        return 0
 
 
 def _index_lines(archive: Path) -> int:
@@ -118,9 +93,9 @@ def test_a_second_driver_on_the_cluster_is_refused_and_the_archive_holds_each_jo
 ):
     path, n_jobs = batch
     archive = tmp_path / "archive"
-    first = _driver(path, archive, cluster.address)
+    first = start_driver(path, archive, "--scheduler", cluster.address)
     try:
-        _wait_for(lambda: _holder_pid(archive) == first.pid, 90, "the first driver's lock")
+        wait_for(lambda: lock_holder_pid(archive) == first.pid, 90, "the first driver's lock")
         code, out, err = run_cli(
             "fleet", "run", path, "--archive", archive, "--scheduler", cluster.address
         )
@@ -141,9 +116,9 @@ def test_a_driver_killed_mid_batch_on_the_cluster_loses_and_duplicates_nothing(
 ):
     path, n_jobs = batch
     archive = tmp_path / "archive"
-    driver = _driver(path, archive, cluster.address)
+    driver = start_driver(path, archive, "--scheduler", cluster.address)
     try:
-        _wait_for(lambda: _index_lines(archive) >= 2, 180, "two archived runs")
+        wait_for(lambda: _index_lines(archive) >= 2, 180, "two archived runs")
         driver.send_signal(signal.SIGKILL)
         driver.wait(timeout=60)
     finally:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -43,13 +42,13 @@ from figaroh.fleet.record import RECORD_FILE, ParameterEstimate, RunRecord
 from figaroh.fleet.run_index import RunIndex, index_path, rebuild_index
 from figaroh.fleet.worker import JobOutput
 from figaroh.utils.fileio import SEAL_MARKER, host_name, is_sealed_dir
+from fleet_cluster import lock_holder_pid, start_driver, wait_for
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(os, "fork"), reason="needs fork and SIGKILL"
 )
 
 fleet_example = load_example("ur10/fleet.py", "ur10_fleet_example")
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def _cli(*args: str) -> tuple[int, str]:
@@ -182,38 +181,6 @@ def _batch_yaml(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------- #
 # real processes
 # --------------------------------------------------------------------------- #
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
-    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
-    return env
-
-
-def _driver(batch: Path, archive: Path, *extra: str) -> subprocess.Popen:
-    command = [sys.executable, "-m", "figaroh.cli.main", "fleet", "run", str(batch)]
-    return subprocess.Popen(
-        [*command, "--archive", str(archive), "--no-progress", *extra],
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def _wait_for(condition, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-def _holder_pid(archive: Path) -> int:
-    try:
-        return int(json.loads(lock_path(archive).read_text() or "{}").get("pid", 0))
-    except (OSError, ValueError):
-        return 0
-
-
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     root = tmp_path_factory.mktemp("fleet_lock")
@@ -224,11 +191,11 @@ def fleet(tmp_path_factory):
 def test_two_drivers_on_one_archive_give_one_folder_per_job(fleet, tmp_path):
     pytest.importorskip("distributed")
     archive = tmp_path / "archive"
-    first = _driver(fleet.batch, archive, "--serial")
+    first = start_driver(fleet.batch, archive, "--serial")
     try:
-        _wait_for(lambda: _holder_pid(archive) == first.pid, 60, "the first driver's lock")
-        second = _driver(fleet.batch, archive, "--serial")
-        on_dask = _driver(fleet.batch, archive, "--workers", "1")
+        wait_for(lambda: lock_holder_pid(archive) == first.pid, 60, "the first driver's lock")
+        second = start_driver(fleet.batch, archive, "--serial")
+        on_dask = start_driver(fleet.batch, archive, "--workers", "1")
         out_second, _ = second.communicate(timeout=120)
         out_dask, _ = on_dask.communicate(timeout=120)
         still_running = first.poll() is None
@@ -257,9 +224,9 @@ def test_a_killed_driver_leaves_no_stale_lock_and_the_rerun_loses_and_duplicates
     fleet, tmp_path
 ):
     archive = tmp_path / "archive"
-    driver = _driver(fleet.batch, archive, "--serial")
+    driver = start_driver(fleet.batch, archive, "--serial")
     try:
-        _wait_for(
+        wait_for(
             lambda: (
                 (archive / INDEX_FILE).is_file()
                 and len((archive / INDEX_FILE).read_text().splitlines()) >= 2
